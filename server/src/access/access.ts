@@ -1,0 +1,61 @@
+/**
+ * Who may act on what (specification, Authentication rules 5–7). `canAccessProject`: the owner or an admin.
+ * Every project-scoped service method starts with `access.project(actor, name)`.
+ */
+import type { Kysely } from 'kysely';
+import path from 'node:path';
+import type { DB } from '../db/types.ts';
+import type { Actor } from '../http/auth.ts';
+import { Forbidden, NotFound } from '../http/errors.ts';
+
+
+export interface ProjectRef {
+  id: number;
+  owner_id: number;
+  name: string;
+  display_name: string;
+  trial_mode: boolean;
+  config: Record<string, unknown>;
+  /** Absolute working directory of the project. */
+  dir: string;
+}
+
+/** Pure rule: owner or admin. */
+export function canAccessProject(actor: Pick<Actor, 'id' | 'isAdmin'>, project: { owner_id: number }): boolean {
+  return actor.isAdmin || project.owner_id === actor.id;
+}
+
+export interface Access {
+  /**
+   * Resolve the project `name` for `actor`: the actor's own project of that name, or for an admin any
+   * user's project of that name (the oldest).
+   * @throws NotFound when no project has that name; Forbidden (403) when it exists but belongs to someone else.
+   */
+  project(actor: Actor, name: string): Promise<ProjectRef>;
+  /** Working directory of a project id under DATA_DIR. */
+  projectDir(projectId: number): string;
+}
+
+export function createAccess(db: Kysely<DB>, dataDir: string): Access {
+  const projectDir = (id: number) => path.join(dataDir, 'projects', String(id));
+  return {
+    projectDir,
+    async project(actor, name) {
+      const rows = await db
+        .selectFrom('projects')
+        .select(['id', 'owner_id', 'name', 'display_name', 'trial_mode', 'config'])
+        .where('name', '=', name)
+        .orderBy('id')
+        .limit(50)
+        .execute();
+      const own = rows.find((r) => r.owner_id === actor.id);
+      const chosen = own ?? (rows.length && actor.isAdmin ? rows[0] : undefined);
+      if (!chosen) {
+        if (rows.length) throw new Forbidden('You do not have access to this project.', 'forbidden');
+        throw new NotFound(`Project '${name}' was not found.`, 'project_not_found');
+      }
+      if (!canAccessProject(actor, chosen)) throw new Forbidden('You do not have access to this project.', 'forbidden');
+      return { ...chosen, config: (chosen.config ?? {}) as Record<string, unknown>, dir: projectDir(chosen.id) };
+    },
+  };
+}

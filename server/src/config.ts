@@ -1,0 +1,187 @@
+/**
+ * Configuration: one schema for every environment variable of CONTRACT.md §2.
+ *
+ * `loadConfig(env)` validates the environment once at start and returns a frozen, typed object.
+ * Invalid values stop the process with one clear line per problem (never a stack trace).
+ */
+import { Type, type Static } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+import path from 'node:path';
+
+const Bool01 = Type.Optional(Type.Union([Type.Literal('0'), Type.Literal('1'), Type.Literal('true'), Type.Literal('false'), Type.Literal('')]));
+
+/** The raw environment as the service reads it (all strings). */
+export const EnvSchema = Type.Object({
+  PORT: Type.Optional(Type.String({ pattern: '^[0-9]{1,5}$', description: 'listen port' })),
+  HOST: Type.Optional(Type.String({ minLength: 1 })),
+  APP_URL: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$' })),
+  DATA_DIR: Type.Optional(Type.String({ minLength: 1 })),
+  DATABASE_URL: Type.Optional(Type.String({ pattern: '^(postgres(ql)?://.+|memory://.*|)$' })),
+  CRM_SECRET: Type.Optional(Type.String({ minLength: 16 })),
+  SECRET_ENCRYPTION_KEY: Type.Optional(Type.String({ minLength: 16 })),
+  ADMIN_EMAIL: Type.Optional(Type.String({ pattern: '^(|[^@\\s]+@[^@\\s]+)$' })),
+  ADMIN_PASSWORD: Type.Optional(Type.String()),
+  OPERATOR_EMAIL: Type.Optional(Type.String({ pattern: '^(|[^@\\s]+@[^@\\s]+)$' })),
+  OPERATOR_CHAT_ID: Type.Optional(Type.String()),
+  SMTP_URL: Type.Optional(Type.String({ pattern: '^(|smtps?://.+)$' })),
+  MAIL_FROM: Type.Optional(Type.String()),
+  BREACH_CHECK_URL: Type.Optional(Type.String({ pattern: '^(off|https?://.+|)$' })),
+  LLM_PROVIDER: Type.Optional(Type.Union([Type.Literal('anthropic'), Type.Literal('openai'), Type.Literal('')])),
+  LLM_BASE_URL: Type.Optional(Type.String({ pattern: '^(|https?://.+)$' })),
+  PLATFORM_LLM_KEY: Type.Optional(Type.String()),
+  EMBEDDINGS_URL: Type.Optional(Type.String({ pattern: '^(|https?://.+)$' })),
+  EMBEDDINGS_MODEL: Type.Optional(Type.String()),
+  EMBEDDINGS_KEY: Type.Optional(Type.String()),
+  SPEECH_URL: Type.Optional(Type.String({ pattern: '^(|https?://.+)$' })),
+  SPEECH_MODEL: Type.Optional(Type.String()),
+  SPEECH_KEY: Type.Optional(Type.String()),
+  PAGE_READER_URL: Type.Optional(Type.String({ pattern: '^(|https?://.+)$' })),
+  MESSENGER_API_URL: Type.Optional(Type.String({ pattern: '^(|https?://.+)$' })),
+  MASTER_BOT_TOKEN: Type.Optional(Type.String()),
+  EMAIL_API_KEY: Type.Optional(Type.String()),
+  CODEHOST_CLIENT_ID: Type.Optional(Type.String()),
+  CODEHOST_CLIENT_SECRET: Type.Optional(Type.String()),
+  IDP_CLIENT_ID: Type.Optional(Type.String()),
+  IDP_CLIENT_SECRET: Type.Optional(Type.String()),
+  PAYPROV_API_URL: Type.Optional(Type.String({ pattern: '^(|https?://.+)$' })),
+  PAYPROV_MERCHANT_TOKEN: Type.Optional(Type.String()),
+  PLAN_PRICE_UAH_MIN: Type.Optional(Type.String({ pattern: '^[0-9]+(\\.[0-9]{1,2})?$' })),
+  PLAN_PRICE_UAH_CLOUD: Type.Optional(Type.String({ pattern: '^[0-9]+(\\.[0-9]{1,2})?$' })),
+  PLAN_PRICE_UAH_MAX: Type.Optional(Type.String({ pattern: '^[0-9]+(\\.[0-9]{1,2})?$' })),
+  CONTAINER_RUNTIME: Type.Optional(Type.Union([Type.Literal('docker'), Type.Literal('process'), Type.Literal('none'), Type.Literal('')])),
+  DOCKER_HOST: Type.Optional(Type.String()),
+  TRUST_PROXY: Bool01,
+  CRM_DISABLE_MESSENGER_NOTIFY: Bool01,
+  LOG_LEVEL: Type.Optional(Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent', ''].map((l) => Type.Literal(l)))),
+});
+export type Env = Static<typeof EnvSchema>;
+
+/** Managed platform secrets (CONTRACT.md §2): imported from the environment into the secret store at start. */
+export const MANAGED_SECRET_NAMES = [
+  'PLATFORM_LLM_KEY',
+  'CODEHOST_CLIENT_ID',
+  'CODEHOST_CLIENT_SECRET',
+  'IDP_CLIENT_ID',
+  'IDP_CLIENT_SECRET',
+  'MASTER_BOT_TOKEN',
+  'EMAIL_API_KEY',
+  'PAYPROV_MERCHANT_TOKEN',
+] as const;
+export type ManagedSecretName = (typeof MANAGED_SECRET_NAMES)[number];
+
+export interface Config {
+  port: number;
+  host: string;
+  appUrl: string;
+  dataDir: string;
+  /** `undefined`: embedded PGlite under dataDir; `memory://`: throw-away PGlite; otherwise a PostgreSQL URL. */
+  databaseUrl: string | undefined;
+  /** Token signing key; filled from DATA_DIR/keys.json by `ensureKeys` when not set. */
+  crmSecret: string | undefined;
+  secretEncryptionKey: string | undefined;
+  adminEmail: string | undefined;
+  adminPassword: string | undefined;
+  operatorEmail: string | undefined;
+  operatorChatId: string | undefined;
+  smtpUrl: string | undefined;
+  mailFrom: string;
+  /** `undefined` when disabled (`off`). */
+  breachCheckUrl: string | undefined;
+  llmProvider: 'anthropic' | 'openai';
+  llmBaseUrl: string;
+  embeddingsUrl: string | undefined;
+  embeddingsModel: string;
+  embeddingsKey: string | undefined;
+  speechUrl: string | undefined;
+  speechModel: string;
+  speechKey: string | undefined;
+  pageReaderUrl: string | undefined;
+  messengerApiUrl: string;
+  payprovApiUrl: string;
+  planPricesUah: { min: number; cloud: number; max: number };
+  containerRuntime: 'docker' | 'process' | 'none';
+  dockerHost: string | undefined;
+  trustProxy: boolean;
+  disableMessengerNotify: boolean;
+  logLevel: string;
+  /** Managed secrets found in the environment (imported into the secret store at start). */
+  managedSecretsFromEnv: Partial<Record<ManagedSecretName, string>>;
+}
+
+export class ConfigError extends Error {
+  constructor(public readonly problems: string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+  }
+}
+
+const nonEmpty = (v: string | undefined): string | undefined => (v === undefined || v.trim() === '' ? undefined : v.trim());
+const truthy = (v: string | undefined): boolean => v === '1' || v === 'true';
+
+/**
+ * Validate the environment and build the configuration (CONTRACT.md §2).
+ * @param env usually `process.env`; only the names of `EnvSchema` are read.
+ * @throws ConfigError listing every invalid variable with what was expected.
+ */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const picked: Record<string, string> = {};
+  for (const key of Object.keys(EnvSchema.properties)) {
+    const v = env[key];
+    if (v !== undefined) picked[key] = v;
+  }
+  const problems: string[] = [];
+  for (const err of Value.Errors(EnvSchema, picked)) {
+    const name = err.path.replace(/^\//, '');
+    const shown = name.includes('SECRET') || name.includes('KEY') || name.includes('PASSWORD') || name.includes('TOKEN') ? '(hidden)' : JSON.stringify(picked[name]);
+    problems.push(`${name}=${shown}: ${err.message}`);
+  }
+  const e = picked as Env;
+  const port = e.PORT ? Number(e.PORT) : 8080;
+  if (!(port >= 0 && port <= 65535)) problems.push(`PORT=${e.PORT}: must be between 0 and 65535`);
+  if (nonEmpty(e.ADMIN_EMAIL) && !nonEmpty(e.ADMIN_PASSWORD)) problems.push('ADMIN_PASSWORD: required when ADMIN_EMAIL is set');
+  if (nonEmpty(e.ADMIN_PASSWORD) && (e.ADMIN_PASSWORD as string).length < 8) problems.push('ADMIN_PASSWORD: must be at least 8 characters');
+  if (problems.length) throw new ConfigError(problems);
+
+  const host = nonEmpty(e.HOST) ?? '127.0.0.1';
+  const llmProvider = (nonEmpty(e.LLM_PROVIDER) as 'anthropic' | 'openai' | undefined) ?? 'anthropic';
+  const breach = nonEmpty(e.BREACH_CHECK_URL);
+  const managed: Partial<Record<ManagedSecretName, string>> = {};
+  for (const name of MANAGED_SECRET_NAMES) {
+    const v = nonEmpty(env[name]);
+    if (v) managed[name] = v;
+  }
+  const price = (v: string | undefined, d: number) => (v ? Number(v) : d);
+  return Object.freeze({
+    port,
+    host,
+    appUrl: (nonEmpty(e.APP_URL) ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, ''),
+    dataDir: path.resolve(nonEmpty(e.DATA_DIR) ?? './data'),
+    databaseUrl: nonEmpty(e.DATABASE_URL),
+    crmSecret: nonEmpty(e.CRM_SECRET),
+    secretEncryptionKey: nonEmpty(e.SECRET_ENCRYPTION_KEY),
+    adminEmail: nonEmpty(e.ADMIN_EMAIL)?.toLowerCase(),
+    adminPassword: nonEmpty(e.ADMIN_PASSWORD),
+    operatorEmail: nonEmpty(e.OPERATOR_EMAIL)?.toLowerCase(),
+    operatorChatId: nonEmpty(e.OPERATOR_CHAT_ID),
+    smtpUrl: nonEmpty(e.SMTP_URL),
+    mailFrom: nonEmpty(e.MAIL_FROM) ?? 'no-reply@localhost',
+    breachCheckUrl: breach === 'off' ? undefined : (breach ?? 'https://api.pwnedpasswords.com').replace(/\/+$/, ''),
+    llmProvider,
+    llmBaseUrl: (nonEmpty(e.LLM_BASE_URL) ?? (llmProvider === 'anthropic' ? 'https://api.anthropic.com' : 'https://api.openai.com/v1')).replace(/\/+$/, ''),
+    embeddingsUrl: nonEmpty(e.EMBEDDINGS_URL)?.replace(/\/+$/, ''),
+    embeddingsModel: nonEmpty(e.EMBEDDINGS_MODEL) ?? 'text-embedding-3-small',
+    embeddingsKey: nonEmpty(e.EMBEDDINGS_KEY),
+    speechUrl: nonEmpty(e.SPEECH_URL)?.replace(/\/+$/, ''),
+    speechModel: nonEmpty(e.SPEECH_MODEL) ?? 'whisper-1',
+    speechKey: nonEmpty(e.SPEECH_KEY),
+    pageReaderUrl: nonEmpty(e.PAGE_READER_URL)?.replace(/\/+$/, ''),
+    messengerApiUrl: (nonEmpty(e.MESSENGER_API_URL) ?? 'https://api.telegram.org').replace(/\/+$/, ''),
+    payprovApiUrl: (nonEmpty(e.PAYPROV_API_URL) ?? 'https://api.monobank.ua').replace(/\/+$/, ''),
+    planPricesUah: { min: price(e.PLAN_PRICE_UAH_MIN, 199), cloud: price(e.PLAN_PRICE_UAH_CLOUD, 799), max: price(e.PLAN_PRICE_UAH_MAX, 479) },
+    containerRuntime: (nonEmpty(e.CONTAINER_RUNTIME) as Config['containerRuntime'] | undefined) ?? 'process',
+    dockerHost: nonEmpty(e.DOCKER_HOST),
+    trustProxy: truthy(e.TRUST_PROXY),
+    disableMessengerNotify: truthy(e.CRM_DISABLE_MESSENGER_NOTIFY),
+    logLevel: nonEmpty(e.LOG_LEVEL) ?? 'info',
+    managedSecretsFromEnv: managed,
+  });
+}

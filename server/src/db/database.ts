@@ -1,0 +1,115 @@
+/**
+ * The data-access layer's connection: one Kysely instance over either a PostgreSQL server (`pg` pool)
+ * or the embedded PGlite (with pgvector), chosen by `DATABASE_URL` (CONTRACT.md §2).
+ */
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import pg from 'pg';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { DB } from './types.ts';
+import { Lock, PGliteDialect } from './pglite-dialect.ts';
+
+export interface Database {
+  db: Kysely<DB>;
+  kind: 'pglite' | 'postgres';
+  /** Where the embedded database lives ('memory' for a throw-away one); undefined on a server. */
+  location?: string;
+  /** True when the pgvector extension is installed (decided at open; see `detectVector`). */
+  vector: boolean;
+  /** Raw SQL for libraries that bring their own statements (the job queue). Multi-statement text is allowed without values. */
+  executeSql(text: string, values?: unknown[]): Promise<{ rows: any[] }>;
+  /** Embedded only: the data directory as an uncompressed tarball (tests clone a template this way). */
+  dump?(): Promise<Blob>;
+  close(): Promise<void>;
+}
+
+export interface OpenOptions {
+  /** `undefined` → embedded at `<dataDir>/pgdata`; `memory://` → in memory; `postgres://…` → server. */
+  url: string | undefined;
+  dataDir: string;
+  /** Embedded only: a data-dir tarball to start from (tests clone a migrated template this way). */
+  loadDataDir?: Blob;
+  /** Server only: pool size (default 10). */
+  poolSize?: number;
+}
+
+// int8 → number (ids and counts here stay far below 2^53), as PGlite does.
+pg.types.setTypeParser(20, (v) => Number(v));
+
+/**
+ * Open the database. For the embedded kind the pgvector extension is always loaded.
+ * @throws when the server is unreachable or the data directory cannot be opened.
+ */
+export async function openDatabase(opts: OpenOptions): Promise<Database> {
+  if (opts.url && /^postgres(ql)?:\/\//.test(opts.url)) {
+    const pool = new pg.Pool({ connectionString: opts.url, max: opts.poolSize ?? 10 });
+    pool.on('error', () => {}); // idle-client errors are surfaced by the next query
+    const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+    await sql`select 1`.execute(db);
+    const vector = await detectVector(db);
+    return {
+      db,
+      kind: 'postgres',
+      vector,
+      async executeSql(text, values) {
+        const res = await pool.query(text, values as any[] | undefined);
+        const last = Array.isArray(res) ? res[res.length - 1] : res;
+        return { rows: last?.rows ?? [] };
+      },
+      async close() {
+        await db.destroy();
+      },
+    };
+  }
+  const { PGlite } = await import('@electric-sql/pglite');
+  const { vector } = await import('@electric-sql/pglite-pgvector');
+  const memory = opts.url?.startsWith('memory://');
+  const dir = memory ? undefined : path.join(opts.dataDir, 'pgdata');
+  if (dir) fs.mkdirSync(path.dirname(dir), { recursive: true });
+  const pglite = await PGlite.create({
+    ...(dir ? { dataDir: dir } : {}),
+    extensions: { vector },
+    ...(opts.loadDataDir ? { loadDataDir: opts.loadDataDir } : {}),
+  });
+  await pglite.exec('create extension if not exists vector');
+  const lock = new Lock();
+  const db = new Kysely<DB>({ dialect: new PGliteDialect(pglite, lock) });
+  return {
+    db,
+    kind: 'pglite',
+    location: dir ?? 'memory',
+    vector: true,
+    async executeSql(text, values) {
+      return lock.run(async () => {
+        if (!values || values.length === 0) {
+          const results = await pglite.exec(text);
+          return { rows: results[results.length - 1]?.rows ?? [] };
+        }
+        const res = await pglite.query(text, values as any[]);
+        return { rows: res.rows as any[] };
+      });
+    },
+    dump: () => lock.run(() => pglite.dumpDataDir('none')),
+    async close() {
+      await db.destroy();
+      await lock.run(() => pglite.close());
+    },
+  };
+}
+
+/**
+ * Whether pgvector can be used on a server: installed already, or available and creatable.
+ * A server without it gets the exact-scan fallback (issue 5).
+ */
+async function detectVector(db: Kysely<DB>): Promise<boolean> {
+  try {
+    const have = await sql<{ n: number }>`select count(*)::int as n from pg_extension where extname = 'vector'`.execute(db);
+    if (have.rows[0].n > 0) return true;
+    const avail = await sql<{ n: number }>`select count(*)::int as n from pg_available_extensions where name = 'vector'`.execute(db);
+    if (avail.rows[0].n === 0) return false;
+    await sql`create extension if not exists vector`.execute(db);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,10 @@
+/**
+ * Every migration, in order. Forward-only: a migration is never edited or removed once landed;
+ * add a new file `YYYYMMDD_NNNN_<what>.ts` and list it here.
+ */
+import type { Migration } from 'kysely';
+import * as m0001 from './20261121_0001_foundation.ts';
+
+export const migrations: Record<string, Migration> = {
+  '20261121_0001_foundation': m0001,
+};

@@ -1,0 +1,110 @@
+/**
+ * A Kysely dialect over PGlite (PostgreSQL compiled to WASM), so the embedded database runs the same
+ * SQL as a PostgreSQL server (DESIGN.md "Embedded default").
+ *
+ * PGlite is one backend session: every statement shares it. The driver therefore hands out a single
+ * connection guarded by a FIFO lock, held from `acquireConnection` to `releaseConnection`, so a
+ * transaction never interleaves with another caller's statements. `withLock` lets non-Kysely users
+ * (the job queue) take the same lock.
+ */
+import type { PGlite } from '@electric-sql/pglite';
+import {
+  CompiledQuery,
+  PostgresAdapter,
+  PostgresIntrospector,
+  PostgresQueryCompiler,
+  type DatabaseConnection,
+  type Dialect,
+  type Driver,
+  type Kysely,
+  type QueryResult,
+  type TransactionSettings,
+} from 'kysely';
+
+/** FIFO async mutex. */
+export class Lock {
+  private tail: Promise<void> = Promise.resolve();
+  /** Wait for the lock; resolves to the release function. */
+  acquire(): Promise<() => void> {
+    let release!: () => void;
+    const next = new Promise<void>((r) => (release = r));
+    const prev = this.tail;
+    this.tail = prev.then(() => next);
+    return prev.then(() => release);
+  }
+  async run<T>(fn: () => Promise<T>): Promise<T> {
+    const release = await this.acquire();
+    try {
+      return await fn();
+    } finally {
+      release();
+    }
+  }
+}
+
+class PGliteConnection implements DatabaseConnection {
+  constructor(private readonly pg: PGlite) {}
+  async executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
+    if (compiled.parameters.length === 0 && /;\s*\S/.test(compiled.sql)) {
+      // A multi-statement script (migrations): the simple query protocol.
+      const all = await this.pg.exec(compiled.sql);
+      return { rows: (all[all.length - 1]?.rows ?? []) as R[] };
+    }
+    const res = await this.pg.query<R>(compiled.sql, compiled.parameters as unknown[]);
+    const affected = res.affectedRows;
+    return {
+      rows: res.rows,
+      ...(affected !== undefined && affected !== null ? { numAffectedRows: BigInt(affected) } : {}),
+    };
+  }
+  // eslint-disable-next-line require-yield
+  async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
+    throw new Error('streaming queries are not supported on the embedded database');
+  }
+}
+
+export class PGliteDriver implements Driver {
+  private readonly conn: PGliteConnection;
+  private releaseFn: (() => void) | undefined;
+  constructor(private readonly pg: PGlite, readonly lock: Lock) {
+    this.conn = new PGliteConnection(pg);
+  }
+  async init(): Promise<void> {}
+  async acquireConnection(): Promise<DatabaseConnection> {
+    this.releaseFn = await this.lock.acquire();
+    return this.conn;
+  }
+  async beginTransaction(conn: DatabaseConnection, settings: TransactionSettings): Promise<void> {
+    const iso = settings.isolationLevel ? ` isolation level ${settings.isolationLevel}` : '';
+    await conn.executeQuery(CompiledQuery.raw(`begin${iso}`));
+  }
+  async commitTransaction(conn: DatabaseConnection): Promise<void> {
+    await conn.executeQuery(CompiledQuery.raw('commit'));
+  }
+  async rollbackTransaction(conn: DatabaseConnection): Promise<void> {
+    await conn.executeQuery(CompiledQuery.raw('rollback'));
+  }
+  async releaseConnection(): Promise<void> {
+    const r = this.releaseFn;
+    this.releaseFn = undefined;
+    r?.();
+  }
+  async destroy(): Promise<void> {}
+}
+
+/** Kysely dialect for a PGlite instance; `lock` is shared with every other user of that instance. */
+export class PGliteDialect implements Dialect {
+  constructor(private readonly pg: PGlite, private readonly lock: Lock) {}
+  createAdapter() {
+    return new PostgresAdapter();
+  }
+  createDriver(): Driver {
+    return new PGliteDriver(this.pg, this.lock);
+  }
+  createIntrospector(db: Kysely<any>) {
+    return new PostgresIntrospector(db);
+  }
+  createQueryCompiler() {
+    return new PostgresQueryCompiler();
+  }
+}

@@ -1,0 +1,126 @@
+/**
+ * Central authentication (DESIGN.md house style 2). One `onRequest` hook turns the bearer token into
+ * `req.actor`; a route declares who may call it with `config.auth`:
+ *   'public'  – no token needed (a valid one still sets `req.actor`);
+ *   'user'    – the default: any authenticated caller;
+ *   'admin'   – role admin.
+ * `config.queryToken: true` also accepts `?token=<JWT>` (SSE and WebSocket routes, Authentication rule 2).
+ * Every request re-reads the user row: `pv` below the stored `password_version` gives 401 asking for a new
+ * login; when the database cannot be reached the check passes on the token's own claims (rule 4).
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { DB } from '../db/types.ts';
+import { Forbidden, Unauthorized } from './errors.ts';
+import type { Tokens } from './tokens.ts';
+
+export interface Actor {
+  id: number;
+  email: string;
+  name: string | null;
+  role: 'user' | 'admin';
+  plan: string;
+  email_verified: boolean;
+  chat_id: string;
+  created_at: Date | null;
+  isAdmin: boolean;
+  /** The operator account (`OPERATOR_EMAIL`): sees all users' workers in `GET /workers`. */
+  isOperator: boolean;
+}
+
+export type AuthMode = 'public' | 'user' | 'admin';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    actor?: Actor;
+  }
+  interface FastifyContextConfig {
+    auth?: AuthMode;
+    queryToken?: boolean;
+  }
+}
+
+/** The authenticated caller; @throws Unauthorized when absent (only on routes marked public). */
+export function requireActor(req: FastifyRequest): Actor {
+  if (!req.actor) throw new Unauthorized();
+  return req.actor;
+}
+
+function bearer(req: FastifyRequest): string | undefined {
+  const h = req.headers.authorization;
+  if (h && /^Bearer\s+/i.test(h)) return h.replace(/^Bearer\s+/i, '').trim();
+  if (req.routeOptions.config?.queryToken) {
+    const q = (req.query as Record<string, unknown> | undefined)?.token;
+    if (typeof q === 'string' && q) return q;
+    const m = /[?&]token=([^&]+)/.exec(req.url);
+    if (m) return decodeURIComponent(m[1]);
+  }
+  return undefined;
+}
+
+export function installAuth(app: FastifyInstance, deps: { db: Kysely<DB>; tokens: Tokens; operatorEmail?: string }): void {
+  app.decorateRequest('actor', undefined);
+  app.addHook('onRequest', async (req) => {
+    const mode: AuthMode = req.routeOptions.config?.auth ?? 'user';
+    if (!req.routeOptions.url) return; // unknown route: the not-found handler answers
+    const token = bearer(req);
+    if (!token) {
+      if (mode === 'public') return;
+      throw new Unauthorized('A bearer token is required.', 'unauthorized');
+    }
+    const claims = await deps.tokens.verify(token);
+    if (!claims || 'expired' in claims) {
+      if (mode === 'public') return;
+      throw claims ? new Unauthorized('Your session has expired; please log in again.', 'token_expired') : new Unauthorized('The token is not valid.', 'invalid_token');
+    }
+    let row:
+      | { id: number; email: string; name: string | null; role: 'user' | 'admin'; plan: string; email_verified: boolean; password_version: number; chat_id: string | null; created_at: Date }
+      | undefined;
+    let storeReachable = true;
+    try {
+      row = await deps.db
+        .selectFrom('users')
+        .select(['id', 'email', 'name', 'role', 'plan', 'email_verified', 'password_version', 'chat_id', 'created_at'])
+        .where('id', '=', claims.sub)
+        .executeTakeFirst();
+    } catch (err) {
+      storeReachable = false;
+      req.log.warn({ err: (err as Error).message }, 'user store unreachable; token accepted on its claims');
+    }
+    if (storeReachable) {
+      if (!row) {
+        if (mode === 'public') return;
+        throw new Unauthorized('The account of this token no longer exists.', 'invalid_token');
+      }
+      if (claims.pv < row.password_version) {
+        throw new Unauthorized('Your password was changed; please log in again.', 'password_changed');
+      }
+      req.actor = {
+        id: row.id,
+        email: row.email,
+        name: row.name,
+        role: row.role,
+        plan: row.plan,
+        email_verified: row.email_verified,
+        chat_id: row.chat_id ?? String(row.id),
+        created_at: row.created_at,
+        isAdmin: row.role === 'admin',
+        isOperator: !!deps.operatorEmail && row.email === deps.operatorEmail,
+      };
+    } else {
+      req.actor = {
+        id: claims.sub,
+        email: '',
+        name: null,
+        role: claims.role,
+        plan: 'free',
+        email_verified: false,
+        chat_id: claims.chat_id,
+        created_at: null,
+        isAdmin: claims.role === 'admin',
+        isOperator: false,
+      };
+    }
+    if (mode === 'admin' && !req.actor.isAdmin) throw new Forbidden('This action needs an administrator.', 'admin_required');
+  });
+}

@@ -1,0 +1,54 @@
+/**
+ * Access tokens (specification, Authentication; CONTRACT.md §3): HS256 JWTs with `sub` (user id),
+ * `role`, `pv` (password version), `chat_id`, `iat` and `exp` (24 h).
+ */
+import { SignJWT, jwtVerify, errors } from 'jose';
+
+export const TOKEN_LIFETIME_S = 24 * 60 * 60;
+
+export interface TokenClaims {
+  sub: number;
+  role: 'user' | 'admin';
+  pv: number;
+  chat_id: string;
+}
+
+export interface Tokens {
+  /** Sign a 24 h token for these claims. */
+  sign(claims: TokenClaims): Promise<string>;
+  /** Verify signature (HS256 only: `alg:none` and other algorithms are refused) and expiry. @returns undefined when invalid. */
+  verify(token: string): Promise<(TokenClaims & { iat: number; exp: number }) | { expired: true } | undefined>;
+}
+
+export function createTokens(secret: string): Tokens {
+  const key = new TextEncoder().encode(secret);
+  return {
+    async sign(c) {
+      return new SignJWT({ role: c.role, pv: c.pv, chat_id: c.chat_id })
+        .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+        .setSubject(String(c.sub))
+        .setIssuedAt()
+        .setExpirationTime(`${TOKEN_LIFETIME_S}s`)
+        .sign(key);
+    },
+    async verify(token) {
+      try {
+        const { payload } = await jwtVerify(token, key, { algorithms: ['HS256'] });
+        const sub = Number(payload.sub);
+        if (!Number.isInteger(sub) || sub <= 0) return undefined;
+        const role = payload.role === 'admin' ? 'admin' : 'user';
+        return {
+          sub,
+          role,
+          pv: typeof payload.pv === 'number' ? payload.pv : 0,
+          chat_id: typeof payload.chat_id === 'string' ? payload.chat_id : String(sub),
+          iat: payload.iat ?? 0,
+          exp: payload.exp ?? 0,
+        };
+      } catch (err) {
+        if (err instanceof errors.JWTExpired) return { expired: true };
+        return undefined;
+      }
+    },
+  };
+}

@@ -1,0 +1,380 @@
+/**
+ * Accounts (specification: Authentication; Admin: invites and waitlist; CONTRACT.md §1, §3):
+ * registration with an invite code, login, e-mail verification, password reset and change,
+ * the bootstrap admin and admin user management.
+ */
+import { hash as argonHash, verify as argonVerify } from '@node-rs/argon2';
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { DB } from '../../db/types.ts';
+import type { Actor } from '../../http/auth.ts';
+import type { Tokens } from '../../http/tokens.ts';
+import type { Mailer } from '../../providers/mail/mail.ts';
+import type { BreachChecker } from '../../providers/breach/breach.ts';
+import { BadRequest, Conflict, Forbidden, NotFound, TooManyRequests, Unauthorized } from '../../http/errors.ts';
+import { randomToken, sha256hex } from '../../secrets/crypto.ts';
+import { normalizeEmail, normalizeInviteCode, passwordProblem } from './accounts.fns.ts';
+
+/** argon2id parameters: m = 19 MiB, t = 2, p = 1 (OWASP's recommended minimum). */
+const ARGON = { algorithm: 2 as const, memoryCost: 19456, timeCost: 2, parallelism: 1 };
+/** Signups per client address per 24 h (specification, Limits). */
+export const SIGNUP_LIMIT = 3;
+const VERIFY_TTL_MS = 48 * 3600_000;
+const RESET_TTL_MS = 3600_000;
+
+export interface PublicUser {
+  id: number;
+  email: string;
+  name: string | null;
+  role: 'user' | 'admin';
+  plan: string;
+  email_verified: boolean;
+  chat_id: string;
+  created_at: Date;
+}
+
+type UserRow = {
+  id: number;
+  email: string;
+  name: string | null;
+  role: 'user' | 'admin';
+  plan: string;
+  email_verified: boolean;
+  password_version: number;
+  chat_id: string | null;
+  created_at: Date;
+};
+
+const USER_COLS = ['id', 'email', 'name', 'role', 'plan', 'email_verified', 'password_version', 'chat_id', 'created_at'] as const;
+
+export const toPublicUser = (u: UserRow | Actor): PublicUser => ({
+  id: u.id,
+  email: u.email,
+  name: u.name,
+  role: u.role,
+  plan: u.plan,
+  email_verified: u.email_verified,
+  chat_id: u.chat_id ?? String(u.id),
+  created_at: u.created_at ?? new Date(0),
+});
+
+export interface RequestMeta {
+  ip: string;
+  userAgent?: string;
+}
+
+export interface AccountsDeps {
+  db: Kysely<DB>;
+  tokens: Tokens;
+  mailer: Mailer;
+  breach: BreachChecker;
+  appUrl: string;
+}
+
+export const hashPassword = (pw: string): Promise<string> => argonHash(pw, ARGON);
+
+export function createAccountsService(deps: AccountsDeps) {
+  const { db, tokens, mailer, breach, appUrl } = deps;
+
+  const issueToken = (u: UserRow) => tokens.sign({ sub: u.id, role: u.role, pv: u.password_version, chat_id: u.chat_id ?? String(u.id) });
+
+  /** Reject a new password that breaks the rule or appears in the breach corpus (Authentication rule 9). */
+  async function screenNewPassword(pw: string): Promise<void> {
+    const problem = passwordProblem(pw);
+    if (problem) throw new BadRequest('weak_password', problem);
+    if (await breach.isBreached(pw)) {
+      throw new BadRequest('breached_password', 'This password appears in a known data breach; please choose another one.');
+    }
+  }
+
+  async function authEvent(userId: number | null, type: string, meta?: RequestMeta, tx?: Transaction<DB>) {
+    await (tx ?? db)
+      .insertInto('auth_events')
+      .values({ user_id: userId, type, ip: meta?.ip ?? null, user_agent: meta?.userAgent?.slice(0, 300) ?? null })
+      .execute();
+  }
+
+  async function sendVerification(user: { id: number; email: string }, tx?: Transaction<DB>) {
+    const token = randomToken();
+    await (tx ?? db)
+      .insertInto('email_tokens')
+      .values({ user_id: user.id, kind: 'verify', token_hash: sha256hex(token), expires_at: new Date(Date.now() + VERIFY_TTL_MS) })
+      .execute();
+    return async () =>
+      mailer.send({
+        to: user.email,
+        kind: 'verify_email',
+        subject: 'Confirm your e-mail address',
+        text: `Welcome! Confirm your e-mail address by opening this link within 48 hours:\n\n${appUrl}/verify-email?token=${token}\n\nIf you did not create an account, ignore this message.`,
+      });
+  }
+
+  /** Create a user row inside `tx`. @throws Conflict('email_taken'). */
+  async function insertUser(
+    tx: Transaction<DB>,
+    input: { email: string; passwordHash: string; name?: string | null; role?: 'user' | 'admin'; plan?: string; emailVerified?: boolean },
+  ): Promise<UserRow> {
+    const exists = await tx.selectFrom('users').select('id').where('email', '=', input.email).executeTakeFirst();
+    if (exists) throw new Conflict('email_taken', 'An account with this e-mail already exists.');
+    const row = await tx
+      .insertInto('users')
+      .values({
+        email: input.email,
+        name: input.name ?? null,
+        password_hash: input.passwordHash,
+        role: input.role ?? 'user',
+        plan: input.plan ?? 'free',
+        email_verified: input.emailVerified ?? false,
+        chat_id: null,
+      })
+      .returning(USER_COLS)
+      .executeTakeFirstOrThrow();
+    // chat_id of accounts made here: the user id as a string (CONTRACT.md §3).
+    await tx.updateTable('users').set({ chat_id: String(row.id) }).where('id', '=', row.id).execute();
+    return { ...row, chat_id: String(row.id) };
+  }
+
+  return {
+    /**
+     * POST /api/auth/register `{email, password, invite_code, name?}` → `{token, user, needs_verification}`.
+     * Order: invite present (403 invite_required) → signup limit per address (429 signup_limit) →
+     * password rule and breach check (400) → in one transaction: consume the code (403 invalid_invite),
+     * create the user (409 email_taken). A failure leaves the code unused.
+     */
+    async register(input: { email: string; password: string; invite_code?: string; name?: string }, meta: RequestMeta) {
+      if (!input.invite_code || !input.invite_code.trim()) {
+        throw new Forbidden('Registration needs an invite code.', 'invite_required');
+      }
+      const code = normalizeInviteCode(input.invite_code);
+      const email = normalizeEmail(input.email);
+      const recent = await db
+        .selectFrom('signups')
+        .select(sql<number>`count(*)::int`.as('n'))
+        .where('ip', '=', meta.ip)
+        .where('created_at', '>', sql<Date>`now() - interval '24 hours'`)
+        .executeTakeFirstOrThrow();
+      if (recent.n >= SIGNUP_LIMIT) throw new TooManyRequests('signup_limit', 'Too many accounts were created from this address in the last 24 hours; try again later.');
+      if (!code) throw new Forbidden('This invite code is not valid or was already used.', 'invalid_invite');
+      await screenNewPassword(input.password);
+      const passwordHash = await hashPassword(input.password);
+      let sendMail: (() => Promise<unknown>) | undefined;
+      const user = await db.transaction().execute(async (tx) => {
+        await sql`select pg_advisory_xact_lock(hashtext(${`signup:${meta.ip}`}))`.execute(tx);
+        const again = await tx
+          .selectFrom('signups')
+          .select(sql<number>`count(*)::int`.as('n'))
+          .where('ip', '=', meta.ip)
+          .where('created_at', '>', sql<Date>`now() - interval '24 hours'`)
+          .executeTakeFirstOrThrow();
+        if (again.n >= SIGNUP_LIMIT) throw new TooManyRequests('signup_limit', 'Too many accounts were created from this address in the last 24 hours; try again later.');
+        const invite = await tx
+          .updateTable('invites')
+          .set({ used_at: new Date() })
+          .where('code', '=', code)
+          .where('used_at', 'is', null)
+          .returning('code')
+          .executeTakeFirst();
+        if (!invite) throw new Forbidden('This invite code is not valid or was already used.', 'invalid_invite');
+        const u = await insertUser(tx, { email, passwordHash, name: input.name?.trim() || null });
+        await tx.updateTable('invites').set({ used_by: u.id }).where('code', '=', code).execute();
+        await tx.insertInto('signups').values({ ip: meta.ip, user_id: u.id }).execute();
+        await authEvent(u.id, 'register', meta, tx);
+        sendMail = await sendVerification(u, tx);
+        return u;
+      });
+      await sendMail?.();
+      return { token: await issueToken(user), user: toPublicUser(user), needs_verification: !user.email_verified };
+    },
+
+    /** POST /api/auth/login → `{token, user, needs_verification}`; 401 `invalid_credentials` for any mismatch. */
+    async login(input: { email: string; password: string }, meta: RequestMeta) {
+      const email = normalizeEmail(input.email);
+      const row = await db.selectFrom('users').select([...USER_COLS, 'password_hash']).where('email', '=', email).executeTakeFirst();
+      // Verify against a fixed hash when the user is unknown, so timing does not tell which e-mails exist.
+      dummyHash ??= hashPassword(randomToken());
+      const ok = row ? await argonVerify(row.password_hash, input.password).catch(() => false) : (await argonVerify(await dummyHash, input.password).catch(() => false), false);
+      if (!row || !ok) {
+        if (row) await authEvent(row.id, 'login_failed', meta);
+        throw new Unauthorized('The e-mail or password is wrong.', 'invalid_credentials');
+      }
+      await authEvent(row.id, 'login', meta);
+      return { token: await issueToken(row), user: toPublicUser(row), needs_verification: !row.email_verified };
+    },
+
+    /** POST /api/auth/verify-email `{token}` → `{ok:true, email_verified:true}`; 400 `invalid_token` when unknown, used or expired. */
+    async verifyEmail(token: string) {
+      const done = await db.transaction().execute(async (tx) => {
+        const t = await tx
+          .updateTable('email_tokens')
+          .set({ used_at: new Date() })
+          .where('token_hash', '=', sha256hex(token))
+          .where('kind', '=', 'verify')
+          .where('used_at', 'is', null)
+          .where('expires_at', '>', new Date())
+          .returning('user_id')
+          .executeTakeFirst();
+        if (!t) return false;
+        await tx.updateTable('users').set({ email_verified: true, updated_at: new Date() }).where('id', '=', t.user_id).execute();
+        return true;
+      });
+      if (!done) throw new BadRequest('invalid_token', 'This verification link is not valid or has expired.');
+      return { ok: true, email_verified: true };
+    },
+
+    /** Send a new verification link to the caller (unverified only). */
+    async resendVerification(actor: Actor) {
+      if (actor.email_verified) return { ok: true, email_verified: true };
+      const send = await sendVerification(actor);
+      await send();
+      return { ok: true, email_verified: false };
+    },
+
+    /**
+     * POST /api/auth/forgot-password `{email}` → always `{ok:true}` (never tells whether the e-mail exists).
+     * At most 3 reset links per account per hour are sent.
+     */
+    async forgotPassword(emailInput: string) {
+      const email = normalizeEmail(emailInput);
+      const user = await db.selectFrom('users').select(['id', 'email']).where('email', '=', email).executeTakeFirst();
+      if (!user) return { ok: true };
+      const recent = await db
+        .selectFrom('email_tokens')
+        .select(sql<number>`count(*)::int`.as('n'))
+        .where('user_id', '=', user.id)
+        .where('kind', '=', 'reset')
+        .where('created_at', '>', new Date(Date.now() - 3600_000))
+        .executeTakeFirstOrThrow();
+      if (recent.n >= 3) return { ok: true };
+      const token = randomToken();
+      await db
+        .insertInto('email_tokens')
+        .values({ user_id: user.id, kind: 'reset', token_hash: sha256hex(token), expires_at: new Date(Date.now() + RESET_TTL_MS) })
+        .execute();
+      await mailer.send({
+        to: user.email,
+        kind: 'reset_password',
+        subject: 'Reset your password',
+        text: `Someone asked to reset the password of this account. Open this link within one hour to choose a new one:\n\n${appUrl}/reset-password?token=${token}\n\nIf it was not you, ignore this message; your password stays as it is.`,
+      });
+      return { ok: true };
+    },
+
+    /**
+     * POST /api/auth/reset-password `{token, password}` → `{ok:true}`. The new password is screened
+     * (400 weak_password / breached_password); 400 `invalid_token` for an unknown, used or expired link.
+     * Increments `password_version`, so every earlier token stops working.
+     */
+    async resetPassword(input: { token: string; password: string }, meta: RequestMeta) {
+      const tokenHash = sha256hex(input.token);
+      const pending = await db
+        .selectFrom('email_tokens')
+        .select('user_id')
+        .where('token_hash', '=', tokenHash)
+        .where('kind', '=', 'reset')
+        .where('used_at', 'is', null)
+        .where('expires_at', '>', new Date())
+        .executeTakeFirst();
+      if (!pending) throw new BadRequest('invalid_token', 'This reset link is not valid or has expired.');
+      await screenNewPassword(input.password);
+      const passwordHash = await hashPassword(input.password);
+      const user = await db.transaction().execute(async (tx) => {
+        const t = await tx
+          .updateTable('email_tokens')
+          .set({ used_at: new Date() })
+          .where('token_hash', '=', tokenHash)
+          .where('used_at', 'is', null)
+          .returning('user_id')
+          .executeTakeFirst();
+        if (!t) return undefined;
+        const u = await tx
+          .updateTable('users')
+          .set({ password_hash: passwordHash, password_version: sql`password_version + 1`, email_verified: true, updated_at: new Date() })
+          .where('id', '=', t.user_id)
+          .returning(['id', 'email'])
+          .executeTakeFirst();
+        if (u) await authEvent(u.id, 'password_reset', meta, tx);
+        return u;
+      });
+      if (!user) throw new BadRequest('invalid_token', 'This reset link is not valid or has expired.');
+      await mailer.send({ to: user.email, kind: 'password_changed', subject: 'Your password was changed', text: 'The password of your account was just reset. If this was not you, reset it again at once and contact support.' });
+      return { ok: true };
+    },
+
+    /**
+     * POST /api/auth/change-password `{current_password, new_password}` → `{ok:true, token}`: increments
+     * `password_version` (older tokens then get 401) and returns a fresh token for this client.
+     * @throws BadRequest('wrong_password') when the current password does not match.
+     */
+    async changePassword(actor: Actor, input: { current_password: string; new_password: string }, meta: RequestMeta) {
+      const row = await db.selectFrom('users').select(['password_hash']).where('id', '=', actor.id).executeTakeFirst();
+      if (!row) throw new Unauthorized('The account of this token no longer exists.', 'invalid_token');
+      if (!(await argonVerify(row.password_hash, input.current_password).catch(() => false))) {
+        throw new BadRequest('wrong_password', 'The current password is wrong.');
+      }
+      await screenNewPassword(input.new_password);
+      const passwordHash = await hashPassword(input.new_password);
+      const updated = await db.transaction().execute(async (tx) => {
+        const u = await tx
+          .updateTable('users')
+          .set({ password_hash: passwordHash, password_version: sql`password_version + 1`, updated_at: new Date() })
+          .where('id', '=', actor.id)
+          .returning(USER_COLS)
+          .executeTakeFirstOrThrow();
+        await authEvent(actor.id, 'password_change', meta, tx);
+        return u;
+      });
+      await mailer.send({ to: updated.email, kind: 'password_changed', subject: 'Your password was changed', text: 'The password of your account was just changed. If this was not you, reset it at once and contact support.' });
+      return { ok: true, token: await issueToken(updated) };
+    },
+
+    /**
+     * Make sure the bootstrap admin (`ADMIN_EMAIL` / `ADMIN_PASSWORD`) exists with role admin and a
+     * verified e-mail. An existing account is promoted; its password is left as it is.
+     */
+    async ensureAdmin(emailInput: string, password: string): Promise<'created' | 'promoted' | 'present'> {
+      const email = normalizeEmail(emailInput);
+      const row = await db.selectFrom('users').select(['id', 'role', 'email_verified']).where('email', '=', email).executeTakeFirst();
+      if (row) {
+        if (row.role === 'admin' && row.email_verified) return 'present';
+        await db.updateTable('users').set({ role: 'admin', email_verified: true, updated_at: new Date() }).where('id', '=', row.id).execute();
+        return 'promoted';
+      }
+      const passwordHash = await hashPassword(password);
+      try {
+        await db.transaction().execute((tx) => insertUser(tx, { email, passwordHash, role: 'admin', emailVerified: true, name: 'Administrator' }));
+      } catch (err) {
+        if (err instanceof Conflict) return 'present'; // another instance created it at the same moment
+        throw err;
+      }
+      return 'created';
+    },
+
+    /** GET /api/crm/admin/users → `{users, total}` newest first (at most 500). */
+    async listUsers() {
+      const rows = await db.selectFrom('users').select(USER_COLS).orderBy('id', 'desc').limit(500).execute();
+      const total = await db.selectFrom('users').select(sql<number>`count(*)::int`.as('n')).executeTakeFirstOrThrow();
+      return { users: rows.map(toPublicUser), total: total.n };
+    },
+
+    /** POST /api/crm/admin/users → 201 `{user}`: no invite, not counted toward the signup limit. */
+    async adminCreateUser(input: { email: string; password: string; name?: string; role?: 'user' | 'admin'; plan?: string; email_verified?: boolean }) {
+      await screenNewPassword(input.password);
+      const passwordHash = await hashPassword(input.password);
+      const user = await db.transaction().execute((tx) =>
+        insertUser(tx, { email: normalizeEmail(input.email), passwordHash, name: input.name?.trim() || null, role: input.role, plan: input.plan, emailVerified: input.email_verified }),
+      );
+      return { user: toPublicUser(user) };
+    },
+
+    /** POST /api/crm/admin/users/:id/plan `{plan}` → `{ok, plan}`; 404 for an unknown user. */
+    async setPlan(userId: number, plan: string) {
+      const row = await db.updateTable('users').set({ plan, updated_at: new Date() }).where('id', '=', userId).returning('plan').executeTakeFirst();
+      if (!row) throw new NotFound('No user has this id.', 'user_not_found');
+      return { ok: true, plan: row.plan };
+    },
+  };
+}
+
+export type AccountsService = ReturnType<typeof createAccountsService>;
+
+// A hash of a random string, verified against when the e-mail is unknown.
+let dummyHash: Promise<string> | undefined;

@@ -1,0 +1,6 @@
+/** Every module, in registration order. A new area adds one line here. */
+import type { Module } from '../app.ts';
+import { systemModule } from './system/system.routes.ts';
+import { accountsModule } from './accounts/accounts.routes.ts';
+
+export const modules: Module[] = [systemModule, accountsModule];

@@ -1,0 +1,72 @@
+/**
+ * Transactional e-mail (specification, Authentication rule 11; CONTRACT.md §2 `SMTP_URL`, `MAIL_FROM`).
+ * Every message carries `List-Unsubscribe` (link to `{app_url}/account?tab=notifications`),
+ * `List-Unsubscribe-Post: List-Unsubscribe=One-Click` and a footer link to the same page.
+ * With `SMTP_URL` it is sent through nodemailer and recorded as `sent` (or `failed`); without it the
+ * message is kept in the `outbox` table (`kept`) and its recipient and subject are logged.
+ */
+import nodemailer from 'nodemailer';
+import type { Kysely } from 'kysely';
+import type { FastifyBaseLogger } from 'fastify';
+import type { DB } from '../../db/types.ts';
+
+export interface MailMessage {
+  to: string;
+  subject: string;
+  /** Plain-text body; the footer is appended. */
+  text: string;
+  /** What the message is for (verify_email, reset_password, password_changed, invite, …). */
+  kind: string;
+}
+
+export interface Mailer {
+  /** Deliver or keep the message. Never throws: @returns whether it was handed to an SMTP server. */
+  send(msg: MailMessage): Promise<{ sent: boolean; id: number }>;
+}
+
+export interface MailerOptions {
+  db: Kysely<DB>;
+  appUrl: string;
+  from: string;
+  smtpUrl?: string;
+  log: FastifyBaseLogger;
+}
+
+const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+
+export function createMailer(opts: MailerOptions): Mailer {
+  const transport = opts.smtpUrl ? nodemailer.createTransport(opts.smtpUrl) : undefined;
+  const unsubscribe = `${opts.appUrl}/account?tab=notifications`;
+  return {
+    async send(msg) {
+      const headers = {
+        'List-Unsubscribe': `<${unsubscribe}>`,
+        'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',
+      };
+      const text = `${msg.text}\n\n--\nManage e-mail notifications: ${unsubscribe}\n`;
+      const html =
+        `<div>${escapeHtml(msg.text).replace(/\n/g, '<br>')}</div>` +
+        `<hr><p style="font-size:12px;color:#666"><a href="${escapeHtml(unsubscribe)}">Manage e-mail notifications</a></p>`;
+      let status: 'kept' | 'sent' | 'failed' = 'kept';
+      let error: string | null = null;
+      if (transport) {
+        try {
+          await transport.sendMail({ from: opts.from, to: msg.to, subject: msg.subject, text, html, headers });
+          status = 'sent';
+        } catch (err) {
+          status = 'failed';
+          error = (err as Error).message.slice(0, 500);
+          opts.log.warn({ kind: msg.kind, err: error }, 'e-mail delivery failed');
+        }
+      } else {
+        opts.log.info({ kind: msg.kind, subject: msg.subject }, 'e-mail kept in the outbox (SMTP_URL is not set)');
+      }
+      const row = await opts.db
+        .insertInto('outbox')
+        .values({ to_addr: msg.to, subject: msg.subject, text_body: text, html_body: html, headers: JSON.stringify(headers), kind: msg.kind, status, error, sent_at: status === 'sent' ? new Date() : null })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      return { sent: status === 'sent', id: row.id };
+    },
+  };
+}

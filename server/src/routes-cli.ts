@@ -1,0 +1,15 @@
+/**
+ * `npm run routes`: print every registered route, one `METHOD PATH` a line (CONTRACT.md §1).
+ * Builds the app over a database stand-in that refuses use: no server starts, no database is needed.
+ */
+import { loadConfig } from './config.ts';
+import { buildApp, createDeps } from './app.ts';
+import type { Database } from './db/database.ts';
+
+const refuse = new Proxy({}, { get: () => { throw new Error('no database in routes listing'); } });
+const database = { db: refuse, kind: 'pglite', vector: false, executeSql: async () => ({ rows: [] }), close: async () => {} } as unknown as Database;
+const config = loadConfig({ DATA_DIR: process.env.DATA_DIR ?? './data' });
+const silent = { info() {}, warn() {}, error() {}, debug() {}, child() { return silent; } };
+const deps = createDeps(config, database, { crmSecret: 'x'.repeat(32), secretEncryptionKey: 'y'.repeat(32) }, silent);
+const app = await buildApp(deps, { logger: false });
+process.stdout.write([...new Set(app.routeList)].join('\n') + '\n');

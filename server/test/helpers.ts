@@ -1,0 +1,171 @@
+/**
+ * buildTestApp: the real app over a real database cloned from the migrated template (PGlite by
+ * default, PostgreSQL when TEST_DATABASE_URL is set), plus small data factories and an HTTP helper.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import crypto from 'node:crypto';
+import pg from 'pg';
+import { inject } from 'vitest';
+import type { InjectOptions } from 'fastify';
+import { loadConfig, type Config } from '../src/config.ts';
+import { openDatabase, type Database } from '../src/db/database.ts';
+import { buildApp, createDeps, type App, type AppDeps } from '../src/app.ts';
+import { hashPassword } from '../src/modules/accounts/accounts.service.ts';
+
+export const TEST_KEYS = { crmSecret: 'test-signing-secret-0123456789abcdef', secretEncryptionKey: 'test-encryption-key-0123456789abcdef' };
+
+const silent: any = { info() {}, warn() {}, error() {}, debug() {}, trace() {}, fatal() {}, child: () => silent, level: 'silent' };
+
+export interface TestApp {
+  app: App;
+  deps: AppDeps;
+  db: AppDeps['db'];
+  database: Database;
+  config: Config;
+  dataDir: string;
+  close(): Promise<void>;
+}
+
+/** Open a fresh database cloned from the template (each call is independent). */
+export async function openTestDatabase(dataDir: string): Promise<{ database: Database; drop: () => Promise<void> }> {
+  const kind = inject('dbKind');
+  const template = inject('template');
+  if (kind === 'pglite') {
+    const blob = new Blob([fs.readFileSync(template)]);
+    const database = await openDatabase({ url: 'memory://', dataDir, loadDataDir: blob });
+    return { database, drop: async () => {} };
+  }
+  const serverUrl = inject('serverUrl');
+  const name = `${template}_t_${crypto.randomBytes(5).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  // CREATE DATABASE … TEMPLATE needs the template to have no other sessions; retry briefly when another file is cloning.
+  for (let i = 0; ; i++) {
+    try {
+      await admin.query(`create database ${name} template ${template}`);
+      break;
+    } catch (err) {
+      if (i > 50) throw err;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  await admin.end();
+  const u = new URL(serverUrl);
+  u.pathname = `/${name}`;
+  const database = await openDatabase({ url: u.toString(), dataDir, poolSize: 5 });
+  return {
+    database,
+    drop: async () => {
+      const c = new pg.Client({ connectionString: serverUrl });
+      await c.connect();
+      await c.query(`drop database if exists ${name} with (force)`);
+      await c.end();
+    },
+  };
+}
+
+/**
+ * Build the app for a test file.
+ * @param opts.env extra environment (validated by the real config schema); BREACH_CHECK_URL defaults to off.
+ * @param opts.overrides providers to swap (stand-ins), as `createDeps` takes them.
+ */
+export async function buildTestApp(opts: { env?: Record<string, string>; overrides?: Partial<AppDeps>; logger?: any } = {}): Promise<TestApp> {
+  const dataDir = fs.mkdtempSync(path.join(path.resolve('.tmp'), 'data-'));
+  const { database, drop } = await openTestDatabase(dataDir);
+  const config = loadConfig({ DATA_DIR: dataDir, BREACH_CHECK_URL: 'off', APP_URL: 'http://app.test', ...opts.env });
+  const log = opts.logger ?? silent;
+  const deps = createDeps(config, database, TEST_KEYS, log, opts.overrides);
+  const app = await buildApp(deps, opts.logger ? { loggerInstance: opts.logger } : { logger: false });
+  await app.ready();
+  return {
+    app,
+    deps,
+    db: database.db,
+    database,
+    config,
+    dataDir,
+    async close() {
+      await app.close();
+      await database.close();
+      await drop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface Res<T = any> {
+  status: number;
+  body: T;
+  headers: Record<string, any>;
+  text: string;
+}
+
+/** One HTTP request through the app (no socket). JSON bodies are sent as JSON. */
+export async function api<T = any>(
+  app: App,
+  method: InjectOptions['method'],
+  url: string,
+  opts: { token?: string; body?: unknown; headers?: Record<string, string>; payload?: string | Buffer } = {},
+): Promise<Res<T>> {
+  const headers: Record<string, string> = { ...(opts.headers ?? {}) };
+  if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+  let payload: string | Buffer | undefined = opts.payload;
+  if (opts.body !== undefined) {
+    payload = JSON.stringify(opts.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const res = await app.inject({ method, url, headers, payload });
+  let body: any = res.body;
+  if ((res.headers['content-type'] ?? '').toString().includes('json')) {
+    try {
+      body = res.json();
+    } catch {
+      /* keep text */
+    }
+  }
+  return { status: res.statusCode, body, headers: res.headers, text: res.body };
+}
+
+let seq = 0;
+/** A unique e-mail for this process. */
+export const uniqueEmail = (prefix = 'user') => `${prefix}.${process.pid}.${Date.now()}.${++seq}@example.com`;
+
+/**
+ * Create a user directly in the database and sign a token for it.
+ * @returns the user id, e-mail, password and a valid bearer token.
+ */
+export async function createUser(
+  t: TestApp,
+  opts: { role?: 'user' | 'admin'; plan?: string; email_verified?: boolean; email?: string; password?: string } = {},
+): Promise<{ id: number; email: string; password: string; token: string }> {
+  const email = opts.email ?? uniqueEmail(opts.role ?? 'user');
+  const password = opts.password ?? 'correct horse battery';
+  const row = await t.db
+    .insertInto('users')
+    .values({
+      email,
+      password_hash: await hashPassword(password),
+      role: opts.role ?? 'user',
+      plan: opts.plan ?? 'free',
+      email_verified: opts.email_verified ?? true,
+      chat_id: null,
+      name: null,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  await t.db.updateTable('users').set({ chat_id: String(row.id) }).where('id', '=', row.id).execute();
+  const token = await t.deps.tokens.sign({ sub: row.id, role: opts.role ?? 'user', pv: 0, chat_id: String(row.id) });
+  return { id: row.id, email, password, token };
+}
+
+/**
+ * Create a project row and its working directory directly (for areas that need a project to exist).
+ * @returns the project id, name and directory.
+ */
+export async function createProject(t: TestApp, ownerId: number, name = `p${++seq}`): Promise<{ id: number; name: string; dir: string }> {
+  const row = await t.db.insertInto('projects').values({ owner_id: ownerId, name, display_name: name }).returning('id').executeTakeFirstOrThrow();
+  const dir = t.deps.access.projectDir(row.id);
+  fs.mkdirSync(dir, { recursive: true });
+  return { id: row.id, name, dir };
+}
