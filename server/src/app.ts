@@ -24,6 +24,8 @@ import { createBreachChecker, type BreachChecker } from './providers/breach/brea
 import { createBlobStorage, type BlobStorage } from './storage/storage.ts';
 import { createActivityLog, type ActivityLog } from './lib/activity.ts';
 import { createAccess, type Access } from './access/access.ts';
+import { createJobQueue, type JobQueue } from './jobs/queue.ts';
+import { createDocSources, type DocSources } from './lib/doc-sources.ts';
 import { modules } from './modules/index.ts';
 
 /** Everything a module may use; wired once here (DESIGN.md house style 4). */
@@ -40,6 +42,8 @@ export interface AppDeps {
   storage: BlobStorage;
   activity: ActivityLog;
   access: Access;
+  jobs: JobQueue;
+  docSources: DocSources;
 }
 
 export type App = FastifyInstance;
@@ -75,6 +79,8 @@ export function createDeps(config: Config, database: Database, keys: Keys, log: 
     storage: overrides.storage ?? createBlobStorage(config.dataDir),
     activity: overrides.activity ?? createActivityLog(db, log),
     access: overrides.access ?? createAccess(db, config.dataDir),
+    jobs: overrides.jobs ?? createJobQueue(database, log),
+    docSources: overrides.docSources ?? createDocSources(),
   };
 }
 
@@ -131,5 +137,11 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean | object;
   installAuth(app, { db: deps.db, tokens: deps.tokens, operatorEmail: deps.config.operatorEmail });
   const typed = app.withTypeProvider<TypeBoxTypeProvider>();
   for (const mod of modules) await mod(typed, deps);
+  app.addHook('onReady', async () => {
+    await deps.jobs.start();
+  });
+  app.addHook('onClose', async () => {
+    await deps.jobs.stop();
+  });
   return app;
 }

@@ -8,6 +8,15 @@ import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { openDatabase } from '../src/db/database.ts';
 import { migrateToLatest } from '../src/db/migrate.ts';
+import { createJobQueue } from '../src/jobs/queue.ts';
+
+const quiet = { error() {}, warn() {} };
+/** Install the job queue's schema once in the template, so test apps start it quickly. */
+async function installJobSchema(database: Awaited<ReturnType<typeof openDatabase>>) {
+  const q = createJobQueue(database, quiet);
+  await q.start();
+  await q.stop();
+}
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -32,6 +41,7 @@ export default async function setup(project: TestProject) {
     u.pathname = `/${name}`;
     const db = await openDatabase({ url: u.toString(), dataDir: tmp, poolSize: 2 });
     await migrateToLatest(db.db);
+    await installJobSchema(db);
     await db.close();
     project.provide('dbKind', 'postgres');
     project.provide('template', name);
@@ -46,6 +56,7 @@ export default async function setup(project: TestProject) {
   }
   const db = await openDatabase({ url: 'memory://', dataDir: tmp });
   await migrateToLatest(db.db);
+  await installJobSchema(db);
   const file = path.join(tmp, `pglite-template-${process.pid}.tar`);
   const dump = await db.dump!();
   fs.writeFileSync(file, Buffer.from(await dump.arrayBuffer()));

@@ -1,0 +1,83 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import fs from 'node:fs';
+import path from 'node:path';
+import { openTestDatabase } from '../../test/helpers.ts';
+import { createJobQueue } from './queue.ts';
+import type { Database } from '../db/database.ts';
+
+const quiet = { error() {}, warn() {} };
+let database: Database;
+let drop: () => Promise<void>;
+const dir = fs.mkdtempSync(path.join(path.resolve('.tmp'), 'jobs-'));
+
+const waitFor = async (cond: () => boolean, ms = 8000) => {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+};
+
+beforeAll(async () => {
+  ({ database, drop } = await openTestDatabase(dir));
+});
+afterAll(async () => {
+  await database.close();
+  await drop();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+describe('durable job queue', () => {
+  it('runs a job sent in a committed transaction and never one sent in a rolled-back transaction', async () => {
+    const q = createJobQueue(database, quiet);
+    const seen: string[] = [];
+    q.define<{ v: string }>('test.tx', async (d) => void seen.push(d.v));
+    await q.start();
+    await database.db.transaction().execute(async (tx) => {
+      await q.send('test.tx', { v: 'committed' }, { tx });
+    });
+    await database.db
+      .transaction()
+      .execute(async (tx) => {
+        await q.send('test.tx', { v: 'rolled-back' }, { tx });
+        throw new Error('abort');
+      })
+      .catch(() => {});
+    await waitFor(() => seen.includes('committed'));
+    await new Promise((r) => setTimeout(r, 1200));
+    expect(seen).toEqual(['committed']);
+    await q.stop();
+  });
+
+  it('keeps a job sent before a stop and runs it after the next start (restart)', async () => {
+    const first = createJobQueue(database, quiet);
+    first.define('test.restart', async () => {
+      throw new Error('this instance never runs it');
+    });
+    // Not started with workers for this queue: send only.
+    const sender = createJobQueue(database, quiet);
+    await sender.send('test.restart', { n: 1 });
+    await sender.stop();
+    const seen: number[] = [];
+    const second = createJobQueue(database, quiet);
+    second.define<{ n: number }>('test.restart', async (d) => void seen.push(d.n));
+    await second.start();
+    await waitFor(() => seen.length === 1);
+    expect(seen).toEqual([1]);
+    await second.stop();
+  });
+
+  it('retries a failing job', async () => {
+    const q = createJobQueue(database, quiet);
+    let attempts = 0;
+    q.define('test.retry', async () => {
+      attempts++;
+      if (attempts < 2) throw new Error('first attempt fails');
+    }, { retryDelay: 1 });
+    await q.start();
+    await q.send('test.retry', {}, { retryLimit: 2 });
+    await waitFor(() => attempts >= 2, 15000);
+    expect(attempts).toBe(2);
+    await q.stop();
+  });
+});

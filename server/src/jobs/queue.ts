@@ -1,0 +1,159 @@
+/**
+ * The durable job queue (DESIGN.md "Jobs"): pg-boss over the same database, PostgreSQL or PGlite.
+ * A job sent inside a transaction (`{tx}`) commits or rolls back with it, so a saved record and the
+ * job that follows it up are never separated by a crash. Each job runs once across instances.
+ *
+ * Modules `define` their handlers while registering; the queue starts when the app is ready
+ * (`onReady`) and stops on close. Sending from this process wakes the local worker at once.
+ */
+import PgBoss from 'pg-boss';
+import { CompiledQuery, type Kysely, type Transaction } from 'kysely';
+import type { Database } from '../db/database.ts';
+import type { DB } from '../db/types.ts';
+
+export interface JobHandlerContext {
+  id: string;
+  /** Attempts made before this one (0 on the first run). */
+  retryCount: number;
+}
+
+export interface DefineOptions {
+  /** Jobs fetched per poll and run one after another (default 1). */
+  batchSize?: number;
+  /** Seconds between polls when idle (default 1, at least 0.5). */
+  pollingIntervalSeconds?: number;
+  /** Retries after a failure (default 2) and seconds between them (default 5). */
+  retryLimit?: number;
+  retryDelay?: number;
+  /** Seconds a run may take before it counts as failed (default 15 minutes). */
+  expireInSeconds?: number;
+  /** Concurrent pollers of this queue in this process (default 1). */
+  concurrency?: number;
+}
+
+export interface SendOptions {
+  /** Send inside this transaction. */
+  tx?: Transaction<DB> | Kysely<DB>;
+  /** At most one queued job with this key (later sends are dropped while one waits). */
+  singletonKey?: string;
+  /** Run no earlier than this (Date, ISO string or seconds from now). */
+  startAfter?: Date | string | number;
+  retryLimit?: number;
+}
+
+export interface JobQueue {
+  define<T extends object>(name: string, handler: (data: T, ctx: JobHandlerContext) => Promise<void>, opts?: DefineOptions): void;
+  /** Enqueue a job. @returns its id, or null when a singleton key suppressed it. */
+  send<T extends object>(name: string, data: T, opts?: SendOptions): Promise<string | null>;
+  /** Install pg-boss's schema if needed, create the queues and start the workers. */
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  /** Jobs of `name` not yet finished (created, retry or active). */
+  pending(name: string): Promise<number>;
+  readonly started: boolean;
+}
+
+/** A pg-boss `Db` over a Kysely executor (the pool, or a transaction). */
+export function kyselyExecutor(db: Kysely<DB> | Transaction<DB>) {
+  return {
+    async executeSql(text: string, values: unknown[] = []) {
+      const res = await db.executeQuery(CompiledQuery.raw(text, values));
+      return { rows: res.rows as any[] };
+    },
+  };
+}
+
+interface Definition {
+  handler: (data: any, ctx: JobHandlerContext) => Promise<void>;
+  opts: DefineOptions;
+}
+
+export function createJobQueue(database: Database, log: { error: (o: object, m: string) => void; warn: (o: object, m: string) => void }): JobQueue {
+  const defs = new Map<string, Definition>();
+  const workerIds = new Map<string, string[]>();
+  let boss: PgBoss | undefined;
+  let starting: Promise<void> | undefined;
+  const created = new Set<string>();
+
+  const make = () =>
+    new PgBoss({
+      db: { executeSql: (text: string, values: any[]) => database.executeSql(text, values) },
+      schema: 'pgboss',
+      supervise: true,
+      schedule: false,
+      maintenanceIntervalSeconds: 120,
+    } as PgBoss.ConstructorOptions);
+
+  const queue: JobQueue = {
+    get started() {
+      return !!boss;
+    },
+    define(name, handler, opts = {}) {
+      if (defs.has(name)) throw new Error(`job ${name} is defined twice`);
+      defs.set(name, { handler, opts });
+    },
+    async send(name, data, opts = {}) {
+      if (!boss) await queue.start();
+      const b = boss!;
+      if (!created.has(name)) {
+        await b.createQueue(name);
+        created.add(name);
+      }
+      const def = defs.get(name);
+      const id = await b.send(name, data, {
+        ...(opts.tx ? { db: kyselyExecutor(opts.tx) } : {}),
+        ...(opts.singletonKey ? { singletonKey: opts.singletonKey } : {}),
+        ...(opts.startAfter !== undefined ? { startAfter: opts.startAfter } : {}),
+        retryLimit: opts.retryLimit ?? def?.opts.retryLimit ?? 2,
+        retryDelay: def?.opts.retryDelay ?? 5,
+        expireInSeconds: def?.opts.expireInSeconds ?? 900,
+      });
+      // Wake this process's worker; inside a transaction the job is visible only after commit, so wake a bit later too.
+      const wake = () => workerIds.get(name)?.forEach((w) => b.notifyWorker(w));
+      wake();
+      if (opts.tx) setTimeout(wake, 50).unref();
+      return id;
+    },
+    async start() {
+      if (boss) return;
+      starting ??= (async () => {
+        const b = make();
+        b.on('error', (err) => log.error({ err: (err as Error).message }, 'job queue error'));
+        await b.start();
+        for (const [name, def] of defs) {
+          await b.createQueue(name);
+          created.add(name);
+          const ids: string[] = [];
+          for (let i = 0; i < (def.opts.concurrency ?? 1); i++) {
+            ids.push(
+              await b.work(name, { batchSize: def.opts.batchSize ?? 1, pollingIntervalSeconds: def.opts.pollingIntervalSeconds ?? 1, includeMetadata: true }, async (jobs) => {
+                for (const job of jobs) {
+                  await def.handler(job.data, { id: job.id, retryCount: job.retryCount });
+                }
+              }),
+            );
+          }
+          workerIds.set(name, ids);
+        }
+        boss = b;
+      })();
+      try {
+        await starting;
+      } finally {
+        starting = undefined;
+      }
+    },
+    async stop() {
+      const b = boss;
+      boss = undefined;
+      workerIds.clear();
+      created.clear();
+      if (b) await b.stop({ graceful: true, wait: true, timeout: 5000 } as PgBoss.StopOptions);
+    },
+    async pending(name) {
+      if (!boss) return 0;
+      return boss.getQueueSize(name, { before: 'completed' });
+    },
+  };
+  return queue;
+}

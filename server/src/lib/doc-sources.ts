@@ -1,0 +1,45 @@
+/**
+ * Document sources of the shared semantic index (specification, Memory and knowledge; RAG hit).
+ * Each area that owns indexable documents (wiki, issue, skill, transcript, note source) registers a
+ * loader for its `doc_type`; the indexer asks the loader for the current text when a
+ * `knowledge.index` job arrives, so the index never holds a copy the owner has since changed or deleted.
+ *
+ * To have a document (re)indexed, its owner sends, inside the transaction that changed it:
+ *   `deps.jobs.send(KNOWLEDGE_INDEX_JOB, { project_id, doc_type, doc_id }, { tx })`.
+ */
+export const KNOWLEDGE_INDEX_JOB = 'knowledge.index';
+
+export type DocType = 'wiki' | 'issue' | 'skill' | 'transcript' | 'note_source' | 'memory' | 'doc';
+
+export interface IndexJob {
+  /** null for global documents (global skills, public docs). */
+  project_id: number | null;
+  doc_type: DocType;
+  /** The owner's identifier of the document: wiki path, issue id, skill id, … as a string. */
+  doc_id: string;
+}
+
+export interface LoadedDocument {
+  title: string;
+  /** Markdown or plain text; headings (`#`) guide chunking. */
+  text: string;
+  scope: 'project' | 'global';
+}
+
+/** @returns the document, or null when it no longer exists (the indexer then removes its chunks). */
+export type DocLoader = (projectId: number | null, docId: string) => Promise<LoadedDocument | null>;
+
+export interface DocSources {
+  register(docType: DocType, loader: DocLoader): void;
+  get(docType: DocType): DocLoader | undefined;
+}
+
+export function createDocSources(): DocSources {
+  const loaders = new Map<DocType, DocLoader>();
+  return {
+    register(docType, loader) {
+      loaders.set(docType, loader);
+    },
+    get: (docType) => loaders.get(docType),
+  };
+}
