@@ -1,0 +1,87 @@
+/**
+ * Anthropic Messages API vendor (`LLM_PROVIDER=anthropic`, base `LLM_BASE_URL`), through the vendor's SDK.
+ * Streaming uses the SDK's message stream; usage counts cache reads and writes as `cache_tokens`.
+ */
+import Anthropic from '@anthropic-ai/sdk';
+import { kindOfStatus, LlmError, type LlmContent, type LlmProvider, type LlmRequest, type LlmResponse } from './llm.ts';
+
+function toParams(req: LlmRequest) {
+  const content = (c: string | LlmContent[]) =>
+    typeof c === 'string'
+      ? c
+      : c.map((b) => {
+          if (b.type === 'image') return { type: 'image' as const, source: { type: 'base64' as const, media_type: b.media_type as 'image/png', data: b.data } };
+          if (b.type === 'tool_result') return { type: 'tool_result' as const, tool_use_id: b.tool_use_id, content: b.content, ...(b.is_error ? { is_error: true } : {}) };
+          return b;
+        });
+  return {
+    model: req.model,
+    max_tokens: req.maxTokens,
+    ...(req.system ? { system: req.system } : {}),
+    ...(req.temperature !== undefined ? { temperature: req.temperature } : {}),
+    ...(req.tools?.length ? { tools: req.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.input_schema as Anthropic.Tool.InputSchema })) } : {}),
+    messages: req.messages.map((m) => ({ role: m.role, content: content(m.content) })) as Anthropic.MessageParam[],
+  };
+}
+
+function toResponse(msg: Anthropic.Message): LlmResponse {
+  const content: LlmResponse['content'] = [];
+  for (const b of msg.content) {
+    if (b.type === 'text') content.push({ type: 'text', text: b.text });
+    else if (b.type === 'tool_use') content.push({ type: 'tool_use', id: b.id, name: b.name, input: (b.input ?? {}) as Record<string, unknown> });
+  }
+  const u = msg.usage as Anthropic.Usage;
+  return {
+    content,
+    stop_reason: msg.stop_reason ?? 'end_turn',
+    model: msg.model,
+    usage: {
+      input_tokens: u?.input_tokens ?? 0,
+      output_tokens: u?.output_tokens ?? 0,
+      cache_tokens: (u?.cache_read_input_tokens ?? 0) + (u?.cache_creation_input_tokens ?? 0),
+    },
+  };
+}
+
+function toError(err: unknown, signal?: AbortSignal): LlmError {
+  if (signal?.aborted) return new LlmError('aborted', 'The model call was cancelled.');
+  if (err instanceof Anthropic.APIConnectionTimeoutError) return new LlmError('timeout', 'The model provider did not answer in time.');
+  if (err instanceof Anthropic.APIUserAbortError) return new LlmError('aborted', 'The model call was cancelled.');
+  if (err instanceof Anthropic.APIConnectionError) return new LlmError('network', 'The model provider cannot be reached.');
+  if (err instanceof Anthropic.APIError) {
+    const kind = kindOfStatus(err.status);
+    const detail = (err.error as { error?: { message?: string } } | undefined)?.error?.message;
+    return new LlmError(kind, `The model provider answered ${err.status ?? 'an error'}${detail ? `: ${detail.slice(0, 200)}` : ''}.`, err.status);
+  }
+  return new LlmError('server', 'The model call failed.');
+}
+
+export function createAnthropicProvider(opts: { baseUrl: string; timeoutMs?: number; maxRetries?: number }): LlmProvider {
+  const clients = new Map<string, Anthropic>();
+  const client = (apiKey: string) => {
+    let c = clients.get(apiKey);
+    if (!c) {
+      c = new Anthropic({ apiKey, baseURL: opts.baseUrl, timeout: opts.timeoutMs ?? 120_000, maxRetries: opts.maxRetries ?? 1 });
+      if (clients.size > 100) clients.clear();
+      clients.set(apiKey, c);
+    }
+    return c;
+  };
+  return {
+    vendor: 'anthropic',
+    async complete(req, onEvent) {
+      const params = toParams(req);
+      try {
+        if (!onEvent) {
+          const msg = await client(req.apiKey).messages.create({ ...params, stream: false }, { signal: req.signal });
+          return toResponse(msg);
+        }
+        const stream = client(req.apiKey).messages.stream(params, { signal: req.signal });
+        stream.on('text', (delta) => onEvent({ type: 'text_delta', delta }));
+        return toResponse(await stream.finalMessage());
+      } catch (err) {
+        throw toError(err, req.signal);
+      }
+    },
+  };
+}
