@@ -26,6 +26,7 @@ import { createActivityLog, type ActivityLog } from './lib/activity.ts';
 import { createAccess, type Access } from './access/access.ts';
 import { createJobQueue, type JobQueue } from './jobs/queue.ts';
 import { createDocSources, type DocSources } from './lib/doc-sources.ts';
+import { createLlmKeys, createLlmProvider, type LlmKeys, type LlmProvider } from './providers/llm/index.ts';
 import { modules } from './modules/index.ts';
 
 /** Everything a module may use; wired once here (DESIGN.md house style 4). */
@@ -44,6 +45,10 @@ export interface AppDeps {
   access: Access;
   jobs: JobQueue;
   docSources: DocSources;
+  /** The configured LLM vendor (Anthropic Messages API or OpenAI-compatible). */
+  llm: LlmProvider;
+  /** Which key an LLM call uses: the user's own or the platform key. */
+  llmKeys: LlmKeys;
 }
 
 export type App = FastifyInstance;
@@ -66,13 +71,14 @@ export type Module = (app: TypedApp, deps: AppDeps) => Promise<void> | void;
 export function createDeps(config: Config, database: Database, keys: Keys, log: FastifyServerOptions['loggerInstance'] | any, overrides: Partial<AppDeps> = {}): AppDeps {
   const sealer = overrides.sealer ?? createSealer(keys.secretEncryptionKey);
   const db = database.db;
+  const secrets = overrides.secrets ?? createSecretStore(db, sealer);
   return {
     config,
     database,
     db,
     keys,
     sealer,
-    secrets: overrides.secrets ?? createSecretStore(db, sealer),
+    secrets,
     tokens: overrides.tokens ?? createTokens(keys.crmSecret),
     mailer: overrides.mailer ?? createMailer({ db, appUrl: config.appUrl, from: config.mailFrom, smtpUrl: config.smtpUrl, log }),
     breach: overrides.breach ?? createBreachChecker(config.breachCheckUrl),
@@ -81,6 +87,8 @@ export function createDeps(config: Config, database: Database, keys: Keys, log: 
     access: overrides.access ?? createAccess(db, config.dataDir),
     jobs: overrides.jobs ?? createJobQueue(database, log),
     docSources: overrides.docSources ?? createDocSources(),
+    llm: overrides.llm ?? createLlmProvider(config),
+    llmKeys: overrides.llmKeys ?? createLlmKeys({ db, sealer, secrets }),
   };
 }
 

@@ -135,4 +135,22 @@ export interface FoundationTables {
   };
 }
 
-export interface DB extends FoundationTables {}
+export interface UsageTables {
+  token_usage: {
+    id: Generated<number>;
+    user_id: number | null;
+    project_id: number | null;
+    project_name: string | null;
+    worker_id: number | null;
+    model: string | null;
+    /** What made the call: worker, help, transcript, note_chat, … */
+    source: Generated<string>;
+    input_tokens: Generated<number>;
+    output_tokens: Generated<number>;
+    cache_tokens: Generated<number>;
+    total_tokens: Generated<number>;
+    created_at: TimestampDefault;
+  };
+}
+
+export interface DB extends FoundationTables, UsageTables {}
