@@ -3,5 +3,6 @@ import type { Module } from '../app.ts';
 import { systemModule } from './system/system.routes.ts';
 import { accountsModule } from './accounts/accounts.routes.ts';
 import { projectsModule } from './projects/projects.routes.ts';
+import { workersModule } from './workers/workers.routes.ts';
 
-export const modules: Module[] = [systemModule, accountsModule, projectsModule];
+export const modules: Module[] = [systemModule, accountsModule, projectsModule, workersModule];
