@@ -169,3 +169,27 @@ export async function createProject(t: TestApp, ownerId: number, name = `p${++se
   fs.mkdirSync(dir, { recursive: true });
   return { id: row.id, name, dir };
 }
+
+/**
+ * A multipart/form-data body for `api(..., {payload, headers})`.
+ * Parts with `filename` are files; others are fields.
+ */
+export function multipartBody(parts: Array<{ name: string; value: string | Buffer; filename?: string; contentType?: string }>): { payload: Buffer; headers: Record<string, string> } {
+  const boundary = `----test${crypto.randomBytes(8).toString('hex')}`;
+  const chunks: Buffer[] = [];
+  for (const p of parts) {
+    let head = `--${boundary}\r\nContent-Disposition: form-data; name="${p.name}"`;
+    if (p.filename !== undefined) head += `; filename="${p.filename}"\r\nContent-Type: ${p.contentType ?? 'application/octet-stream'}`;
+    chunks.push(Buffer.from(`${head}\r\n\r\n`), Buffer.isBuffer(p.value) ? p.value : Buffer.from(p.value), Buffer.from('\r\n'));
+  }
+  chunks.push(Buffer.from(`--${boundary}--\r\n`));
+  return { payload: Buffer.concat(chunks), headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } };
+}
+
+/** Tiny valid image headers for upload tests (signatures only; enough for magic-byte checks). */
+export const IMAGES = {
+  png: Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(64, 1)]),
+  gif: Buffer.concat([Buffer.from('GIF89a', 'latin1'), Buffer.alloc(64, 1)]),
+  jpeg: Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0]), Buffer.alloc(64, 1)]),
+  webp: Buffer.concat([Buffer.from('RIFF', 'latin1'), Buffer.from([64, 0, 0, 0]), Buffer.from('WEBPVP8 ', 'latin1'), Buffer.alloc(64, 1)]),
+};

@@ -135,6 +135,55 @@ export interface FoundationTables {
   };
 }
 
+/** Issue 3: columns added to projects/workers and the tables of projects, workers, onboarding and usage. */
+export interface ProjectsWorkersTables {
+  projects: FoundationTables['projects'] & {
+    /** The project runs on PLATFORM_LLM_KEY (trial projects). */
+    uses_platform_key: Generated<boolean>;
+    /** Blob key of the uploaded icon. */
+    icon_key: string | null;
+  };
+  workers: FoundationTables['workers'] & {
+    icon_key: string | null;
+    avatar_key: string | null;
+    /** The bot token, sealed (AES-256-GCM); never answered. */
+    messenger_token_enc: string | null;
+    messenger_bot_id: string | null;
+    messenger_bot_username: string | null;
+    /** Last heartbeat of the worker's live terminal session (written by the runtime). */
+    session_seen_at: Timestamp | null;
+  };
+  worker_templates: {
+    id: Generated<number>;
+    owner_id: number;
+    name: string;
+    description: Generated<string>;
+    config: JsonDefault<Record<string, unknown>>;
+    is_public: Generated<boolean>;
+    created_at: TimestampDefault;
+  };
+  trials: { user_id: number; project_id: number | null; tokens_granted: number; granted_at: TimestampDefault };
+  onboarding_progress: {
+    user_id: number;
+    state: JsonDefault<Record<string, 'completed' | 'skipped'>>;
+    source: 'web' | 'cli' | null;
+    completed_at: Timestamp | null;
+    dismissed_at: Timestamp | null;
+    started_at: TimestampDefault;
+    updated_at: TimestampDefault;
+  };
+  onboarding_videos: { slot: string; url: string | null; seconds: Generated<number>; title: string; updated_at: TimestampDefault; updated_by: string | null };
+  active_issue_bindings: {
+    id: Generated<number>;
+    project_id: number;
+    user_id: number | null;
+    issue_id: number;
+    title: string | null;
+    source: Generated<string>;
+    created_at: TimestampDefault;
+  };
+}
+
 export interface UsageTables {
   token_usage: {
     id: Generated<number>;
@@ -153,4 +202,4 @@ export interface UsageTables {
   };
 }
 
-export interface DB extends FoundationTables, UsageTables {}
+export interface DB extends Omit<FoundationTables, 'projects' | 'workers'>, ProjectsWorkersTables, UsageTables {}

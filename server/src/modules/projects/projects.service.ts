@@ -1,0 +1,382 @@
+/**
+ * Projects (specification, Projects; Authentication rules 5, 6, 10; Limits → Plans): creation in one
+ * transaction with its workers, an optional messenger bot and its working directory; reads and settings;
+ * logs and metrics from the activity log; the active-issue binding.
+ */
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import { sql, type Kysely, type Selectable } from 'kysely';
+import type { DB } from '../../db/types.ts';
+import type { Actor } from '../../http/auth.ts';
+import { BadRequest, Conflict, NotFound } from '../../http/errors.ts';
+import type { Access, ProjectRef } from '../../access/access.ts';
+import type { ActivityLog } from '../../lib/activity.ts';
+import type { BlobStorage } from '../../storage/storage.ts';
+import type { Sealer } from '../../secrets/crypto.ts';
+import type { Messenger } from '../../providers/messenger/messenger.ts';
+import { assertWithinPlan, lockOwner } from './plan-limits.ts';
+import { TEAM_PRESETS, suggestTeamPreset } from './team-presets.ts';
+import { insertWorkers, normalizeWorker, type WorkerInput, type WorkerView } from '../workers/workers.repo.ts';
+import { bindBot, validateBotToken } from '../workers/bot-binding.ts';
+import { IMAGE_MIME, type ImageKind } from '../workers/images.ts';
+
+/** Trial grant (specification, Limits → Trial). */
+export const TRIAL_TOKENS = 100_000;
+
+/** Technical names: 2–40 characters, lower-case letters, digits and inner hyphens or underscores. */
+export const PROJECT_NAME_PATTERN = /^[a-z0-9](?:[a-z0-9_-]{0,38}[a-z0-9])?$/;
+
+export interface ProjectView {
+  id: number;
+  name: string;
+  display_name: string;
+  description: string;
+  icon: string | null;
+  color: string | null;
+  niche: string | null;
+  team_preset: string | null;
+  config: { modelMode: 'strict' | 'optimize' };
+  trial_mode: boolean;
+  uses_platform_key: boolean;
+  has_icon: boolean;
+  owner_id: number;
+  worker_count: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+type ProjectRow = Selectable<DB['projects']>;
+const modelMode = (config: unknown): 'strict' | 'optimize' => ((config as any)?.modelMode === 'optimize' ? 'optimize' : 'strict');
+const toView = (r: ProjectRow, workerCount: number): ProjectView => ({
+  id: r.id, name: r.name, display_name: r.display_name, description: r.description, icon: r.icon, color: r.color, niche: r.niche,
+  team_preset: r.team_preset, config: { modelMode: modelMode(r.config) }, trial_mode: r.trial_mode, uses_platform_key: r.uses_platform_key,
+  has_icon: !!r.icon_key, owner_id: r.owner_id, worker_count: workerCount, created_at: r.created_at, updated_at: r.updated_at,
+});
+
+/** Either create body shape of the specification. */
+export interface CreateProjectBody {
+  displayName: string;
+  projectName?: string;
+  technical_name?: string;
+  niche?: string;
+  teamPreset?: string;
+  description?: string;
+  icon?: string;
+  color?: string;
+}
+
+export interface CreateOptions {
+  /** Workers to create with the project; when absent and `teamPreset` is given, the preset's team. */
+  workers?: WorkerInput[];
+  /** A bot token bound to the first worker (create-with-team). */
+  messengerToken?: string;
+  /** Onboarding setup: grant the trial in the same transaction. */
+  grantTrial?: boolean;
+  /** Files (already on disk, safe names) moved into the working directory inside the transaction. */
+  files?: Array<{ name: string; tmpPath: string }>;
+  source?: string;
+}
+
+/** Log categories of `GET /projects/:name/logs` → activity-log type prefixes. */
+export const LOG_CATEGORIES: Record<string, string[]> = {
+  all: [],
+  project: ['project_'],
+  workers: ['worker_'],
+  issues: ['issue_', 'session_active_issue'],
+  git: ['git_'],
+  skills: ['skill_'],
+  sessions: ['session_', 'cli_'],
+  tokens: ['token_'],
+  chat: ['browser_chat_message', 'cascade_'],
+  onboarding: ['onboarding_'],
+};
+
+export function createProjectsService(deps: { db: Kysely<DB>; access: Access; activity: ActivityLog; storage: BlobStorage; sealer: Sealer; messenger: Messenger }) {
+  const { db, access, activity, storage, sealer, messenger } = deps;
+
+  async function workerCount(projectId: number): Promise<number> {
+    const { n } = await db.selectFrom('workers').select((eb) => eb.fn.countAll<number>().as('n')).where('project_id', '=', projectId).executeTakeFirstOrThrow();
+    return Number(n);
+  }
+  async function view(projectId: number): Promise<ProjectView> {
+    const row = await db.selectFrom('projects').selectAll().where('id', '=', projectId).executeTakeFirstOrThrow();
+    return toView(row, await workerCount(projectId));
+  }
+
+  /** Trial of a user: granted tokens, tokens used by their trial projects since the grant, remaining. */
+  async function trialInfo(userId: number) {
+    const trial = await db.selectFrom('trials').selectAll().where('user_id', '=', userId).executeTakeFirst();
+    if (!trial) return { granted: false, total_granted: 0, used: 0, remaining: 0, active: false };
+    const { used } = await db
+      .selectFrom('token_usage')
+      .innerJoin('projects', 'projects.id', 'token_usage.project_id')
+      .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('token_usage.total_tokens'), sql<number>`0`).as('used'))
+      .where('token_usage.user_id', '=', userId)
+      .where('projects.trial_mode', '=', true)
+      .where('token_usage.created_at', '>=', trial.granted_at)
+      .executeTakeFirstOrThrow();
+    const total = Number(trial.tokens_granted);
+    const remaining = Math.max(0, total - Number(used));
+    return { granted: true, total_granted: total, used: Number(used), remaining, active: remaining > 0 };
+  }
+
+  async function hasOwnKey(userId: number): Promise<boolean> {
+    const row = await db.selectFrom('account_settings').select('llm_key_enc').where('user_id', '=', userId).executeTakeFirst();
+    return !!row?.llm_key_enc;
+  }
+
+  /**
+   * The one creation path: project + workers + optional bot + directory (+ trial, + files) atomically.
+   * Validation and the messenger call happen before the transaction; the plan check runs inside it under
+   * the owner's advisory lock. Any failure removes the directory and leaves no row.
+   * @throws 400 `invalid_project_name`, `unknown_team_preset`, worker errors; 409 `project_exists`,
+   *   `bot_already_bound`; 402 `plan_limit_reached`; 502 `messenger_unavailable`.
+   */
+  async function createProject(actor: Actor, body: CreateProjectBody, opts: CreateOptions = {}): Promise<{ project: ProjectView; workers: WorkerView[]; trial_activated: boolean }> {
+    const name = (body.projectName ?? body.technical_name ?? '').trim();
+    if (!PROJECT_NAME_PATTERN.test(name)) {
+      throw new BadRequest('invalid_project_name', 'The technical name must be 2–40 characters: lower-case letters, digits, hyphens or underscores, starting and ending with a letter or digit.');
+    }
+    const displayName = body.displayName.trim();
+    if (!displayName) throw new BadRequest('invalid_request', 'displayName must not be empty.');
+    if (body.teamPreset && !TEAM_PRESETS[body.teamPreset]) throw new BadRequest('unknown_team_preset', `There is no team preset '${body.teamPreset}'.`);
+    const inputs: WorkerInput[] = opts.workers ?? (body.teamPreset ? TEAM_PRESETS[body.teamPreset].workers.map((preset) => ({ preset })) : []);
+    const workers = inputs.map((w, i) => normalizeWorker(w, `workers[${i}]`));
+    if (opts.messengerToken !== undefined && !workers.length) throw new BadRequest('invalid_request', 'A messenger token needs at least one worker to bind to.');
+    const bot = opts.messengerToken !== undefined ? await validateBotToken(messenger, opts.messengerToken) : undefined;
+
+    const trial = await trialInfo(actor.id);
+    const grantTrial = !!opts.grantTrial && actor.email_verified && !trial.granted;
+    const trialMode = grantTrial || (trial.active && !(await hasOwnKey(actor.id)));
+
+    let dir: string | undefined;
+    try {
+      const result = await db.transaction().execute(async (tx) => {
+        await lockOwner(tx, actor.id);
+        const exists = await tx.selectFrom('projects').select('id').where('owner_id', '=', actor.id).where('name', '=', name).executeTakeFirst();
+        if (exists) throw new Conflict('project_exists', `You already have a project named '${name}'.`);
+        await assertWithinPlan(tx, { id: actor.id, plan: actor.plan }, actor.isAdmin, { projects: 1, workers: workers.length });
+        const row = await tx
+          .insertInto('projects')
+          .values({
+            owner_id: actor.id, name, display_name: displayName, description: body.description ?? '', icon: body.icon ?? null, color: body.color ?? null,
+            niche: body.niche ?? null, team_preset: body.teamPreset ?? null, config: JSON.stringify({ modelMode: 'strict' }),
+            trial_mode: trialMode, uses_platform_key: trialMode,
+          })
+          .returningAll()
+          .executeTakeFirstOrThrow();
+        const created = await insertWorkers(tx, { id: row.id, name }, workers);
+        if (bot && opts.messengerToken) {
+          await bindBot(tx, sealer, created[0].id, opts.messengerToken, bot);
+          created[0].bot_username = bot.username;
+        }
+        if (grantTrial) await tx.insertInto('trials').values({ user_id: actor.id, project_id: row.id, tokens_granted: TRIAL_TOKENS }).execute();
+        await activity.record({ type: 'project_created', userId: actor.id, actor: actor.email, projectId: row.id, title: `Project ${displayName} created`, payload: { name, team_preset: body.teamPreset ?? null, workers: created.length, trial_mode: trialMode, source: opts.source ?? 'web' } }, tx);
+        for (const w of created) {
+          await activity.record({ type: 'worker_created', userId: actor.id, actor: actor.email, projectId: row.id, workerId: w.id, title: `Worker ${w.label} created`, payload: { label: w.label, role: w.role, project: name } }, tx);
+        }
+        dir = access.projectDir(row.id);
+        await fsp.rm(dir, { recursive: true, force: true });
+        await fsp.mkdir(dir, { recursive: true });
+        for (const f of opts.files ?? []) {
+          await fsp.copyFile(f.tmpPath, path.join(dir, f.name));
+        }
+        return { row, created };
+      });
+      return { project: toView(result.row, result.created.length), workers: result.created, trial_activated: grantTrial };
+    } catch (err) {
+      if (dir) await fsp.rm(dir, { recursive: true, force: true });
+      if ((err as { code?: string }).code === '23505') throw new Conflict('project_exists', `You already have a project named '${name}'.`);
+      throw err;
+    }
+  }
+
+  const ref = (actor: Actor, name: string): Promise<ProjectRef> => access.project(actor, name);
+
+  return {
+    createProject,
+    trialInfo,
+
+    /** GET /projects: the caller's own projects, oldest first. */
+    async list(actor: Actor): Promise<{ projects: ProjectView[] }> {
+      const rows = await db
+        .selectFrom('projects')
+        .selectAll('projects')
+        .select((eb) => eb.selectFrom('workers').select((e) => e.fn.countAll<number>().as('n')).whereRef('workers.project_id', '=', 'projects.id').as('worker_count'))
+        .where('owner_id', '=', actor.id)
+        .orderBy('id')
+        .execute();
+      return { projects: rows.map((r) => toView(r, Number(r.worker_count ?? 0))) };
+    },
+
+    /** GET /projects/:name. */
+    async get(actor: Actor, name: string): Promise<ProjectView> {
+      const p = await ref(actor, name);
+      return view(p.id);
+    },
+
+    /** POST /projects/create (either body shape). @returns the project and the workers of its team preset. */
+    async create(actor: Actor, body: CreateProjectBody) {
+      const { project, workers } = await createProject(actor, body);
+      return { ok: true, project, workers };
+    },
+
+    /** POST /projects/create-with-team `{project, workers[], telegram?:{token}}`: all or nothing. */
+    async createWithTeam(actor: Actor, body: { project: CreateProjectBody; workers: WorkerInput[]; telegram?: { token: string } }) {
+      const { project, workers } = await createProject(actor, body.project, { workers: body.workers, messengerToken: body.telegram?.token });
+      return { ok: true, project, workers, bot_username: workers[0]?.bot_username ?? null };
+    },
+
+    /** GET /projects/suggest-preset?niche=: `{preset_id}` by keyword. */
+    suggestPreset: (niche: string) => ({ preset_id: suggestTeamPreset(niche) }),
+
+    /** GET /projects/:name/config → `{modelMode}`. */
+    async getConfig(actor: Actor, name: string) {
+      const p = await ref(actor, name);
+      return { modelMode: modelMode(p.config) };
+    },
+
+    /** PUT /projects/:name/config `{modelMode}` (strict | optimize). */
+    async putConfig(actor: Actor, name: string, body: { modelMode?: 'strict' | 'optimize' }) {
+      const p = await ref(actor, name);
+      const config = { ...p.config, modelMode: body.modelMode ?? modelMode(p.config) };
+      await db.updateTable('projects').set({ config: JSON.stringify(config), updated_at: new Date() }).where('id', '=', p.id).execute();
+      return { modelMode: config.modelMode };
+    },
+
+    /** GET /projects/:name/protocol → `{protocol, updated_at}` (the project's rules text). */
+    async getProtocol(actor: Actor, name: string) {
+      const p = await ref(actor, name);
+      const row = await db.selectFrom('projects').select(['protocol', 'updated_at']).where('id', '=', p.id).executeTakeFirstOrThrow();
+      return row;
+    },
+
+    /** PUT /projects/:name/protocol `{protocol}`. */
+    async putProtocol(actor: Actor, name: string, protocol: string) {
+      const p = await ref(actor, name);
+      return db.updateTable('projects').set({ protocol, updated_at: new Date() }).where('id', '=', p.id).returning(['protocol', 'updated_at']).executeTakeFirstOrThrow();
+    },
+
+    /** POST /projects/:name/upload-icon: PNG or GIF bytes (already checked) stored as a blob. */
+    async setIcon(actor: Actor, name: string, img: { data: Buffer; kind: ImageKind }) {
+      const p = await ref(actor, name);
+      const key = `project-icons/${p.id}.${img.kind}`;
+      const old = await db.selectFrom('projects').select('icon_key').where('id', '=', p.id).executeTakeFirstOrThrow();
+      await storage.put(key, img.data);
+      await db.updateTable('projects').set({ icon_key: key, updated_at: new Date() }).where('id', '=', p.id).execute();
+      if (old.icon_key && old.icon_key !== key) await storage.delete(old.icon_key);
+      return { ok: true, url: `/api/crm/projects/${encodeURIComponent(p.name)}/icon` };
+    },
+
+    /** GET /projects/:name/icon. @throws 404 when none. */
+    async getIcon(actor: Actor, name: string) {
+      const p = await ref(actor, name);
+      const row = await db.selectFrom('projects').select('icon_key').where('id', '=', p.id).executeTakeFirstOrThrow();
+      const data = row.icon_key ? await storage.get(row.icon_key) : undefined;
+      if (!row.icon_key || !data) throw new NotFound('This project has no icon.', 'icon_not_found');
+      return { data, mime: IMAGE_MIME[path.extname(row.icon_key).slice(1) as ImageKind] ?? 'application/octet-stream' };
+    },
+
+    /**
+     * GET /projects/:name/logs?category=&lines=: the newest `lines` activity-log entries of the category,
+     * oldest first, as structured entries and as text lines `ISO [type] actor: title — detail`.
+     */
+    async logs(actor: Actor, name: string, q: { category: string; lines: number }) {
+      const p = await ref(actor, name);
+      const prefixes = LOG_CATEGORIES[q.category];
+      if (!prefixes) throw new BadRequest('unknown_category', `Unknown log category; use one of ${Object.keys(LOG_CATEGORIES).join(', ')}.`);
+      let query = db.selectFrom('activity_log').select(['id', 'type', 'actor', 'title', 'detail', 'worker_id', 'created_at']).where('project_id', '=', p.id);
+      if (prefixes.length) query = query.where((eb) => eb.or(prefixes.map((pre) => (pre.endsWith('_') ? eb('type', 'like', `${pre}%`) : eb('type', '=', pre)))));
+      const rows = (await query.orderBy('id', 'desc').limit(q.lines).execute()).reverse();
+      return {
+        category: q.category,
+        entries: rows.map((r) => ({ type: r.type, actor: r.actor, title: r.title, detail: r.detail, worker_id: r.worker_id, ts: r.created_at })),
+        lines: rows.map((r) => `${r.created_at.toISOString()} [${r.type}] ${r.actor ?? 'system'}: ${r.title ?? ''}${r.detail ? ` — ${r.detail}` : ''}`),
+      };
+    },
+
+    /**
+     * GET /projects/:name/metrics?since=&until= (dates, UTC, inclusive; default the last 30 days; at most
+     * 366 days): per day the number of activity events (total and by type) and tokens used.
+     * @throws 400 `invalid_range` when since is after until or the range is too long.
+     */
+    async metrics(actor: Actor, name: string, q: { since?: string; until?: string }) {
+      const p = await ref(actor, name);
+      const day = (s: string | undefined, fallback: Date) => {
+        if (!s) return new Date(Date.UTC(fallback.getUTCFullYear(), fallback.getUTCMonth(), fallback.getUTCDate()));
+        const d = new Date(s);
+        if (Number.isNaN(d.getTime())) throw new BadRequest('invalid_range', `'${s}' is not a date.`);
+        return new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate()));
+      };
+      const until = day(q.until, new Date());
+      const since = day(q.since, new Date(until.getTime() - 29 * 86_400_000));
+      const nDays = Math.round((until.getTime() - since.getTime()) / 86_400_000) + 1;
+      if (nDays < 1) throw new BadRequest('invalid_range', '`since` must not be after `until`.');
+      if (nDays > 366) throw new BadRequest('invalid_range', 'The range may span at most 366 days.');
+      const end = new Date(until.getTime() + 86_400_000);
+      const dayExpr = sql<string>`to_char(created_at at time zone 'UTC', 'YYYY-MM-DD')`;
+      const events = await db
+        .selectFrom('activity_log')
+        .select([dayExpr.as('day'), 'type', (eb) => eb.fn.countAll<number>().as('n')])
+        .where('project_id', '=', p.id)
+        .where('created_at', '>=', since)
+        .where('created_at', '<', end)
+        .groupBy([dayExpr, 'type'])
+        .execute();
+      const tokens = await db
+        .selectFrom('token_usage')
+        .select([dayExpr.as('day'), (eb) => eb.fn.sum<number>('total_tokens').as('n')])
+        .where('project_id', '=', p.id)
+        .where('created_at', '>=', since)
+        .where('created_at', '<', end)
+        .groupBy(dayExpr)
+        .execute();
+      const days = Array.from({ length: nDays }, (_, i) => ({ date: new Date(since.getTime() + i * 86_400_000).toISOString().slice(0, 10), events: 0, tokens: 0, by_type: {} as Record<string, number> }));
+      const byDate = new Map(days.map((d) => [d.date, d]));
+      for (const e of events) {
+        const d = byDate.get(e.day);
+        if (d) {
+          d.events += Number(e.n);
+          d.by_type[e.type] = Number(e.n);
+        }
+      }
+      for (const t of tokens) {
+        const d = byDate.get(t.day);
+        if (d) d.tokens = Number(t.n ?? 0);
+      }
+      return {
+        since: days[0].date,
+        until: days[days.length - 1].date,
+        days,
+        totals: { events: days.reduce((s, d) => s + d.events, 0), tokens: days.reduce((s, d) => s + d.tokens, 0) },
+      };
+    },
+
+    /** POST /projects/:name/active-issue `{issue_id, title?}`: record the binding and a `session_active_issue` event (source web). */
+    async bindActiveIssue(actor: Actor, name: string, body: { issue_id: number; title?: string }) {
+      const p = await ref(actor, name);
+      const title = body.title?.trim() || null;
+      const row = await db.transaction().execute(async (tx) => {
+        const r = await tx.insertInto('active_issue_bindings').values({ project_id: p.id, user_id: actor.id, issue_id: body.issue_id, title, source: 'web' }).returning(['issue_id', 'title', 'created_at']).executeTakeFirstOrThrow();
+        await activity.record({ type: 'session_active_issue', userId: actor.id, actor: actor.email, projectId: p.id, title: title ?? `Issue #${body.issue_id}`, payload: { issue_id: body.issue_id, title, source: 'web' } }, tx);
+        return r;
+      });
+      return { ok: true, active_issue_id: row.issue_id, title: row.title, ts: row.created_at };
+    },
+
+    /** GET /projects/:name/active-issue: the latest binding within 7 days, else nulls. */
+    async getActiveIssue(actor: Actor, name: string) {
+      const p = await ref(actor, name);
+      const row = await db
+        .selectFrom('active_issue_bindings')
+        .select(['issue_id', 'title', 'created_at'])
+        .where('project_id', '=', p.id)
+        .where('created_at', '>=', new Date(Date.now() - 7 * 86_400_000))
+        .orderBy('created_at', 'desc')
+        .orderBy('id', 'desc')
+        .executeTakeFirst();
+      return row ? { active_issue_id: row.issue_id, title: row.title, ts: row.created_at } : { active_issue_id: null, title: null, ts: null };
+    },
+  };
+}
+export type ProjectsService = ReturnType<typeof createProjectsService>;

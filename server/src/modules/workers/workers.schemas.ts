@@ -1,0 +1,98 @@
+/** Request and answer schemas of the workers area (TypeBox). */
+import { Type } from '@sinclair/typebox';
+import { DateTime, Nullable } from '../../http/schemas.ts';
+
+const Str = (max: number) => Type.String({ maxLength: max });
+const StrList = Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { maxItems: 100 });
+
+/** Worker fields (specification, Worker); `preset` fills the others from the preset library. */
+export const WorkerFields = {
+  label: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+  icon: Type.Optional(Nullable(Str(200))),
+  type: Type.Optional(Type.Union([Type.Literal('terminal'), Type.Literal('messenger')])),
+  model: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 100 }))),
+  max_turns: Type.Optional(Type.Integer({ minimum: 1, maximum: 500 })),
+  tools: Type.Optional(StrList),
+  system_prompt: Type.Optional(Str(50_000)),
+  focus_dirs: Type.Optional(StrList),
+  context_assets: Type.Optional(StrList),
+  prompt_style: Type.Optional(Nullable(Str(100))),
+  role: Type.Optional(Nullable(Str(100))),
+};
+export const WorkerCreateBody = Type.Object({ preset: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })), ...WorkerFields }, { additionalProperties: false });
+export const WorkerUpdateBody = Type.Object({ ...WorkerFields, avatar_pack: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })) }, { additionalProperties: false });
+
+export const Worker = Type.Object({
+  id: Type.Integer(),
+  label: Type.String(),
+  icon: Nullable(Type.String()),
+  type: Type.String(),
+  model: Nullable(Type.String()),
+  max_turns: Type.Integer(),
+  tools: Type.Array(Type.String()),
+  system_prompt: Type.String(),
+  focus_dirs: Type.Array(Type.String()),
+  context_assets: Type.Array(Type.String()),
+  prompt_style: Nullable(Type.String()),
+  avatar_pack: Type.String(),
+  role: Nullable(Type.String()),
+  position: Type.Integer(),
+  has_avatar: Type.Boolean(),
+  has_icon: Type.Boolean(),
+  bot_username: Nullable(Type.String()),
+  project_name: Type.String(),
+  created_at: DateTime(),
+  updated_at: DateTime(),
+});
+
+export const WorkerListItem = Type.Object({
+  id: Type.Integer(),
+  label: Type.String(),
+  icon: Nullable(Type.String()),
+  type: Type.String(),
+  model: Nullable(Type.String()),
+  tools: Type.Array(Type.String()),
+  context_assets: Type.Array(Type.String()),
+  project_name: Type.String(),
+  owner_email: Type.Optional(Type.String()),
+});
+
+export const Preset = Type.Object({
+  id: Type.String(), label: Type.String(), icon: Type.String(), type: Type.String(), model: Type.String(), max_turns: Type.Integer(),
+  tools: Type.Array(Type.String()), system_prompt: Type.String(), context_assets: Type.Array(Type.String()), focus_dirs: Type.Array(Type.String()), prompt_style: Type.String(),
+});
+
+export const ModelTiers = Type.Object({
+  tiers: Type.Array(Type.Object({ key: Type.String(), label: Type.String(), stage: Type.String(), model: Type.String(), hint: Type.String() })),
+  roleDefaults: Type.Record(Type.String(), Type.String()),
+  fallbackTier: Type.String(),
+});
+
+export const Template = Type.Object({
+  id: Type.Integer(), name: Type.String(), description: Type.String(), config: Type.Record(Type.String(), Type.Unknown()), is_public: Type.Boolean(),
+  created_at: DateTime(), owner: Type.Boolean({ description: 'true when the caller owns it (may delete)' }),
+});
+export const TemplateBody = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 100 }),
+  description: Type.Optional(Str(2000)),
+  config: Type.Record(Type.String(), Type.Unknown()),
+  is_public: Type.Optional(Type.Boolean()),
+}, { additionalProperties: false });
+
+export const ProjectWorkerParams = Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }), id: Type.Integer({ minimum: 1, maximum: 2147483647 }) });
+export const ReorderBody = Type.Object({ order: Type.Array(Type.Integer({ minimum: 1, maximum: 2147483647 }), { maxItems: 1000 }) });
+export const TokenBody = Type.Object({ token: Type.String({ minLength: 1, maxLength: 200 }) });
+export const NotifyBody = Type.Object({
+  event: Type.Optional(Str(100)),
+  text: Type.String({ minLength: 1, maxLength: 4096 }),
+  buttons: Type.Optional(Type.Array(Type.Object({ text: Type.String({ minLength: 1, maxLength: 64 }), url: Type.Optional(Type.String({ pattern: '^https?://', maxLength: 2000 })), callback_data: Type.Optional(Type.String({ maxLength: 64 })) }), { maxItems: 20 })),
+});
+export const ActivityEvent = Type.Object({ type: Type.String(), title: Type.String(), detail: Nullable(Type.String()), when: DateTime() });
+export const Runtime = Type.Object({
+  status: Type.Union([Type.Literal('working'), Type.Literal('idle')]),
+  status_started_at: Nullable(DateTime()),
+  current_skill: Nullable(Type.String()),
+  tokens_today: Type.Integer(),
+  tokens_pct: Type.Number(),
+  tokens_cap: Nullable(Type.Integer()),
+});

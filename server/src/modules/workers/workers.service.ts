@@ -1,0 +1,303 @@
+/**
+ * Workers (specification, Workers; Worker runtime status; Limits → Worker, Avatars, Bot name suggestions):
+ * CRUD under the plan limits, presets, templates, order, icons and avatars, the messenger bot of a
+ * worker (bind, read masked, remove, notify), activity feed and runtime figures.
+ */
+import path from 'node:path';
+import { sql, type Kysely } from 'kysely';
+import type { DB } from '../../db/types.ts';
+import type { Actor } from '../../http/auth.ts';
+import { Forbidden, NotFound, Upstream } from '../../http/errors.ts';
+import type { Access, ProjectRef } from '../../access/access.ts';
+import type { ActivityLog } from '../../lib/activity.ts';
+import type { BlobStorage } from '../../storage/storage.ts';
+import type { Sealer } from '../../secrets/crypto.ts';
+import { MessengerUnavailable, type InlineButton, type Messenger } from '../../providers/messenger/messenger.ts';
+import { assertWithinPlan, DAILY_TOKEN_CAPS, lockOwner } from '../projects/plan-limits.ts';
+import { FALLBACK_TIER, MODEL_TIERS, ROLE_DEFAULTS, WORKER_PRESETS } from './presets.ts';
+import { insertWorkers, normalizeWorker, toWorkerView, WORKER_COLUMNS, type WorkerInput, type WorkerView } from './workers.repo.ts';
+import { bindBot, maskBotToken, validateBotToken } from './bot-binding.ts';
+import { IMAGE_MIME, type ImageKind } from './images.ts';
+
+/** Activity-log types shown in a worker's feed (specification, Worker activity event). */
+export const WORKER_ACTIVITY_TYPES = ['git_commit', 'skill_loaded', 'skill_unloaded', 'issue_pick', 'issue_close', 'issue_log', 'token_budget', 'session_start'];
+/** A stored `working` status older than this without a live session reads as idle (crash rule). */
+export const STALE_WINDOW_MS = 10 * 60 * 1000;
+/** A terminal session is live when the runtime's heartbeat (`session_seen_at`) is this recent. */
+export const SESSION_LIVE_MS = 60 * 1000;
+
+export function createWorkersService(deps: {
+  db: Kysely<DB>; access: Access; activity: ActivityLog; storage: BlobStorage; sealer: Sealer; messenger: Messenger; disableNotify: boolean;
+}) {
+  const { db, access, activity, storage, sealer, messenger } = deps;
+
+  /** The worker `id` of project `p`. @throws 404 `worker_not_found`. */
+  async function workerRow(p: ProjectRef, id: number) {
+    const row = await db.selectFrom('workers').select([...WORKER_COLUMNS, 'workers.messenger_token_enc', 'workers.status', 'workers.status_started_at', 'workers.current_skill', 'workers.session_seen_at'])
+      .where('workers.project_id', '=', p.id).where('workers.id', '=', id).executeTakeFirst();
+    if (!row) throw new NotFound(`Worker ${id} was not found in this project.`, 'worker_not_found');
+    return row;
+  }
+  async function ownerPlan(ownerId: number): Promise<string> {
+    const u = await db.selectFrom('users').select('plan').where('id', '=', ownerId).executeTakeFirst();
+    return u?.plan ?? 'free';
+  }
+
+  return {
+    /** GET /workers: the caller's workers across projects; the operator sees every user's (with `owner_email`). */
+    async listAll(actor: Actor) {
+      let q = db.selectFrom('workers').innerJoin('projects', 'projects.id', 'workers.project_id').innerJoin('users', 'users.id', 'projects.owner_id')
+        .select(['workers.id', 'workers.label', 'workers.icon', 'workers.type', 'workers.model', 'workers.tools', 'workers.context_assets', 'projects.name as project_name', 'users.email as owner_email']);
+      if (!actor.isOperator) q = q.where('projects.owner_id', '=', actor.id);
+      const rows = await q.orderBy('projects.id').orderBy('workers.position').orderBy('workers.id').execute();
+      return { workers: rows.map(({ owner_email, ...r }) => (actor.isOperator ? { ...r, owner_email } : r)) };
+    },
+
+    /** GET /workers/presets: the 13 presets. */
+    presets: () => ({ presets: WORKER_PRESETS }),
+
+    /** GET /model-tiers: tiers, role → tier defaults, fallback tier. */
+    modelTiers: () => ({ tiers: MODEL_TIERS, roleDefaults: ROLE_DEFAULTS, fallbackTier: FALLBACK_TIER }),
+
+    /** GET /workers/templates: the caller's templates and public ones. */
+    async listTemplates(actor: Actor) {
+      const rows = await db.selectFrom('worker_templates').selectAll().where((eb) => eb.or([eb('owner_id', '=', actor.id), eb('is_public', '=', true)])).orderBy('id').execute();
+      return { templates: rows.map(({ owner_id, ...r }) => ({ ...r, owner: owner_id === actor.id })) };
+    },
+    /** POST /workers/templates `{name, description?, config, is_public?}` → `{ok, id}`. */
+    async createTemplate(actor: Actor, body: { name: string; description?: string; config: Record<string, unknown>; is_public?: boolean }) {
+      const row = await db.insertInto('worker_templates').values({ owner_id: actor.id, name: body.name.trim(), description: body.description ?? '', config: JSON.stringify(body.config), is_public: body.is_public ?? false }).returning('id').executeTakeFirstOrThrow();
+      return { ok: true, id: row.id };
+    },
+    /** DELETE /workers/templates/:id: owner only. @throws 404, 403 `not_template_owner`. */
+    async deleteTemplate(actor: Actor, id: number) {
+      const row = await db.selectFrom('worker_templates').select('owner_id').where('id', '=', id).executeTakeFirst();
+      if (!row) throw new NotFound('Template not found.', 'template_not_found');
+      if (row.owner_id !== actor.id) throw new Forbidden('Only the owner may delete this template.', 'not_template_owner');
+      await db.deleteFrom('worker_templates').where('id', '=', id).where('owner_id', '=', actor.id).execute();
+      return { ok: true };
+    },
+
+    /** GET /projects/:name/workers: the project's workers in their order. */
+    async list(actor: Actor, name: string): Promise<{ workers: WorkerView[] }> {
+      const p = await access.project(actor, name);
+      const rows = await db.selectFrom('workers').select(WORKER_COLUMNS).where('workers.project_id', '=', p.id).orderBy('workers.position').orderBy('workers.id').execute();
+      return { workers: rows.map((r) => toWorkerView(r, p.name)) };
+    },
+
+    /**
+     * POST /projects/:name/workers: one worker (fields or `preset`), under the owner's worker limit.
+     * @throws 402 `plan_limit_reached` (workers_limit), 400 `unknown_preset`/`invalid_worker`.
+     */
+    async create(actor: Actor, name: string, input: WorkerInput): Promise<WorkerView> {
+      const p = await access.project(actor, name);
+      const w = normalizeWorker(input);
+      const plan = await ownerPlan(p.owner_id);
+      return db.transaction().execute(async (tx) => {
+        await lockOwner(tx, p.owner_id);
+        await assertWithinPlan(tx, { id: p.owner_id, plan }, actor.isAdmin, { workers: 1 });
+        const [created] = await insertWorkers(tx, p, [w]);
+        await activity.record({ type: 'worker_created', userId: actor.id, actor: actor.email, projectId: p.id, workerId: created.id, title: `Worker ${created.label} created`, payload: { label: created.label, role: created.role, project: p.name } }, tx);
+        return created;
+      });
+    },
+
+    /** PUT /projects/:name/workers/:id: change the given fields. */
+    async update(actor: Actor, name: string, id: number, input: WorkerInput & { avatar_pack?: string }): Promise<WorkerView> {
+      const p = await access.project(actor, name);
+      await workerRow(p, id);
+      if (input.focus_dirs) normalizeWorker({ label: 'x', focus_dirs: input.focus_dirs });
+      const patch: Record<string, unknown> = { updated_at: new Date() };
+      for (const k of ['label', 'icon', 'type', 'model', 'max_turns', 'system_prompt', 'prompt_style', 'role', 'avatar_pack'] as const) if (input[k] !== undefined) patch[k] = typeof input[k] === 'string' && k === 'label' ? (input[k] as string).trim() : input[k];
+      for (const k of ['tools', 'focus_dirs', 'context_assets'] as const) if (input[k] !== undefined) patch[k] = JSON.stringify(input[k]);
+      const row = await db.updateTable('workers').set(patch).where('project_id', '=', p.id).where('id', '=', id).returning(WORKER_COLUMNS.map((c) => c.replace('workers.', '')) as any).executeTakeFirstOrThrow();
+      return toWorkerView(row as any, p.name);
+    },
+
+    /** DELETE /projects/:name/workers/:id → `{ok, id}`; its avatar and icon blobs go too. */
+    async remove(actor: Actor, name: string, id: number) {
+      const p = await access.project(actor, name);
+      const w = await workerRow(p, id);
+      await db.deleteFrom('workers').where('project_id', '=', p.id).where('id', '=', id).execute();
+      for (const key of [w.avatar_key, w.icon_key]) if (key) await storage.delete(key);
+      return { ok: true, id };
+    },
+
+    /** POST /projects/:name/workers/reorder `{order}`: listed ids first (unknown ids ignored), the rest appended in their order. */
+    async reorder(actor: Actor, name: string, order: number[]) {
+      const p = await access.project(actor, name);
+      return db.transaction().execute(async (tx) => {
+        const rows = await tx.selectFrom('workers').select('id').where('project_id', '=', p.id).orderBy('position').orderBy('id').execute();
+        const ids = rows.map((r) => r.id);
+        const known = new Set(ids);
+        const seen = new Set<number>();
+        const first = order.filter((id) => known.has(id) && !seen.has(id) && seen.add(id));
+        const final = [...first, ...ids.filter((id) => !seen.has(id))];
+        for (let i = 0; i < final.length; i++) await tx.updateTable('workers').set({ position: i }).where('project_id', '=', p.id).where('id', '=', final[i]).execute();
+        return { ok: true, count: final.length, order: final };
+      });
+    },
+
+    /** Store an image (checked by the route) as the worker's `icon` or `avatar`. @returns `{ok, url}`. */
+    async setImage(actor: Actor, name: string, id: number, which: 'icon' | 'avatar', img: { data: Buffer; kind: ImageKind }) {
+      const p = await access.project(actor, name);
+      const w = await workerRow(p, id);
+      const key = `worker-${which}s/${id}.${img.kind}`;
+      const old = which === 'icon' ? w.icon_key : w.avatar_key;
+      await storage.put(key, img.data);
+      await db.updateTable('workers').set(which === 'icon' ? { icon_key: key, updated_at: new Date() } : { avatar_key: key, avatar_pack: 'custom', updated_at: new Date() }).where('id', '=', id).execute();
+      if (old && old !== key) await storage.delete(old);
+      return { ok: true, url: `/api/crm/projects/${encodeURIComponent(p.name)}/workers/${id}/${which}` };
+    },
+
+    /** The worker's icon or avatar bytes. @throws 404 `avatar_not_found` / `icon_not_found`. */
+    async getImage(actor: Actor, name: string, id: number, which: 'icon' | 'avatar') {
+      const p = await access.project(actor, name);
+      const w = await workerRow(p, id);
+      const key = which === 'icon' ? w.icon_key : w.avatar_key;
+      const data = key ? await storage.get(key) : undefined;
+      if (!key || !data) throw new NotFound(`This worker has no ${which}.`, `${which}_not_found`);
+      return { data, mime: IMAGE_MIME[path.extname(key).slice(1) as ImageKind] };
+    },
+
+    /** DELETE …/avatar: remove it and reset `avatar_pack` to `role`. */
+    async deleteAvatar(actor: Actor, name: string, id: number) {
+      const p = await access.project(actor, name);
+      const w = await workerRow(p, id);
+      await db.updateTable('workers').set({ avatar_key: null, avatar_pack: 'role', updated_at: new Date() }).where('id', '=', id).execute();
+      if (w.avatar_key) await storage.delete(w.avatar_key);
+      return { ok: true, avatar_pack: 'role' };
+    },
+
+    /** GET …/telegram-token → `{bound, token_masked, bot_username}` (never the token). */
+    async getBot(actor: Actor, name: string, id: number) {
+      const p = await access.project(actor, name);
+      const w = await workerRow(p, id);
+      let masked: string | null = null;
+      if (w.messenger_token_enc) {
+        try {
+          masked = maskBotToken(sealer.open(w.messenger_token_enc));
+        } catch {
+          masked = '(unreadable: bind the token again)';
+        }
+      }
+      return { bound: !!w.messenger_token_enc, token_masked: masked, bot_username: w.messenger_bot_username };
+    },
+
+    /**
+     * POST …/telegram-token `{token}`: validated with getMe, stored sealed.
+     * `started` is false: the bot's message loop belongs to the worker runtime, which picks bound bots up.
+     * @throws 400 `invalid_bot_token`, 409 `bot_already_bound`, 502 `messenger_unavailable`.
+     */
+    async bindBot(actor: Actor, name: string, id: number, token: string) {
+      const p = await access.project(actor, name);
+      await workerRow(p, id);
+      const bot = await validateBotToken(messenger, token);
+      await bindBot(db, sealer, id, token, bot);
+      await activity.record({ type: 'worker_bot_bound', userId: actor.id, actor: actor.email, projectId: p.id, workerId: id, title: `Bot @${bot.username} bound`, payload: { bot_username: bot.username } });
+      return { ok: true, started: false, bot_username: bot.username };
+    },
+
+    /** DELETE …/telegram-token → `{ok, removed}`. */
+    async unbindBot(actor: Actor, name: string, id: number) {
+      const p = await access.project(actor, name);
+      const w = await workerRow(p, id);
+      await db.updateTable('workers').set({ messenger_token_enc: null, messenger_bot_id: null, messenger_bot_username: null, updated_at: new Date() }).where('id', '=', id).execute();
+      return { ok: true, removed: !!w.messenger_token_enc };
+    },
+
+    /**
+     * POST …/notify `{event?, text, buttons?}`: send through the worker's bot to the owner's chat.
+     * A silent no-op (`sent:false`) without a bound bot or with CRM_DISABLE_MESSENGER_NOTIFY=1.
+     * @throws 502 `messenger_unavailable` when the messenger refuses the message.
+     */
+    async notify(actor: Actor, name: string, id: number, body: { event?: string; text: string; buttons?: InlineButton[] }) {
+      const p = await access.project(actor, name);
+      const w = await workerRow(p, id);
+      if (deps.disableNotify || !w.messenger_token_enc) return { ok: true, sent: false };
+      const owner = await db.selectFrom('users').select(['id', 'chat_id']).where('id', '=', p.owner_id).executeTakeFirstOrThrow();
+      const text = body.event ? `[${body.event}] ${body.text}` : body.text;
+      try {
+        await messenger.sendMessage(sealer.open(w.messenger_token_enc), { chatId: owner.chat_id ?? String(owner.id), text, buttons: body.buttons?.length ? body.buttons.map((b) => [b]) : undefined });
+      } catch (err) {
+        if (err instanceof MessengerUnavailable) throw new Upstream(502, 'messenger_unavailable', 'The messenger did not accept the message.');
+        throw err;
+      }
+      return { ok: true, sent: true };
+    },
+
+    /**
+     * POST …/suggest-bot-username → `{candidates}`: five names `<project>_<worker>_bot`, then numbered
+     * fallbacks `<project>_<worker>N_bot`; hyphens and other characters outside [a-z0-9_] removed; at most
+     * 32 characters, the worker part cut first, then the project part.
+     */
+    async suggestBotUsername(actor: Actor, name: string, id: number) {
+      const p = await access.project(actor, name);
+      const w = await workerRow(p, id);
+      const clean = (s: string) => s.toLowerCase().replace(/[^a-z0-9_]/g, '').replace(/_+/g, '_').replace(/^_|_$/g, '');
+      const proj = clean(p.name) || 'project';
+      const work = clean(w.label) || `worker${id}`;
+      const make = (suffix: string) => {
+        const tail = `${suffix}_bot`;
+        let pp = proj;
+        let ww = work;
+        const over = () => pp.length + 1 + ww.length + tail.length - 32;
+        if (over() > 0) ww = ww.slice(0, Math.max(1, ww.length - over()));
+        if (over() > 0) pp = pp.slice(0, Math.max(1, pp.length - over()));
+        return `${pp}_${ww}${tail}`;
+      };
+      return { candidates: ['', '1', '2', '3', '4'].map(make) };
+    },
+
+    /**
+     * GET …/activity → `{events}`: the last 50 of the worker's activity-log events of the feed types and its
+     * daily token snapshots (`token_budget`, one per UTC day with usage), newest first.
+     */
+    async activity(actor: Actor, name: string, id: number) {
+      const p = await access.project(actor, name);
+      await workerRow(p, id);
+      const logs = await db.selectFrom('activity_log').select(['type', 'title', 'detail', 'created_at'])
+        .where('project_id', '=', p.id).where('worker_id', '=', id).where('type', 'in', WORKER_ACTIVITY_TYPES)
+        .orderBy('created_at', 'desc').orderBy('id', 'desc').limit(50).execute();
+      const dayExpr = sql<string>`to_char(created_at at time zone 'UTC', 'YYYY-MM-DD')`;
+      const days = await db.selectFrom('token_usage')
+        .select([dayExpr.as('day'), (eb) => eb.fn.sum<number>('total_tokens').as('total'), (eb) => eb.fn.max('created_at').as('last')])
+        .where('project_id', '=', p.id).where('worker_id', '=', id).groupBy(dayExpr).orderBy(dayExpr, 'desc').limit(50).execute();
+      const events = [
+        ...logs.map((l) => ({ type: l.type, title: l.title ?? l.type, detail: l.detail, when: l.created_at })),
+        ...days.map((d) => ({ type: 'token_budget', title: `${Number(d.total ?? 0).toLocaleString('en-US')} tokens on ${d.day}`, detail: d.day, when: d.last as Date })),
+      ];
+      events.sort((a, b) => new Date(b.when).getTime() - new Date(a.when).getTime());
+      return { events: events.slice(0, 50) };
+    },
+
+    /**
+     * GET …/runtime: status (crash rule: stored working, no live session, status older than 10 minutes →
+     * idle), `tokens_today` (UTC day), the owner's plan cap and the percentage (beta: cap null, pct 0).
+     */
+    async runtime(actor: Actor, name: string, id: number) {
+      const p = await access.project(actor, name);
+      const w = await workerRow(p, id);
+      const now = Date.now();
+      const live = !!w.session_seen_at && now - w.session_seen_at.getTime() < SESSION_LIVE_MS;
+      const stale = !w.status_started_at || now - w.status_started_at.getTime() > STALE_WINDOW_MS;
+      const status: 'working' | 'idle' = w.status === 'working' && !live && stale ? 'idle' : w.status;
+      const d = new Date();
+      const dayStart = new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate()));
+      const { n } = await db.selectFrom('token_usage').select((eb) => eb.fn.coalesce(eb.fn.sum<number>('total_tokens'), sql<number>`0`).as('n'))
+        .where('project_id', '=', p.id).where('worker_id', '=', id).where('created_at', '>=', dayStart).executeTakeFirstOrThrow();
+      const plan = await ownerPlan(p.owner_id);
+      const cap = plan in DAILY_TOKEN_CAPS ? DAILY_TOKEN_CAPS[plan] : DAILY_TOKEN_CAPS.free;
+      const today = Number(n);
+      return {
+        status,
+        status_started_at: w.status_started_at,
+        current_skill: status === 'working' ? w.current_skill : null,
+        tokens_today: today,
+        tokens_pct: cap === null ? 0 : Math.min(100, Math.round((today / cap) * 1000) / 10),
+        tokens_cap: cap,
+      };
+    },
+  };
+}
+export type WorkersService = ReturnType<typeof createWorkersService>;
