@@ -86,6 +86,17 @@ export function createAccountsService(deps: AccountsDeps) {
     }
   }
 
+  /** 429 `signup_limit` when `ip` already made SIGNUP_LIMIT accounts in the last 24 h (counted in the database). */
+  async function checkSignupLimit(ex: Kysely<DB>, ip: string): Promise<void> {
+    const recent = await ex
+      .selectFrom('signups')
+      .select(sql<number>`count(*)::int`.as('n'))
+      .where('ip', '=', ip)
+      .where('created_at', '>', sql<Date>`now() - interval '24 hours'`)
+      .executeTakeFirstOrThrow();
+    if (recent.n >= SIGNUP_LIMIT) throw new TooManyRequests('signup_limit', 'Too many accounts were created from this address in the last 24 hours; try again later.');
+  }
+
   async function authEvent(userId: number | null, type: string, meta?: RequestMeta, tx?: Transaction<DB>) {
     await (tx ?? db)
       .insertInto('auth_events')
@@ -146,26 +157,14 @@ export function createAccountsService(deps: AccountsDeps) {
       }
       const code = normalizeInviteCode(input.invite_code);
       const email = normalizeEmail(input.email);
-      const recent = await db
-        .selectFrom('signups')
-        .select(sql<number>`count(*)::int`.as('n'))
-        .where('ip', '=', meta.ip)
-        .where('created_at', '>', sql<Date>`now() - interval '24 hours'`)
-        .executeTakeFirstOrThrow();
-      if (recent.n >= SIGNUP_LIMIT) throw new TooManyRequests('signup_limit', 'Too many accounts were created from this address in the last 24 hours; try again later.');
+      await checkSignupLimit(db, meta.ip);
       if (!code) throw new Forbidden('This invite code is not valid or was already used.', 'invalid_invite');
       await screenNewPassword(input.password);
       const passwordHash = await hashPassword(input.password);
       let sendMail: (() => Promise<unknown>) | undefined;
       const user = await db.transaction().execute(async (tx) => {
         await sql`select pg_advisory_xact_lock(hashtext(${`signup:${meta.ip}`}))`.execute(tx);
-        const again = await tx
-          .selectFrom('signups')
-          .select(sql<number>`count(*)::int`.as('n'))
-          .where('ip', '=', meta.ip)
-          .where('created_at', '>', sql<Date>`now() - interval '24 hours'`)
-          .executeTakeFirstOrThrow();
-        if (again.n >= SIGNUP_LIMIT) throw new TooManyRequests('signup_limit', 'Too many accounts were created from this address in the last 24 hours; try again later.');
+        await checkSignupLimit(tx, meta.ip);
         const invite = await tx
           .updateTable('invites')
           .set({ used_at: new Date() })

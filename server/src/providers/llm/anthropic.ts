@@ -3,6 +3,7 @@
  * Streaming uses the SDK's message stream; usage counts cache reads and writes as `cache_tokens`.
  */
 import Anthropic from '@anthropic-ai/sdk';
+import { clientCache } from './client-cache.ts';
 import { kindOfStatus, LlmError, type LlmContent, type LlmProvider, type LlmRequest, type LlmResponse } from './llm.ts';
 
 function toParams(req: LlmRequest) {
@@ -57,16 +58,7 @@ function toError(err: unknown, signal?: AbortSignal): LlmError {
 }
 
 export function createAnthropicProvider(opts: { baseUrl: string; timeoutMs?: number; maxRetries?: number }): LlmProvider {
-  const clients = new Map<string, Anthropic>();
-  const client = (apiKey: string) => {
-    let c = clients.get(apiKey);
-    if (!c) {
-      c = new Anthropic({ apiKey, baseURL: opts.baseUrl, timeout: opts.timeoutMs ?? 120_000, maxRetries: opts.maxRetries ?? 1 });
-      if (clients.size > 100) clients.clear();
-      clients.set(apiKey, c);
-    }
-    return c;
-  };
+  const client = clientCache((apiKey) => new Anthropic({ apiKey, baseURL: opts.baseUrl, timeout: opts.timeoutMs ?? 120_000, maxRetries: opts.maxRetries ?? 1 }));
   return {
     vendor: 'anthropic',
     async complete(req, onEvent) {

@@ -4,6 +4,7 @@
  * with `tool_calls` / `tool` roles, and streamed tool-call fragments back to whole tool_use blocks.
  */
 import OpenAI from 'openai';
+import { clientCache } from './client-cache.ts';
 import { kindOfStatus, LlmError, type LlmContent, type LlmProvider, type LlmRequest, type LlmResponse } from './llm.ts';
 
 type ChatMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;
@@ -59,16 +60,7 @@ function toError(err: unknown, signal?: AbortSignal): LlmError {
 }
 
 export function createOpenAiProvider(opts: { baseUrl: string; timeoutMs?: number; maxRetries?: number }): LlmProvider {
-  const clients = new Map<string, OpenAI>();
-  const client = (apiKey: string) => {
-    let c = clients.get(apiKey);
-    if (!c) {
-      c = new OpenAI({ apiKey, baseURL: opts.baseUrl, timeout: opts.timeoutMs ?? 120_000, maxRetries: opts.maxRetries ?? 1 });
-      if (clients.size > 100) clients.clear();
-      clients.set(apiKey, c);
-    }
-    return c;
-  };
+  const client = clientCache((apiKey) => new OpenAI({ apiKey, baseURL: opts.baseUrl, timeout: opts.timeoutMs ?? 120_000, maxRetries: opts.maxRetries ?? 1 }));
   return {
     vendor: 'openai',
     async complete(req, onEvent) {
