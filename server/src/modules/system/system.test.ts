@@ -59,7 +59,9 @@ describe('health and readiness', () => {
       expect(res.text).not.toMatch(/\bat .+:\d+|select 1/i);
       expect((await api(other.app, 'GET', '/healthz')).status).toBe(200);
     } finally {
+      // The database is already closed: closing it again may throw, so remove the data directory here too.
       await other.close().catch(() => {});
+      fs.rmSync(other.dataDir, { recursive: true, force: true });
     }
   });
 });
