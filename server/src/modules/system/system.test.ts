@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Writable } from 'node:stream';
-import Fastify from 'fastify';
+import Fastify, { type FastifyBaseLogger } from 'fastify';
 import pino from 'pino';
 import { api, buildTestApp, createUser, type TestApp } from '../../../test/helpers.ts';
 import { loggerOptions } from '../../app.ts';
@@ -21,7 +21,7 @@ function memoryLogger(level = 'trace') {
       cb();
     },
   });
-  return { log: pino(loggerOptions(level), stream), text: () => lines.join('') };
+  return { log: pino(loggerOptions(level), stream) as unknown as FastifyBaseLogger, text: () => lines.join('') };
 }
 
 beforeAll(async () => {
