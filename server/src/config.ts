@@ -131,12 +131,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const problems: string[] = [];
   for (const err of Value.Errors(EnvSchema, picked)) {
     const name = err.path.replace(/^\//, '');
-    const shown = name.includes('SECRET') || name.includes('KEY') || name.includes('PASSWORD') || name.includes('TOKEN') ? '(hidden)' : JSON.stringify(picked[name]);
+    // Secret-named values are hidden; any other value is shown without URL credentials (`scheme://user:pass@` → `scheme://***@`).
+    const shown = name.includes('SECRET') || name.includes('KEY') || name.includes('PASSWORD') || name.includes('TOKEN') ? '(hidden)' : JSON.stringify(picked[name].replace(/\/\/[^/@\s]*@/, '//***@'));
     problems.push(`${name}=${shown}: ${err.message}`);
   }
   const e = picked as Env;
   const port = e.PORT ? Number(e.PORT) : 8080;
-  if (!(port >= 0 && port <= 65535)) problems.push(`PORT=${e.PORT}: must be between 0 and 65535`);
+  if (!problems.some((p) => p.startsWith('PORT=')) && !(port >= 0 && port <= 65535)) problems.push(`PORT=${e.PORT}: must be between 0 and 65535`);
   if (nonEmpty(e.ADMIN_EMAIL) && !nonEmpty(e.ADMIN_PASSWORD)) problems.push('ADMIN_PASSWORD: required when ADMIN_EMAIL is set');
   if (nonEmpty(e.ADMIN_PASSWORD) && (e.ADMIN_PASSWORD as string).length < 8) problems.push('ADMIN_PASSWORD: must be at least 8 characters');
   if (problems.length) throw new ConfigError(problems);

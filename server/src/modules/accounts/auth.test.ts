@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import crypto from 'node:crypto';
+import fs from 'node:fs';
 import { SignJWT } from 'jose';
 import { api, buildTestApp, createUser, TEST_KEYS, uniqueEmail, type TestApp } from '../../../test/helpers.ts';
 import { startSmtpStandIn } from '../../../test/standins/smtp.ts';
@@ -330,6 +331,8 @@ describe('password-version check when the store is unreachable', () => {
     const res = await api(other.app, 'GET', '/api/auth/me', { token: u.token });
     expect(res.status).toBe(200);
     expect(res.body.id).toBe(u.id);
-    await other.app.close();
+    // The database is closed already (closing it again may throw): close the app, then remove its data directory.
+    await other.close().catch(() => {});
+    fs.rmSync(other.dataDir, { recursive: true, force: true });
   });
 });

@@ -1,0 +1,93 @@
+/** Helpers shared by the benchmarks: start `server/src/main.ts` as `npm start` does, wait for /readyz, stop, read RSS. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+
+export const ROOT = path.resolve(import.meta.dirname, '..', '..');
+
+export async function freePort(): Promise<number> {
+  const srv = net.createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const port = (srv.address() as net.AddressInfo).port;
+  await new Promise((r) => srv.close(r));
+  return port;
+}
+
+export const tempDir = (prefix: string) => fs.mkdtempSync(path.join(os.tmpdir(), `crm-bench-${prefix}-`));
+
+export interface Started {
+  proc: ChildProcess;
+  port: number;
+  url: string;
+  /** Milliseconds from spawn to the first 200 of /readyz. */
+  readyMs: number;
+  output: () => string;
+}
+
+/**
+ * Spawn a node process running `script` (TypeScript through tsx, as `npm start` runs main.ts) and wait
+ * until `GET {url}{readyPath}` answers 200. The pid is the server itself (no tsx wrapper process).
+ */
+export async function startNode(script: string, env: Record<string, string>, opts: { readyPath?: string; timeoutMs?: number } = {}): Promise<Started> {
+  const port = env.PORT ? Number(env.PORT) : await freePort();
+  const t0 = performance.now();
+  const proc = spawn(process.execPath, ['--import', 'tsx', script], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', HOST: '127.0.0.1', ...env, PORT: String(port) },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  proc.stderr!.on('data', (d) => (stderr += d));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + (opts.timeoutMs ?? 120_000);
+  for (;;) {
+    if (proc.exitCode !== null) throw new Error(`${script} exited with ${proc.exitCode}: ${stderr}`);
+    if (Date.now() > deadline) {
+      proc.kill('SIGKILL');
+      throw new Error(`${script} not ready in time: ${stderr}`);
+    }
+    try {
+      const res = await fetch(`${url}${opts.readyPath ?? '/readyz'}`);
+      await res.arrayBuffer();
+      if (res.status === 200) break;
+    } catch {
+      /* not listening yet */
+    }
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return { proc, port, url, readyMs: performance.now() - t0, output: () => stderr };
+}
+
+/** SIGTERM and wait for exit. @returns the exit code and milliseconds it took. */
+export async function stop(proc: ChildProcess): Promise<{ code: number | null; ms: number }> {
+  const t0 = performance.now();
+  if (proc.exitCode !== null) return { code: proc.exitCode, ms: 0 };
+  const exited = new Promise<number | null>((r) => proc.once('exit', (c) => r(c)));
+  proc.kill('SIGTERM');
+  const code = await Promise.race([exited, new Promise<null>((r) => setTimeout(() => r(null), 15_000))]);
+  if (proc.exitCode === null) proc.kill('SIGKILL');
+  return { code, ms: performance.now() - t0 };
+}
+
+/** Resident set size of a process in MiB (VmRSS of /proc/<pid>/status). */
+export function rssMiB(pid: number): number {
+  const m = /VmRSS:\s+(\d+)\s+kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+  if (!m) throw new Error(`no VmRSS for ${pid}`);
+  return Number(m[1]) / 1024;
+}
+
+/** Print rows as a plain text table. */
+export function table(header: string[], rows: Array<Array<string | number>>): string {
+  const cells = [header, ...rows.map((r) => r.map(String))];
+  const widths = header.map((_, i) => Math.max(...cells.map((r) => r[i].length)));
+  const line = (r: string[]) => `| ${r.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;
+  return [line(cells[0]), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...cells.slice(1).map(line)].join('\n');
+}
+
+export const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};

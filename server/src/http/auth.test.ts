@@ -1,0 +1,72 @@
+/** Unit level of the auth hook: `OPERATOR_EMAIL` marks `req.actor.isOperator` (no route shows it yet). */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { api, buildTestApp, createUser, type TestApp } from '../../test/helpers.ts';
+import { loadConfig } from '../config.ts';
+import { installAuth, requireActor } from './auth.ts';
+import { installErrorHandling } from './errors.ts';
+
+let t: TestApp;
+let operator: Awaited<ReturnType<typeof createUser>>;
+let other: Awaited<ReturnType<typeof createUser>>;
+
+async function bare(operatorEmail: string | undefined): Promise<FastifyInstance> {
+  const app = Fastify({ logger: false });
+  installErrorHandling(app);
+  installAuth(app, { db: t.db, tokens: t.deps.tokens, operatorEmail });
+  app.get('/whoami', async (req) => {
+    const a = requireActor(req);
+    return { id: a.id, isOperator: a.isOperator, isAdmin: a.isAdmin };
+  });
+  app.get('/open', { config: { auth: 'public' } }, async (req) => ({ actor: req.actor?.id ?? null }));
+  await app.ready();
+  return app;
+}
+
+beforeAll(async () => {
+  t = await buildTestApp();
+  operator = await createUser(t);
+  other = await createUser(t, { role: 'admin' });
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+describe('operator account', () => {
+  it('OPERATOR_EMAIL (any case) marks that account as operator and no other', async () => {
+    const config = loadConfig({ OPERATOR_EMAIL: operator.email.toUpperCase() });
+    const app = await bare(config.operatorEmail);
+    try {
+      const op = await api(app, 'GET', '/whoami', { token: operator.token });
+      expect(op.status).toBe(200);
+      expect(op.body).toEqual({ id: operator.id, isOperator: true, isAdmin: false });
+      const adm = await api(app, 'GET', '/whoami', { token: other.token });
+      expect(adm.body).toEqual({ id: other.id, isOperator: false, isAdmin: true });
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('without OPERATOR_EMAIL nobody is the operator', async () => {
+    const app = await bare(loadConfig({}).operatorEmail);
+    try {
+      expect((await api(app, 'GET', '/whoami', { token: operator.token })).body.isOperator).toBe(false);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('the hook sets the actor on public routes when a token is given and refuses protected ones without', async () => {
+    const app = await bare(undefined);
+    try {
+      expect((await api(app, 'GET', '/open')).body).toEqual({ actor: null });
+      expect((await api(app, 'GET', '/open', { token: operator.token })).body).toEqual({ actor: operator.id });
+      expect((await api(app, 'GET', '/open', { token: 'garbage' })).status).toBe(200);
+      const anon = await api(app, 'GET', '/whoami');
+      expect(anon.status).toBe(401);
+      expect(anon.body.error).toBe('unauthorized');
+    } finally {
+      await app.close();
+    }
+  });
+});
