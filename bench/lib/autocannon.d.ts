@@ -1,30 +1,34 @@
 /** The part of autocannon's programmatic API the benchmarks use (the package ships no types). */
 declare module 'autocannon' {
-  interface Options {
-    url: string;
-    connections?: number;
-    duration?: number;
-    pipelining?: number;
-    headers?: Record<string, string>;
+  namespace autocannon {
+    interface Options {
+      url: string;
+      connections?: number;
+      duration?: number;
+      pipelining?: number;
+      headers?: Record<string, string>;
+      method?: string;
+      body?: string;
+    }
+    interface Histogram {
+      average: number;
+      mean: number;
+      p50: number;
+      p90: number;
+      p99: number;
+      max: number;
+      total: number;
+    }
+    interface Result {
+      requests: Histogram;
+      latency: Histogram;
+      throughput: Histogram;
+      errors: number;
+      timeouts: number;
+      non2xx: number;
+      duration: number;
+    }
   }
-  interface Histogram {
-    average: number;
-    mean: number;
-    p50: number;
-    p90: number;
-    p99: number;
-    max: number;
-    total: number;
-  }
-  interface Result {
-    requests: Histogram;
-    latency: Histogram;
-    throughput: Histogram;
-    errors: number;
-    timeouts: number;
-    non2xx: number;
-    duration: number;
-  }
-  function autocannon(opts: Options): Promise<Result>;
+  function autocannon(opts: autocannon.Options): Promise<autocannon.Result>;
   export default autocannon;
 }
