@@ -14,7 +14,7 @@ import type { Config } from './config.ts';
 import type { Database } from './db/database.ts';
 import type { DB } from './db/types.ts';
 import { installErrorHandling } from './http/errors.ts';
-import { installAuth } from './http/auth.ts';
+import { createUserCache, installAuth, type UserCache } from './http/auth.ts';
 import { createTokens, type Tokens } from './http/tokens.ts';
 import { createSealer, type Sealer } from './secrets/crypto.ts';
 import { createSecretStore, type SecretStore } from './secrets/secret-store.ts';
@@ -45,6 +45,8 @@ export interface AppDeps {
   access: Access;
   jobs: JobQueue;
   docSources: DocSources;
+  /** Short-lived cache of the auth hook's user rows; call `invalidate(id)` after changing a user. */
+  userCache: UserCache;
   /** The configured LLM vendor (Anthropic Messages API or OpenAI-compatible). */
   llm: LlmProvider;
   /** Which key an LLM call uses: the user's own or the platform key. */
@@ -87,6 +89,7 @@ export function createDeps(config: Config, database: Database, keys: Keys, log: 
     access: overrides.access ?? createAccess(db, config.dataDir),
     jobs: overrides.jobs ?? createJobQueue(database, log),
     docSources: overrides.docSources ?? createDocSources(),
+    userCache: overrides.userCache ?? createUserCache(),
     llm: overrides.llm ?? createLlmProvider(config),
     llmKeys: overrides.llmKeys ?? createLlmKeys({ db, sealer, secrets }),
   };
@@ -142,7 +145,7 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean | object;
   });
   await app.register(swaggerUi, { routePrefix: '/api/reference', uiConfig: { docExpansion: 'list' } });
   await app.register(multipart, { limits: { fileSize: 100 * 1024 * 1024, files: 50, fields: 50, fieldSize: 1024 * 1024 } });
-  installAuth(app, { db: deps.db, tokens: deps.tokens, operatorEmail: deps.config.operatorEmail });
+  installAuth(app, { db: deps.db, tokens: deps.tokens, operatorEmail: deps.config.operatorEmail, userCache: deps.userCache });
   const typed = app.withTypeProvider<TypeBoxTypeProvider>();
   for (const mod of modules) await mod(typed, deps);
   app.addHook('onReady', async () => {

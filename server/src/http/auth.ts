@@ -58,7 +58,56 @@ function bearer(req: FastifyRequest): string | undefined {
   return undefined;
 }
 
-export function installAuth(app: FastifyInstance, deps: { db: Kysely<DB>; tokens: Tokens; operatorEmail?: string }): void {
+/** The user columns the auth hook reads on every request. */
+export interface AuthUserRow {
+  id: number;
+  email: string;
+  name: string | null;
+  role: 'user' | 'admin';
+  plan: string;
+  email_verified: boolean;
+  password_version: number;
+  chat_id: string | null;
+  created_at: Date;
+}
+
+/**
+ * A short-lived cache of the auth hook's user rows, so an authenticated request does not always pay a
+ * database round trip (on the embedded database that round trip costs more than the rest of a request).
+ * Entries live `ttlMs` (default 1000 ms). Every code path of this service that changes a cached column
+ * (password_version, role, plan, email_verified, e-mail) calls `invalidate(id)` after its commit, so this
+ * instance sees the change at once; another instance on the same database sees it within `ttlMs`.
+ */
+export interface UserCache {
+  get(id: number): AuthUserRow | undefined;
+  set(row: AuthUserRow): void;
+  invalidate(id?: number): void;
+}
+
+export function createUserCache(ttlMs = 1000, max = 10_000): UserCache {
+  const entries = new Map<number, { row: AuthUserRow; until: number }>();
+  return {
+    get(id) {
+      const e = entries.get(id);
+      if (!e) return undefined;
+      if (e.until < Date.now()) {
+        entries.delete(id);
+        return undefined;
+      }
+      return e.row;
+    },
+    set(row) {
+      if (entries.size >= max) entries.clear();
+      entries.set(row.id, { row, until: Date.now() + ttlMs });
+    },
+    invalidate(id) {
+      if (id === undefined) entries.clear();
+      else entries.delete(id);
+    },
+  };
+}
+
+export function installAuth(app: FastifyInstance, deps: { db: Kysely<DB>; tokens: Tokens; operatorEmail?: string; userCache?: UserCache }): void {
   app.decorateRequest('actor', undefined);
   app.addHook('onRequest', async (req) => {
     const mode: AuthMode = req.routeOptions.config?.auth ?? 'user';
@@ -73,16 +122,15 @@ export function installAuth(app: FastifyInstance, deps: { db: Kysely<DB>; tokens
       if (mode === 'public') return;
       throw claims ? new Unauthorized('Your session has expired; please log in again.', 'token_expired') : new Unauthorized('The token is not valid.', 'invalid_token');
     }
-    let row:
-      | { id: number; email: string; name: string | null; role: 'user' | 'admin'; plan: string; email_verified: boolean; password_version: number; chat_id: string | null; created_at: Date }
-      | undefined;
+    let row: AuthUserRow | undefined = deps.userCache?.get(claims.sub);
     let storeReachable = true;
-    try {
+    if (!row) try {
       row = await deps.db
         .selectFrom('users')
         .select(['id', 'email', 'name', 'role', 'plan', 'email_verified', 'password_version', 'chat_id', 'created_at'])
         .where('id', '=', claims.sub)
         .executeTakeFirst();
+      if (row) deps.userCache?.set(row);
     } catch (err) {
       storeReachable = false;
       req.log.warn({ err: (err as Error).message }, 'user store unreachable; token accepted on its claims');

@@ -16,7 +16,7 @@ const meta = (req: FastifyRequest) => ({ ip: req.ip, userAgent: req.headers['use
 
 
 export const accountsModule: Module = async (app, deps) => {
-  const accounts = createAccountsService({ db: deps.db, tokens: deps.tokens, mailer: deps.mailer, breach: deps.breach, appUrl: deps.config.appUrl });
+  const accounts = createAccountsService({ db: deps.db, tokens: deps.tokens, mailer: deps.mailer, breach: deps.breach, appUrl: deps.config.appUrl, userCache: deps.userCache });
   const invites = createInvitesService({ db: deps.db, mailer: deps.mailer, appUrl: deps.config.appUrl });
   const settings = createSettingsService({ db: deps.db, sealer: deps.sealer });
   const pub = { auth: 'public' as const };

@@ -8,6 +8,7 @@ import { sql, type Kysely, type Transaction } from 'kysely';
 import type { DB } from '../../db/types.ts';
 import type { Actor } from '../../http/auth.ts';
 import type { Tokens } from '../../http/tokens.ts';
+import type { UserCache } from '../../http/auth.ts';
 import type { Mailer } from '../../providers/mail/mail.ts';
 import type { BreachChecker } from '../../providers/breach/breach.ts';
 import { BadRequest, Conflict, Forbidden, NotFound, TooManyRequests, Unauthorized } from '../../http/errors.ts';
@@ -68,12 +69,15 @@ export interface AccountsDeps {
   mailer: Mailer;
   breach: BreachChecker;
   appUrl: string;
+  /** Told after every committed change of a user's auth columns. */
+  userCache?: UserCache;
 }
 
 export const hashPassword = (pw: string): Promise<string> => argonHash(pw, ARGON);
 
 export function createAccountsService(deps: AccountsDeps) {
   const { db, tokens, mailer, breach, appUrl } = deps;
+  const changed = (id: number) => deps.userCache?.invalidate(id);
 
   const issueToken = (u: UserRow) => tokens.sign({ sub: u.id, role: u.role, pv: u.password_version, chat_id: u.chat_id ?? String(u.id) });
 
@@ -213,8 +217,9 @@ export function createAccountsService(deps: AccountsDeps) {
           .executeTakeFirst();
         if (!t) return false;
         await tx.updateTable('users').set({ email_verified: true, updated_at: new Date() }).where('id', '=', t.user_id).execute();
-        return true;
+        return t.user_id;
       });
+      if (done) changed(done);
       if (!done) throw new BadRequest('invalid_token', 'This verification link is not valid or has expired.');
       return { ok: true, email_verified: true };
     },
@@ -294,6 +299,7 @@ export function createAccountsService(deps: AccountsDeps) {
         return u;
       });
       if (!user) throw new BadRequest('invalid_token', 'This reset link is not valid or has expired.');
+      changed(user.id);
       await mailer.send({ to: user.email, kind: 'password_changed', subject: 'Your password was changed', text: 'The password of your account was just reset. If this was not you, reset it again at once and contact support.' });
       return { ok: true };
     },
@@ -321,6 +327,7 @@ export function createAccountsService(deps: AccountsDeps) {
         await authEvent(actor.id, 'password_change', meta, tx);
         return u;
       });
+      changed(actor.id);
       await mailer.send({ to: updated.email, kind: 'password_changed', subject: 'Your password was changed', text: 'The password of your account was just changed. If this was not you, reset it at once and contact support.' });
       return { ok: true, token: await issueToken(updated) };
     },
@@ -335,6 +342,7 @@ export function createAccountsService(deps: AccountsDeps) {
       if (row) {
         if (row.role === 'admin' && row.email_verified) return 'present';
         await db.updateTable('users').set({ role: 'admin', email_verified: true, updated_at: new Date() }).where('id', '=', row.id).execute();
+        changed(row.id);
         return 'promoted';
       }
       const passwordHash = await hashPassword(password);
@@ -368,6 +376,7 @@ export function createAccountsService(deps: AccountsDeps) {
     async setPlan(userId: number, plan: string) {
       const row = await db.updateTable('users').set({ plan, updated_at: new Date() }).where('id', '=', userId).returning('plan').executeTakeFirst();
       if (!row) throw new NotFound('No user has this id.', 'user_not_found');
+      changed(userId);
       return { ok: true, plan: row.plan };
     },
   };

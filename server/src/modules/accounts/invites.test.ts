@@ -343,6 +343,8 @@ describe('bootstrap admin (ADMIN_EMAIL / ADMIN_PASSWORD)', () => {
       expect((await api(b.app, 'GET', '/api/auth/me', { token: u.token })).body.role).toBe('user');
       const restarted = await appOver(b, { ADMIN_EMAIL: u.email, ADMIN_PASSWORD: 'other passphrase' });
       await restarted.close();
+      // Another instance changed the user: this one sees it once its auth cache entry expires (1 s).
+      await new Promise((r) => setTimeout(r, 1100));
       const me = await api(b.app, 'GET', '/api/auth/me', { token: u.token });
       expect(me.body).toMatchObject({ id: u.id, role: 'admin', email_verified: true });
       expect((await api(b.app, 'POST', '/api/auth/login', { body: { email: u.email, password: u.password } })).status).toBe(200);
