@@ -4,7 +4,9 @@
  */
 import type { Migration } from 'kysely';
 import * as m0001 from './20261121_0001_foundation.ts';
+import * as m0200 from './20261121_0200_knowledge.ts';
 
 export const migrations: Record<string, Migration> = {
   '20261121_0001_foundation': m0001,
+  '20261121_0200_knowledge': m0200,
 };
