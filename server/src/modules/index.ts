@@ -3,5 +3,6 @@ import type { Module } from '../app.ts';
 import { systemModule } from './system/system.routes.ts';
 import { accountsModule } from './accounts/accounts.routes.ts';
 import { issuesModule } from './issues/issues.routes.ts';
+import { skillsModule } from './skills/skills.routes.ts';
 
-export const modules: Module[] = [systemModule, accountsModule, issuesModule];
+export const modules: Module[] = [systemModule, accountsModule, issuesModule, skillsModule];
