@@ -200,6 +200,7 @@ export interface KnowledgeTables {
   wiki_pages: {
     project_id: number;
     path: string;
+    title: string;
     content: string;
     updated_by: string | null;
     created_at: TimestampDefault;

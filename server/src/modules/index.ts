@@ -4,5 +4,6 @@ import { systemModule } from './system/system.routes.ts';
 import { accountsModule } from './accounts/accounts.routes.ts';
 import { issuesModule } from './issues/issues.routes.ts';
 import { skillsModule } from './skills/skills.routes.ts';
+import { wikiModule } from './wiki/wiki.routes.ts';
 
-export const modules: Module[] = [systemModule, accountsModule, issuesModule, skillsModule];
+export const modules: Module[] = [systemModule, accountsModule, issuesModule, skillsModule, wikiModule];

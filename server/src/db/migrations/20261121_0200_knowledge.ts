@@ -83,6 +83,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     create table wiki_pages (
       project_id integer not null references projects(id) on delete cascade,
       path text not null,
+      title text not null,
       content text not null,
       updated_by text,
       created_at timestamptz not null default now(),
