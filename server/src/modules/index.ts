@@ -5,5 +5,6 @@ import { accountsModule } from './accounts/accounts.routes.ts';
 import { issuesModule } from './issues/issues.routes.ts';
 import { skillsModule } from './skills/skills.routes.ts';
 import { wikiModule } from './wiki/wiki.routes.ts';
+import { filesModule } from './files/files.routes.ts';
 
-export const modules: Module[] = [systemModule, accountsModule, issuesModule, skillsModule, wikiModule];
+export const modules: Module[] = [systemModule, accountsModule, issuesModule, skillsModule, wikiModule, filesModule];
