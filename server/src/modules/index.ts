@@ -6,5 +6,6 @@ import { issuesModule } from './issues/issues.routes.ts';
 import { skillsModule } from './skills/skills.routes.ts';
 import { wikiModule } from './wiki/wiki.routes.ts';
 import { filesModule } from './files/files.routes.ts';
+import { knowledgeModule } from './knowledge/knowledge.routes.ts';
 
-export const modules: Module[] = [systemModule, accountsModule, issuesModule, skillsModule, wikiModule, filesModule];
+export const modules: Module[] = [systemModule, accountsModule, issuesModule, skillsModule, wikiModule, filesModule, knowledgeModule];
