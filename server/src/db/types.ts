@@ -202,4 +202,98 @@ export interface UsageTables {
   };
 }
 
-export interface DB extends Omit<FoundationTables, 'projects' | 'workers'>, ProjectsWorkersTables, UsageTables {}
+/** Issues, skills, wiki, pins and learnings (migration 20261121_0200_knowledge). */
+export interface KnowledgeTables {
+  issue_counters: { project_id: number; last_number: Generated<number> };
+  issues: {
+    project_id: number;
+    number: number;
+    title: string;
+    description: Generated<string>;
+    status: Generated<IssueStatus>;
+    assignee: string | null;
+    priority: Generated<IssuePriority>;
+    labels: JsonDefault<string[]>;
+    created_by: string | null;
+    created_at: TimestampDefault;
+    updated_at: TimestampDefault;
+  };
+  issue_activity: {
+    id: Generated<number>;
+    project_id: number;
+    issue_number: number;
+    kind: Generated<string>;
+    author: string;
+    message: string;
+    ts: TimestampDefault;
+    created_at: TimestampDefault;
+  };
+  skills: {
+    id: Generated<number>;
+    owner_project: number | null;
+    name: string;
+    description: Generated<string>;
+    content: Generated<string>;
+    version: Generated<number>;
+    forked_from: number | null;
+    forked_version: number | null;
+    created_by: number | null;
+    created_at: TimestampDefault;
+    updated_at: TimestampDefault;
+  };
+  skill_versions: {
+    id: Generated<number>;
+    skill_id: number;
+    version: number;
+    name: string;
+    description: string;
+    content: string;
+    author: string;
+    reason: string;
+    created_at: TimestampDefault;
+  };
+  skill_updates: {
+    id: Generated<number>;
+    project_id: number;
+    fork_id: number;
+    source_id: number;
+    from_version: number;
+    to_version: number;
+    status: Generated<'pending' | 'approved' | 'rejected'>;
+    decided_by: string | null;
+    created_at: TimestampDefault;
+    decided_at: Timestamp | null;
+  };
+  wiki_pages: {
+    project_id: number;
+    path: string;
+    title: string;
+    content: string;
+    updated_by: string | null;
+    created_at: TimestampDefault;
+    updated_at: TimestampDefault;
+  };
+  pins: {
+    id: Generated<number>;
+    project_id: number;
+    text: string;
+    issue_id: number | null;
+    path: string | null;
+    position: number;
+    created_by: string | null;
+    created_at: TimestampDefault;
+  };
+  learnings: {
+    id: Generated<number>;
+    project_id: number;
+    text: string;
+    source: string | null;
+    tags: JsonDefault<string[]>;
+    author: string | null;
+    created_at: TimestampDefault;
+  };
+}
+export type IssueStatus = 'open' | 'in_progress' | 'blocked' | 'deferred' | 'closed';
+export type IssuePriority = 'P0' | 'P1' | 'P2' | 'P3';
+
+export interface DB extends Omit<FoundationTables, 'projects' | 'workers'>, ProjectsWorkersTables, UsageTables, KnowledgeTables {}

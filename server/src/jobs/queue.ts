@@ -43,6 +43,12 @@ export interface SendOptions {
 
 export interface JobQueue {
   define<T extends object>(name: string, handler: (data: T, ctx: JobHandlerContext) => Promise<void>, opts?: DefineOptions): void;
+  /**
+   * Declare a queue this process sends to (possibly inside transactions) without consuming it here:
+   * it is created when the queue starts, so a send inside a transaction needs no statement outside it
+   * (on PGlite such a statement would wait for the transaction's own lock).
+   */
+  declare(name: string): void;
   /** Enqueue a job. @returns its id, or null when a singleton key suppressed it. */
   send<T extends object>(name: string, data: T, opts?: SendOptions): Promise<string | null>;
   /** Install pg-boss's schema if needed, create the queues and start the workers. */
@@ -74,6 +80,7 @@ export function createJobQueue(database: Database, log: { error: (o: object, m: 
   let boss: PgBoss | undefined;
   let starting: Promise<void> | undefined;
   const created = new Set<string>();
+  const declared = new Set<string>();
 
   const make = () =>
     new PgBoss({
@@ -91,6 +98,9 @@ export function createJobQueue(database: Database, log: { error: (o: object, m: 
     define(name, handler, opts = {}) {
       if (defs.has(name)) throw new Error(`job ${name} is defined twice`);
       defs.set(name, { handler, opts });
+    },
+    declare(name) {
+      declared.add(name);
     },
     async send(name, data, opts = {}) {
       if (!boss) await queue.start();
@@ -134,6 +144,11 @@ export function createJobQueue(database: Database, log: { error: (o: object, m: 
             );
           }
           workerIds.set(name, ids);
+        }
+        for (const name of declared) {
+          if (created.has(name)) continue;
+          await b.createQueue(name);
+          created.add(name);
         }
         boss = b;
       })();

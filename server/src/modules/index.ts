@@ -5,5 +5,21 @@ import { accountsModule } from './accounts/accounts.routes.ts';
 import { projectsModule } from './projects/projects.routes.ts';
 import { workersModule } from './workers/workers.routes.ts';
 import { onboardingModule } from './onboarding/onboarding.routes.ts';
+import { issuesModule } from './issues/issues.routes.ts';
+import { skillsModule } from './skills/skills.routes.ts';
+import { wikiModule } from './wiki/wiki.routes.ts';
+import { filesModule } from './files/files.routes.ts';
+import { knowledgeModule } from './knowledge/knowledge.routes.ts';
 
-export const modules: Module[] = [systemModule, accountsModule, projectsModule, workersModule, onboardingModule];
+export const modules: Module[] = [
+  systemModule,
+  accountsModule,
+  projectsModule,
+  workersModule,
+  onboardingModule,
+  issuesModule,
+  skillsModule,
+  wikiModule,
+  filesModule,
+  knowledgeModule,
+];

@@ -6,9 +6,11 @@ import type { Migration } from 'kysely';
 import * as m0001 from './20261121_0001_foundation.ts';
 import * as m0002 from './20261121_0002_token_usage.ts';
 import * as m0100 from './20261121_0100_projects_workers.ts';
+import * as m0200 from './20261121_0200_knowledge.ts';
 
 export const migrations: Record<string, Migration> = {
   '20261121_0001_foundation': m0001,
   '20261121_0002_token_usage': m0002,
   '20261121_0100_projects_workers': m0100,
+  '20261121_0200_knowledge': m0200,
 };

@@ -1,0 +1,232 @@
+/**
+ * Files of a project's working directory (specification, Files; Limits "Files upload 100 MB"; CONTRACT.md §6).
+ * Every path goes through `resolveInside` (paths.ts): traversal, absolute paths and symlinks that leave the
+ * project directory answer 403 `path_outside_project`.
+ */
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import crypto from 'node:crypto';
+import { execFile } from 'node:child_process';
+import { pipeline } from 'node:stream/promises';
+import type { Multipart } from '@fastify/multipart';
+import type { Actor } from '../../http/auth.ts';
+import type { Access } from '../../access/access.ts';
+import { BadRequest, Conflict, NotFound, PayloadTooLarge, Upstream } from '../../http/errors.ts';
+import { atomicWrite, resolveInside } from './paths.ts';
+
+/** Upload limit of the specification (Limits: Files upload 100 MB). */
+export const UPLOAD_LIMIT_BYTES = 100 * 1024 * 1024;
+/** `git clone` time limit (Limits: clone timeout 60). */
+export const CLONE_TIMEOUT_MS = 60_000;
+/** Largest file `read` returns inside JSON; bigger files are read with `raw`. */
+export const READ_JSON_LIMIT_BYTES = 5 * 1024 * 1024;
+
+export interface FilesOptions {
+  uploadLimitBytes: number;
+  cloneTimeoutMs: number;
+}
+
+export interface Entry {
+  name: string;
+  path: string;
+  type: 'file' | 'dir' | 'symlink' | 'other';
+  size: number;
+  modified_at: Date;
+}
+
+const code = (err: unknown) => (err as NodeJS.ErrnoException).code;
+const notFound = () => new NotFound('No file or folder has this path.', 'path_not_found');
+
+/** A clone URL: http(s) or git only, no options smuggled as a URL. @throws BadRequest `invalid_url`. */
+export function checkCloneUrl(url: string): URL {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw new BadRequest('invalid_url', 'The repository URL is not a valid URL.');
+  }
+  if (!['http:', 'https:', 'git:'].includes(u.protocol) || !u.hostname || url.startsWith('-') || /\s/.test(url)) {
+    throw new BadRequest('invalid_url', 'Only http(s):// and git:// repository URLs can be cloned.');
+  }
+  return u;
+}
+
+export function createFilesService(deps: { access: Access; options: FilesOptions }) {
+  const { options } = deps;
+
+  async function statOr404(abs: string) {
+    try {
+      return await fsp.lstat(abs);
+    } catch (err) {
+      if (code(err) === 'ENOENT' || code(err) === 'ENOTDIR') throw notFound();
+      throw err;
+    }
+  }
+
+  const entryType = (st: fs.Stats): Entry['type'] => (st.isSymbolicLink() ? 'symlink' : st.isDirectory() ? 'dir' : st.isFile() ? 'file' : 'other');
+
+  return {
+    /** `{path, entries}` of a folder: folders first, then by name. @throws NotFound; BadRequest `not_a_directory`. */
+    async list(actor: Actor, name: string, p = ''): Promise<{ path: string; entries: Entry[] }> {
+      const project = await deps.access.project(actor, name);
+      const { abs, rel } = await resolveInside(project.dir, p);
+      const st = await fsp.stat(abs).catch((err) => {
+        throw code(err) === 'ENOENT' ? notFound() : err;
+      });
+      if (!st.isDirectory()) throw new BadRequest('not_a_directory', 'This path is a file; read it instead.');
+      const dirents = await fsp.readdir(abs, { withFileTypes: true });
+      const entries: Entry[] = [];
+      for (const d of dirents) {
+        const st2 = await fsp.lstat(path.join(abs, d.name)).catch(() => undefined);
+        if (!st2) continue;
+        entries.push({ name: d.name, path: rel ? `${rel}/${d.name}` : d.name, type: entryType(st2), size: st2.isFile() ? st2.size : 0, modified_at: st2.mtime });
+      }
+      entries.sort((a, b) => (a.type === 'dir') !== (b.type === 'dir') ? (a.type === 'dir' ? -1 : 1) : a.name.localeCompare(b.name));
+      return { path: rel, entries };
+    },
+
+    /**
+     * Read a file: as JSON `{path, content, encoding ('utf8' | 'base64'), size, modified_at}` (at most 5 MB),
+     * or with `raw` the bytes as a stream. @throws NotFound; BadRequest `is_directory`; PayloadTooLarge `file_too_large`.
+     */
+    async read(actor: Actor, name: string, p: string, raw: boolean) {
+      const project = await deps.access.project(actor, name);
+      const { abs, rel } = await resolveInside(project.dir, p);
+      const st = await fsp.stat(abs).catch((err) => {
+        throw code(err) === 'ENOENT' ? notFound() : err;
+      });
+      if (st.isDirectory()) throw new BadRequest('is_directory', 'This path is a folder; list it instead.');
+      if (raw) return { raw: true as const, stream: fs.createReadStream(abs), size: st.size, filename: path.basename(abs) };
+      if (st.size > READ_JSON_LIMIT_BYTES) throw new PayloadTooLarge('The file is larger than 5 MB; read it with raw=1.', 'file_too_large', { size: st.size });
+      const buf = await fsp.readFile(abs);
+      const text = buf.toString('utf8');
+      const binary = buf.includes(0) || !Buffer.from(text, 'utf8').equals(buf);
+      return { raw: false as const, body: { path: rel, content: binary ? buf.toString('base64') : text, encoding: binary ? 'base64' : 'utf8', size: st.size, modified_at: st.mtime } };
+    },
+
+    /** Write a text file (created with its folders, replaced atomically). @throws BadRequest `is_directory`. */
+    async save(actor: Actor, name: string, body: { path: string; content: string }) {
+      const project = await deps.access.project(actor, name);
+      const { abs, rel } = await resolveInside(project.dir, body.path);
+      if (!rel) throw new BadRequest('is_directory', 'The project folder itself cannot be written.');
+      const st = await fsp.stat(abs).catch(() => undefined);
+      if (st?.isDirectory()) throw new BadRequest('is_directory', 'This path is a folder.');
+      await atomicWrite(abs, body.content);
+      return { ok: true, path: rel, size: Buffer.byteLength(body.content) };
+    },
+
+    /** Create a folder (and missing parents). @throws Conflict `already_exists`. */
+    async mkdir(actor: Actor, name: string, p: string) {
+      const project = await deps.access.project(actor, name);
+      const { abs, rel } = await resolveInside(project.dir, p);
+      if (!rel || (await fsp.lstat(abs).catch(() => undefined))) throw new Conflict('already_exists', 'Something already exists at this path.');
+      await fsp.mkdir(abs, { recursive: true });
+      return { ok: true, path: rel };
+    },
+
+    /** Create an empty file (and missing folders). @throws Conflict `already_exists`. */
+    async create(actor: Actor, name: string, p: string) {
+      const project = await deps.access.project(actor, name);
+      const { abs, rel } = await resolveInside(project.dir, p);
+      if (!rel) throw new Conflict('already_exists', 'Something already exists at this path.');
+      await fsp.mkdir(path.dirname(abs), { recursive: true });
+      try {
+        await fsp.writeFile(abs, '', { flag: 'wx' });
+      } catch (err) {
+        if (code(err) === 'EEXIST') throw new Conflict('already_exists', 'Something already exists at this path.');
+        throw err;
+      }
+      return { ok: true, path: rel };
+    },
+
+    /** Delete a file, symlink or folder (recursively). @throws NotFound; BadRequest `cannot_delete_root`. */
+    async remove(actor: Actor, name: string, p: string) {
+      const project = await deps.access.project(actor, name);
+      const { abs, rel } = await resolveInside(project.dir, p);
+      if (!rel) throw new BadRequest('cannot_delete_root', 'The project folder itself cannot be deleted.');
+      await statOr404(abs);
+      await fsp.rm(abs, { recursive: true, force: true });
+      return { ok: true, path: rel };
+    },
+
+    /**
+     * Multipart upload: `file` parts (any number) and an optional field `path` (the target folder, default
+     * the root). Each file is streamed to a temporary file in the project, then moved into place; an upload
+     * over the limit answers 413 and leaves nothing behind.
+     */
+    async upload(actor: Actor, name: string, parts: AsyncIterableIterator<Multipart>) {
+      const project = await deps.access.project(actor, name);
+      const tmpDir = path.join(project.dir, '.crm', `upload-${crypto.randomBytes(8).toString('hex')}`);
+      const received: { tmp: string; filename: string; size: number }[] = [];
+      let folder = '';
+      try {
+        await fsp.mkdir(tmpDir, { recursive: true });
+        for await (const part of parts) {
+          if (part.type === 'field') {
+            if (part.fieldname === 'path') folder = String(part.value ?? '');
+            continue;
+          }
+          if (part.fieldname !== 'file') {
+            part.file.resume();
+            continue;
+          }
+          const filename = path.basename(String(part.filename ?? '').replace(/\\/g, '/'));
+          if (!filename || filename === '.' || filename === '..' || filename.includes('\0')) throw new BadRequest('invalid_filename', 'The uploaded file has no usable name.');
+          const tmp = path.join(tmpDir, String(received.length));
+          await pipeline(part.file, fs.createWriteStream(tmp));
+          if (part.file.truncated) throw new PayloadTooLarge('The uploaded file is larger than the limit.', 'payload_too_large', { limit_bytes: options.uploadLimitBytes });
+          received.push({ tmp, filename, size: (await fsp.stat(tmp)).size });
+        }
+        if (!received.length) throw new BadRequest('file_required', 'The multipart field `file` is required.');
+        const target = await resolveInside(project.dir, folder);
+        const st = await fsp.stat(target.abs).catch(() => undefined);
+        if (st && !st.isDirectory()) throw new BadRequest('not_a_directory', 'The target path is a file.');
+        await fsp.mkdir(target.abs, { recursive: true });
+        const files = [];
+        for (const r of received) {
+          const dest = await resolveInside(project.dir, target.rel ? `${target.rel}/${r.filename}` : r.filename);
+          await fsp.rename(r.tmp, dest.abs);
+          files.push({ path: dest.rel, size: r.size });
+        }
+        return { ok: true, files };
+      } finally {
+        await fsp.rm(tmpDir, { recursive: true, force: true });
+      }
+    },
+
+    /**
+     * `git clone --depth 1` of an http(s):// or git:// repository into `dir` (default: the repository's name),
+     * no shell, time-limited (60 s). @throws BadRequest `invalid_url`; Conflict `already_exists`;
+     * 504 `clone_timeout`; 502 `clone_failed` (nothing is left behind on failure).
+     */
+    async clone(actor: Actor, name: string, body: { url: string; dir?: string }) {
+      const u = checkCloneUrl(body.url);
+      const project = await deps.access.project(actor, name);
+      const guess = path.posix.basename(u.pathname.replace(/\/+$/, '')).replace(/\.git$/, '').replace(/[^A-Za-z0-9._-]/g, '_') || 'repo';
+      const { abs, rel } = await resolveInside(project.dir, body.dir ?? guess);
+      if (!rel || (await fsp.lstat(abs).catch(() => undefined))) throw new Conflict('already_exists', 'The target folder already exists.');
+      await fsp.mkdir(path.dirname(abs), { recursive: true });
+      const args = ['-c', 'protocol.allow=never', '-c', 'protocol.http.allow=always', '-c', 'protocol.https.allow=always', '-c', 'protocol.git.allow=always', 'clone', '--depth', '1', '--', u.toString(), abs];
+      const result = await new Promise<{ timedOut: boolean; error?: string }>((resolve) => {
+        execFile(
+          'git',
+          args,
+          { timeout: options.cloneTimeoutMs, killSignal: 'SIGKILL', maxBuffer: 1024 * 1024, env: { ...process.env, GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: 'echo', SSH_ASKPASS: 'echo' } },
+          (err, _stdout, stderr) => {
+            if (!err) return resolve({ timedOut: false });
+            const timedOut = (err as { killed?: boolean }).killed === true || (err as { signal?: string }).signal === 'SIGKILL';
+            const line = String(stderr).trim().split('\n').filter(Boolean).pop() ?? err.message;
+            resolve({ timedOut, error: line.replace(/\/\/[^/@\s]*@/g, '//').slice(0, 300) });
+          },
+        );
+      });
+      if (result.error !== undefined || result.timedOut) {
+        await fsp.rm(abs, { recursive: true, force: true });
+        if (result.timedOut) throw new Upstream(504, 'clone_timeout', `git clone did not finish within ${Math.round(options.cloneTimeoutMs / 1000)} s.`);
+        throw new Upstream(502, 'clone_failed', 'git could not clone the repository.', { detail: result.error });
+      }
+      return { ok: true, path: rel };
+    },
+  };
+}

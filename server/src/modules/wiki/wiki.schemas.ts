@@ -1,0 +1,22 @@
+/** Schemas of the wiki (specification, Wiki; CONTRACT.md §6). */
+import { Type } from '@sinclair/typebox';
+import { DateTime } from '../../http/schemas.ts';
+
+export const ProjectParam = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) });
+const PagePath = Type.String({ minLength: 1, maxLength: 300, description: 'relative page path, e.g. guides/setup.md' });
+export const PathQuery = Type.Object({ path: PagePath });
+export const SaveBody = Type.Object({ path: PagePath, content: Type.String({ maxLength: 900_000 }) }, { additionalProperties: false });
+export const Page = Type.Object({ path: Type.String(), title: Type.String(), content: Type.String(), updated_at: DateTime() });
+
+export interface TreeNode {
+  path: string;
+  title: string;
+  children?: TreeNode[];
+}
+/** A folder has `children` (nodes of the same shape); a page has none. */
+export const TreeNodeSchema = Type.Object({
+  path: Type.String(),
+  title: Type.String(),
+  children: Type.Optional(Type.Array(Type.Unknown({ description: 'a tree node: {path, title, children?}' }))),
+});
+export const Tree = Type.Object({ tree: Type.Array(TreeNodeSchema) });

@@ -1,0 +1,157 @@
+/**
+ * The project wiki (specification, Wiki; CONTRACT.md §6).
+ *
+ * Storage: pages live in the database (`wiki_pages`, authoritative), keyed by a relative path such as
+ * `guides/setup.md`; folders are implied by the paths. Paths are validated like file paths (no `..`, no
+ * absolute paths: 403 `path_outside_project`; no control characters: 400 `invalid_path`).
+ * A save sends a `KNOWLEDGE_INDEX_JOB` in its transaction: the page is re-embedded in the background by the
+ * indexer, whose failures are logged and retried by the queue and never fail the save.
+ * The download is a ZIP streamed while pages are read in batches (keyset pagination), so the whole wiki is
+ * never held in memory: the next batch is read only when the archive has reached the last page of the current one.
+ */
+import { Readable } from 'node:stream';
+import path from 'node:path';
+import { ZipFile } from 'yazl';
+import type { Kysely } from 'kysely';
+import type { DB } from '../../db/types.ts';
+import type { Actor } from '../../http/auth.ts';
+import type { Access } from '../../access/access.ts';
+import type { JobQueue } from '../../jobs/queue.ts';
+import { KNOWLEDGE_INDEX_JOB, type LoadedDocument } from '../../lib/doc-sources.ts';
+import { BadRequest, NotFound } from '../../http/errors.ts';
+import { normalizeRelative } from '../files/paths.ts';
+import type { TreeNode } from './wiki.schemas.ts';
+
+export interface WikiDeps {
+  db: Kysely<DB>;
+  access: Access;
+  jobs: JobQueue;
+  log: { warn: (o: object, m: string) => void; error: (o: object, m: string) => void };
+  /** Pages read per batch while streaming the ZIP (default 100). */
+  zipBatch?: number;
+}
+
+/**
+ * Validate and normalize a page path.
+ * @throws Forbidden `path_outside_project` for traversal or absolute paths; BadRequest `invalid_path` otherwise.
+ */
+export function pagePath(p: string): string {
+  const norm = normalizeRelative(p.trim());
+  if (!norm) throw new BadRequest('invalid_path', 'A page path is required.');
+  // eslint-disable-next-line no-control-regex
+  if (/[\x00-\x1f\x7f]/.test(norm)) throw new BadRequest('invalid_path', 'The page path contains control characters.');
+  if (norm.split('/').some((s) => s === '.' || s.startsWith('.'))) throw new BadRequest('invalid_path', 'Page path segments may not start with a dot.');
+  return norm;
+}
+
+/** The page title: its first `# ` heading, else the file name without `.md`. */
+export function pageTitle(p: string, content: string): string {
+  const h = /^#\s+(.+?)\s*#*\s*$/m.exec(content);
+  return (h?.[1] ?? path.posix.basename(p).replace(/\.md$/i, '')).slice(0, 300);
+}
+
+/** Build the folder tree from sorted page paths. */
+export function buildTree(pages: { path: string; title: string }[]): TreeNode[] {
+  const root: TreeNode[] = [];
+  const folders = new Map<string, TreeNode>();
+  const folder = (p: string): TreeNode[] => {
+    if (!p) return root;
+    let f = folders.get(p);
+    if (!f) {
+      f = { path: p, title: path.posix.basename(p), children: [] };
+      folders.set(p, f);
+      folder(path.posix.dirname(p) === '.' ? '' : path.posix.dirname(p)).push(f);
+    }
+    return f.children!;
+  };
+  for (const pg of pages) {
+    const dir = path.posix.dirname(pg.path);
+    folder(dir === '.' ? '' : dir).push({ path: pg.path, title: pg.title });
+  }
+  return root;
+}
+
+export function createWikiService(deps: WikiDeps) {
+  const { db } = deps;
+  const batch = deps.zipBatch ?? 100;
+
+  return {
+    /** `{tree}`: folders (with children) and pages, by path. */
+    async tree(actor: Actor, name: string): Promise<{ tree: TreeNode[] }> {
+      const project = await deps.access.project(actor, name);
+      const rows = await db.selectFrom('wiki_pages').select(['path', 'title']).where('project_id', '=', project.id).orderBy('path').execute();
+      return { tree: buildTree(rows) };
+    },
+
+    /** One page. @throws NotFound `page_not_found`. */
+    async read(actor: Actor, name: string, p: string) {
+      const project = await deps.access.project(actor, name);
+      const row = await db.selectFrom('wiki_pages').select(['path', 'title', 'content', 'updated_at']).where('project_id', '=', project.id).where('path', '=', pagePath(p)).executeTakeFirst();
+      if (!row) throw new NotFound('No wiki page has this path.', 'page_not_found');
+      return row;
+    },
+
+    /** Create or replace a page; queues its re-embedding in the same transaction. @returns the page. */
+    async save(actor: Actor, name: string, body: { path: string; content: string }) {
+      const p = pagePath(body.path);
+      const project = await deps.access.project(actor, name);
+      const title = pageTitle(p, body.content);
+      const author = actor.name || actor.email;
+      return db.transaction().execute(async (tx) => {
+        const row = await tx
+          .insertInto('wiki_pages')
+          .values({ project_id: project.id, path: p, title, content: body.content, updated_by: author })
+          .onConflict((oc) => oc.columns(['project_id', 'path']).doUpdateSet({ title, content: body.content, updated_by: author, updated_at: new Date() }))
+          .returning(['path', 'title', 'content', 'updated_at'])
+          .executeTakeFirstOrThrow();
+        await deps.jobs.send(KNOWLEDGE_INDEX_JOB, { project_id: project.id, doc_type: 'wiki', doc_id: p }, { tx });
+        return row;
+      });
+    },
+
+    /**
+     * The wiki as a ZIP (pages at their paths), streamed. @returns the file name and a readable stream;
+     * a failure after the first byte ends the stream with an error (the client sees a truncated download).
+     */
+    async download(actor: Actor, name: string): Promise<{ filename: string; stream: NodeJS.ReadableStream }> {
+      const project = await deps.access.project(actor, name);
+      const zip = new ZipFile();
+      const out = zip.outputStream as Readable;
+      let closed = false;
+      const onClose = new Promise<void>((resolve) => out.once('close', () => ((closed = true), resolve())));
+      const produce = async () => {
+        let after: string | null = null;
+        while (!closed) {
+          let q = db.selectFrom('wiki_pages').select(['path', 'content', 'updated_at']).where('project_id', '=', project.id);
+          if (after !== null) q = q.where('path', '>', after);
+          const rows = await q.orderBy('path').limit(batch).execute();
+          if (!rows.length) break;
+          let reachedLast!: () => void;
+          const reached = new Promise<void>((r) => (reachedLast = r));
+          rows.forEach((r, i) => {
+            const data = Buffer.from(r.content, 'utf8');
+            zip.addReadStreamLazy(r.path, { mtime: r.updated_at, size: data.length }, (cb) => {
+              if (i === rows.length - 1) reachedLast();
+              cb(null, Readable.from([data]));
+            });
+          });
+          after = rows[rows.length - 1].path;
+          await Promise.race([reached, onClose]);
+        }
+        if (!closed) zip.end();
+      };
+      produce().catch((err) => {
+        deps.log.error({ err: (err as Error).message, project: project.id }, 'wiki download failed');
+        out.destroy(err as Error);
+      });
+      return { filename: `${project.name}-wiki.zip`, stream: out };
+    },
+
+    /** Document loader of the semantic index (`doc_type` wiki, `doc_id` the page path). */
+    async loadDocument(projectId: number | null, docId: string): Promise<LoadedDocument | null> {
+      if (projectId === null) return null;
+      const row = await db.selectFrom('wiki_pages').select(['title', 'content']).where('project_id', '=', projectId).where('path', '=', docId).executeTakeFirst();
+      return row ? { title: row.title, text: row.content, scope: 'project' } : null;
+    },
+  };
+}
