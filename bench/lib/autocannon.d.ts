@@ -9,6 +9,7 @@ declare module 'autocannon' {
       headers?: Record<string, string>;
       method?: string;
       body?: string;
+      requests?: Array<{ method?: string; path?: string; setupRequest?: (req: any, context?: any) => any }>;
     }
     interface Histogram {
       average: number;
