@@ -2,5 +2,6 @@
 import type { Module } from '../app.ts';
 import { systemModule } from './system/system.routes.ts';
 import { accountsModule } from './accounts/accounts.routes.ts';
+import { runtimeModule } from './runtime/runtime.routes.ts';
 
-export const modules: Module[] = [systemModule, accountsModule];
+export const modules: Module[] = [systemModule, accountsModule, runtimeModule];
