@@ -3,5 +3,6 @@ import type { Module } from '../app.ts';
 import { systemModule } from './system/system.routes.ts';
 import { accountsModule } from './accounts/accounts.routes.ts';
 import { runtimeModule } from './runtime/runtime.routes.ts';
+import { chatModule } from './chat/chat.routes.ts';
 
-export const modules: Module[] = [systemModule, accountsModule, runtimeModule];
+export const modules: Module[] = [systemModule, accountsModule, runtimeModule, chatModule];

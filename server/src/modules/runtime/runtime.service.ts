@@ -278,6 +278,8 @@ export function createRuntimeService(deps: RuntimeDeps) {
 
   const service = {
     instanceId,
+    /** In-process events of the runs executing here (streams subscribe). */
+    events: deps.events,
 
     /**
      * `POST /projects/:name/message`: send `text` to one worker or several in parallel (CONTRACT.md §6).
