@@ -4,5 +4,6 @@ import { systemModule } from './system/system.routes.ts';
 import { accountsModule } from './accounts/accounts.routes.ts';
 import { runtimeModule } from './runtime/runtime.routes.ts';
 import { chatModule } from './chat/chat.routes.ts';
+import { runtimeAnalyticsModule } from './analytics/runtime-analytics.routes.ts';
 
-export const modules: Module[] = [systemModule, accountsModule, runtimeModule, chatModule];
+export const modules: Module[] = [systemModule, accountsModule, runtimeModule, chatModule, runtimeAnalyticsModule];

@@ -29,8 +29,8 @@ export interface ModelTiers {
 export const MODEL_TIERS: ModelTiers = {
   tiers: [
     { key: 'fast', label: 'Fast', stage: 1, model: 'claude-haiku-4-5', hint: 'Routine edits, triage, summaries and status updates.' },
-    { key: 'balanced', label: 'Balanced', stage: 2, model: 'claude-sonnet-4-5', hint: 'Everyday development, reviews and writing.' },
-    { key: 'deep', label: 'Deep', stage: 3, model: 'claude-opus-4-1', hint: 'Architecture, hard bugs and long multi-step work.' },
+    { key: 'balanced', label: 'Balanced', stage: 2, model: 'claude-sonnet-4-6', hint: 'Everyday development, reviews and writing.' },
+    { key: 'deep', label: 'Deep', stage: 3, model: 'claude-opus-4-7', hint: 'Architecture, hard bugs and long multi-step work.' },
   ],
   roleDefaults: {
     assistant: 'fast',

@@ -50,7 +50,7 @@ describe('agent runs', () => {
     expect(r.status).toBe(202);
     expect(r.body.run_ids).toHaveLength(1);
     const run = await waitRun(t, p.name, r.body.run_ids[0], u.token);
-    expect(run).toMatchObject({ status: 'succeeded', turns: 3, worker_id: w.id, message_id: r.body.message_id, error: null, cascade: false, model: 'claude-sonnet-4-5' });
+    expect(run).toMatchObject({ status: 'succeeded', turns: 3, worker_id: w.id, message_id: r.body.message_id, error: null, cascade: false, model: 'claude-sonnet-4-6' });
     expect(run.reply).toBe('Taking it.\n\nDone: the issue is in progress and logged.');
     expect(run.tool_calls.map((c: any) => c.tool)).toEqual(['take_issue', 'log_issue']);
     expect(run.usage).toEqual({ input_tokens: 450, output_tokens: 42, cache_tokens: 7, total_tokens: 499 });
@@ -63,7 +63,7 @@ describe('agent runs', () => {
     const calls = callsSince(before);
     expect(calls).toHaveLength(3);
     const first = calls[0].body;
-    expect(first.model).toBe('claude-sonnet-4-5');
+    expect(first.model).toBe('claude-sonnet-4-6');
     expect(first.tools.map((x: any) => x.name)).toEqual(expect.arrayContaining(['take_issue', 'log_issue', 'create_issue', 'read_file']));
     expect(first.tools.map((x: any) => x.name)).not.toContain('bash');
     const system: string = first.system;
@@ -75,7 +75,7 @@ describe('agent runs', () => {
 
     const usage = await t.db.selectFrom('token_usage').selectAll().where('run_id', '=', run.id).orderBy('id').execute();
     expect(usage).toHaveLength(3);
-    expect(usage[1]).toMatchObject({ user_id: u.id, project_id: p.id, project_name: p.name, worker_id: w.id, model: 'claude-sonnet-4-5', source: 'worker', input_tokens: 150, output_tokens: 12, cache_tokens: 7, total_tokens: 169 });
+    expect(usage[1]).toMatchObject({ user_id: u.id, project_id: p.id, project_name: p.name, worker_id: w.id, model: 'claude-sonnet-4-6', source: 'worker', input_tokens: 150, output_tokens: 12, cache_tokens: 7, total_tokens: 169 });
     const events = await t.db.selectFrom('activity_log').select(['type', 'worker_id']).where('project_id', '=', p.id).orderBy('id').execute();
     expect(events.map((e) => e.type)).toEqual(['browser_chat_message', 'session_start', 'issue_pick', 'issue_log']);
     expect(events.slice(1).every((e) => e.worker_id === w.id)).toBe(true);
@@ -252,14 +252,14 @@ describe('token budgets', () => {
 
 describe('cascade', () => {
   it('starts optimize-mode runs on the role tier and escalates on an empty answer and on overload', async () => {
-    const { u, p, w } = await setup({ worker: { role: 'developer', model: 'claude-opus-4-1' } });
+    const { u, p, w } = await setup({ worker: { role: 'developer', model: 'claude-opus-4-7' } });
     await t.db.updateTable('projects').set({ config: JSON.stringify({ modelMode: 'optimize' }) }).where('id', '=', p.id).execute();
     const before = s.modelCalls().length;
     s.enqueue({ content: [] }, { status: 529, errorType: 'overloaded_error' }, { status: 529, errorType: 'overloaded_error' }, { content: [{ type: 'text', text: 'answer' }] });
     const r = await message(p.name, u.token, { worker_id: w.id, text: 'hard question' });
     const run = await waitRun(t, p.name, r.body.run_ids[0], u.token);
-    expect(run).toMatchObject({ status: 'succeeded', reply: 'answer', cascade: true, turns: 1, model: 'claude-opus-4-1' });
-    expect(callsSince(before).map((c) => c.body.model)).toEqual(['claude-haiku-4-5', 'claude-sonnet-4-5', 'claude-sonnet-4-5', 'claude-opus-4-1']);
+    expect(run).toMatchObject({ status: 'succeeded', reply: 'answer', cascade: true, turns: 1, model: 'claude-opus-4-7' });
+    expect(callsSince(before).map((c) => c.body.model)).toEqual(['claude-haiku-4-5', 'claude-sonnet-4-6', 'claude-sonnet-4-6', 'claude-opus-4-7']);
     const ev = await t.db.selectFrom('activity_log').select(['type', 'payload']).where('worker_id', '=', w.id).where('type', 'like', 'cascade_%').orderBy('id').execute();
     expect(ev.map((e) => [e.type, (e.payload as any).class ?? (e.payload as any).tier])).toEqual([
       ['cascade_applied', 'fast'],
@@ -270,7 +270,7 @@ describe('cascade', () => {
     const before2 = s.modelCalls().length;
     const r2 = await message(p.name, u.token, { worker_id: w.id, text: 'quick', model: 'balanced' });
     expect(await waitRun(t, p.name, r2.body.run_ids[0], u.token)).toMatchObject({ status: 'succeeded', cascade: false });
-    expect(callsSince(before2)[0].body.model).toBe('claude-sonnet-4-5');
+    expect(callsSince(before2)[0].body.model).toBe('claude-sonnet-4-6');
   });
 
   it('uses the worker model in strict mode and fails on overload without escalating', async () => {

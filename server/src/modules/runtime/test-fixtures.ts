@@ -18,7 +18,7 @@ export async function createWorker(
     .values({
       project_id: projectId,
       label,
-      model: fields.model ?? 'claude-sonnet-4-5',
+      model: fields.model ?? 'claude-sonnet-4-6',
       max_turns: fields.max_turns ?? 20,
       tools: JSON.stringify(fields.tools ?? []),
       system_prompt: fields.system_prompt ?? '',
