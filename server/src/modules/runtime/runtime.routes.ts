@@ -10,6 +10,12 @@ import { createRunEvents } from './events.ts';
 import * as S from './runtime.schemas.ts';
 
 const services = new WeakMap<AppDeps, RuntimeService>();
+/**
+ * Runs executing at once in this process (job pollers, one run each). The queue's poller sleeps up to
+ * its polling interval (0.5 s) between fetches even when jobs wait, so a burst drains at about
+ * RUN_CONCURRENCY / 0.5 s runs per second at most; a local send wakes an idle poller at once.
+ */
+const RUN_CONCURRENCY = 16;
 
 /** The one runtime service of an app (the runtime, chat and analytics modules share it). */
 export function runtimeOf(deps: AppDeps, log: RuntimeDeps['log']): RuntimeService {
@@ -25,7 +31,7 @@ type RuntimeDeps = Parameters<typeof createRuntimeService>[0];
 export const runtimeModule: Module = async (app, deps) => {
   const runtime = runtimeOf(deps, app.log);
   const tags = ['workers'];
-  deps.jobs.define<{ run_id: number }>(RUN_JOB, (data) => runtime.execute(data.run_id), { concurrency: 10, retryLimit: 2, retryDelay: 5, expireInSeconds: 3600, pollingIntervalSeconds: 2 });
+  deps.jobs.define<{ run_id: number }>(RUN_JOB, (data) => runtime.execute(data.run_id), { concurrency: RUN_CONCURRENCY, retryLimit: 2, retryDelay: 5, expireInSeconds: 3600, pollingIntervalSeconds: 0.5 });
 
   let sweep: NodeJS.Timeout | undefined;
   app.addHook('onReady', async () => {
