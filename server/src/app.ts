@@ -28,6 +28,10 @@ import { createJobQueue, type JobQueue } from './jobs/queue.ts';
 import { createDocSources, type DocSources } from './lib/doc-sources.ts';
 import { createLlmKeys, createLlmProvider, type LlmKeys, type LlmProvider } from './providers/llm/index.ts';
 import { modules } from './modules/index.ts';
+import type { ToolRegistry } from './modules/runtime/tools.ts';
+import type { AgentPorts } from './modules/runtime/ports.ts';
+import { createBuiltinEngine, type AgentEngine } from './modules/runtime/engine.ts';
+import { createDefaultToolRegistry } from './modules/runtime/builtin-tools.ts';
 
 /** Everything a module may use; wired once here (DESIGN.md house style 4). */
 export interface AppDeps {
@@ -51,6 +55,12 @@ export interface AppDeps {
   llm: LlmProvider;
   /** Which key an LLM call uses: the user's own or the platform key. */
   llmKeys: LlmKeys;
+  /** The agent's tools (worker runtime); areas add theirs with `agentTools.register`. */
+  agentTools: ToolRegistry;
+  /** Ports the agent's tools call (issues, skills, wiki, search); the owning modules set them at registration. */
+  agentPorts: AgentPorts;
+  /** The engine that executes agent runs (built-in model loop). */
+  agentEngine: AgentEngine;
 }
 
 export type App = FastifyInstance;
@@ -74,6 +84,7 @@ export function createDeps(config: Config, database: Database, keys: Keys, log: 
   const sealer = overrides.sealer ?? createSealer(keys.secretEncryptionKey);
   const db = database.db;
   const secrets = overrides.secrets ?? createSecretStore(db, sealer);
+  const llm = overrides.llm ?? createLlmProvider(config);
   return {
     config,
     database,
@@ -90,8 +101,11 @@ export function createDeps(config: Config, database: Database, keys: Keys, log: 
     jobs: overrides.jobs ?? createJobQueue(database, log),
     docSources: overrides.docSources ?? createDocSources(),
     userCache: overrides.userCache ?? createUserCache(),
-    llm: overrides.llm ?? createLlmProvider(config),
+    llm,
     llmKeys: overrides.llmKeys ?? createLlmKeys({ db, sealer, secrets }),
+    agentTools: overrides.agentTools ?? createDefaultToolRegistry(),
+    agentPorts: overrides.agentPorts ?? {},
+    agentEngine: overrides.agentEngine ?? createBuiltinEngine(llm),
   };
 }
 

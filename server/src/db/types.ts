@@ -198,6 +198,8 @@ export interface UsageTables {
     output_tokens: Generated<number>;
     cache_tokens: Generated<number>;
     total_tokens: Generated<number>;
+    /** The agent run that made the call (worker runtime), if any. */
+    run_id: ColumnType<number | null, number | null | undefined, number | null>;
     created_at: TimestampDefault;
   };
 }
@@ -296,4 +298,54 @@ export interface KnowledgeTables {
 export type IssueStatus = 'open' | 'in_progress' | 'blocked' | 'deferred' | 'closed';
 export type IssuePriority = 'P0' | 'P1' | 'P2' | 'P3';
 
-export interface DB extends Omit<FoundationTables, 'projects' | 'workers'>, ProjectsWorkersTables, UsageTables, KnowledgeTables {}
+/** Worker runtime (issue 6): chat messages, agent runs, active role. */
+export interface RuntimeTables {
+  chat_messages: {
+    id: Generated<number>;
+    project_id: number;
+    user_id: number | null;
+    /** The worker spoken to (user messages to one worker) or who answered (assistant); null for a parallel message. */
+    worker_id: number | null;
+    /** Every worker a user message went to. */
+    recipients: JsonDefault<number[]>;
+    role: 'user' | 'assistant';
+    content: string;
+    run_id: number | null;
+    created_at: TimestampDefault;
+  };
+  agent_runs: {
+    id: Generated<number>;
+    project_id: number;
+    user_id: number | null;
+    worker_id: number;
+    message_id: number;
+    engine: Generated<string>;
+    status: Generated<'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled'>;
+    requested_model: string | null;
+    model: string | null;
+    cascade: Generated<boolean>;
+    turns: Generated<number>;
+    tool_calls: JsonDefault<Array<{ turn: number; tool: string; is_error: boolean; summary: string }>>;
+    error: string | null;
+    error_message: string | null;
+    reply_message_id: number | null;
+    input_tokens: Generated<number>;
+    output_tokens: Generated<number>;
+    cache_tokens: Generated<number>;
+    total_tokens: Generated<number>;
+    cancel_requested: Generated<boolean>;
+    retry_of: number | null;
+    instance_id: string | null;
+    created_at: TimestampDefault;
+    started_at: Timestamp | null;
+    heartbeat_at: Timestamp | null;
+    finished_at: Timestamp | null;
+    queue_ms: number | null;
+    prep_ms: number | null;
+    gen_ms: number | null;
+    total_ms: number | null;
+  };
+  chat_active_roles: { project_id: number; user_id: number; worker_id: number; updated_at: TimestampDefault };
+}
+
+export interface DB extends Omit<FoundationTables, 'projects' | 'workers'>, ProjectsWorkersTables, UsageTables, KnowledgeTables, RuntimeTables {}

@@ -10,6 +10,9 @@ import { skillsModule } from './skills/skills.routes.ts';
 import { wikiModule } from './wiki/wiki.routes.ts';
 import { filesModule } from './files/files.routes.ts';
 import { knowledgeModule } from './knowledge/knowledge.routes.ts';
+import { runtimeModule } from './runtime/runtime.routes.ts';
+import { chatModule } from './chat/chat.routes.ts';
+import { runtimeAnalyticsModule } from './analytics/runtime-analytics.routes.ts';
 
 export const modules: Module[] = [
   systemModule,
@@ -22,4 +25,7 @@ export const modules: Module[] = [
   wikiModule,
   filesModule,
   knowledgeModule,
+  runtimeModule,
+  chatModule,
+  runtimeAnalyticsModule,
 ];

@@ -1,0 +1,76 @@
+/**
+ * Admin analytics computed from what agent runs recorded (specification: Analytics).
+ *  - response latency: per succeeded run finished in the window, the stages `queue_ms` (queued → claimed),
+ *    `prep_ms` (claimed → first model call: context, key, budget), `gen_ms` (the agent loop: model calls
+ *    and tools) and `total_ms` (message stored → run finished); nearest-rank p50/p90 (`percentile_disc`).
+ *  - cascade: `cascade_applied` / `cascade_escalated` events in the window, escalations by failure class,
+ *    and per model the model calls (`turns`) and tokens of cascade runs (token_usage rows of runs with `cascade`).
+ */
+import { sql, type Kysely } from 'kysely';
+import type { DB } from '../../db/types.ts';
+
+const STAGES = ['queue_ms', 'prep_ms', 'gen_ms', 'total_ms'] as const;
+
+/** Nearest-rank percentile of sorted-or-not numbers (`p` in 0–100); null for none. */
+export function nearestRank(values: number[], p: number): number | null {
+  if (!values.length) return null;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)];
+}
+
+export function createRuntimeAnalytics(deps: { db: Kysely<DB> }) {
+  const { db } = deps;
+  const since = (days: number) => new Date(Date.now() - days * 86_400_000);
+  return {
+    /** `GET /analytics/response-latency?days=` (1–90, default 7). */
+    async responseLatency(days: number) {
+      const stage = (c: (typeof STAGES)[number]) => [
+        sql<number | null>`percentile_disc(0.5) within group (order by ${sql.ref(c)})`.as(`${c}_p50`),
+        sql<number | null>`percentile_disc(0.9) within group (order by ${sql.ref(c)})`.as(`${c}_p90`),
+        sql<number>`count(${sql.ref(c)})::int`.as(`${c}_n`),
+      ];
+      const row: Record<string, number | null> = (await db
+        .selectFrom('agent_runs')
+        .select([sql<number>`count(*)::int`.as('sample'), ...STAGES.flatMap(stage)])
+        .where('status', '=', 'succeeded')
+        .where('finished_at', '>=', since(days))
+        .executeTakeFirst()) as any;
+      const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
+      return {
+        windowDays: days,
+        sampleSize: Number(row?.sample ?? 0),
+        stages: Object.fromEntries(STAGES.map((c) => [c, { p50: num(row?.[`${c}_p50`]), p90: num(row?.[`${c}_p90`]), n: Number(row?.[`${c}_n`] ?? 0) }])) as Record<(typeof STAGES)[number], { p50: number | null; p90: number | null; n: number }>,
+      };
+    },
+
+    /** `GET /analytics/cascade?days=` (1–90, default 14). */
+    async cascade(days: number) {
+      const from = since(days);
+      const events = await db
+        .selectFrom('activity_log')
+        .select(['type', sql<string | null>`payload->>'class'`.as('class'), sql<number>`count(*)::int`.as('n')])
+        .where('type', 'in', ['cascade_applied', 'cascade_escalated'])
+        .where('created_at', '>=', from)
+        .groupBy(['type', sql`payload->>'class'`])
+        .execute();
+      const byModel = await db
+        .selectFrom('token_usage')
+        .innerJoin('agent_runs', 'agent_runs.id', 'token_usage.run_id')
+        .select(['token_usage.model', sql<number>`count(*)::int`.as('turns'), sql<number>`coalesce(sum(token_usage.total_tokens), 0)::int`.as('total_tokens')])
+        .where('agent_runs.cascade', '=', true)
+        .where('token_usage.created_at', '>=', from)
+        .groupBy('token_usage.model')
+        .orderBy('turns', 'desc')
+        .execute();
+      const escalationReasons: Record<string, number> = {};
+      for (const e of events) if (e.type === 'cascade_escalated') escalationReasons[e.class ?? 'unknown'] = (escalationReasons[e.class ?? 'unknown'] ?? 0) + Number(e.n);
+      return {
+        windowDays: days,
+        applied: events.filter((e) => e.type === 'cascade_applied').reduce((a, e) => a + Number(e.n), 0),
+        escalated: Object.values(escalationReasons).reduce((a, n) => a + n, 0),
+        escalationReasons,
+        byModel: byModel.map((m) => ({ model: m.model ?? 'unknown', turns: Number(m.turns), total_tokens: Number(m.total_tokens) })),
+      };
+    },
+  };
+}

@@ -1,0 +1,148 @@
+/**
+ * Chat with workers (specification: Chat, messages, pins; CONTRACT.md §6): the streamed chat, its
+ * paged history and the active role (the worker the chat talks to by default).
+ * A chat message is an ordinary message to one worker (runtime.submit): its run executes as a durable
+ * job; the stream follows the run's in-process events and, as a fallback when the run executes on
+ * another instance, the run row (polled every POLL_MS), so it always ends with `done`.
+ */
+import { sql, type Kysely } from 'kysely';
+import type { DB } from '../../db/types.ts';
+import type { Actor } from '../../http/auth.ts';
+import type { Access, ProjectRef } from '../../access/access.ts';
+import { BadRequest, NotFound } from '../../http/errors.ts';
+import type { RuntimeService } from '../runtime/runtime.service.ts';
+import type { RunEvent, RunEvents } from '../runtime/events.ts';
+
+const POLL_MS = 1000;
+
+export interface SseEvent {
+  event: string;
+  data: Record<string, unknown>;
+}
+
+export function createChatService(deps: { db: Kysely<DB>; access: Access; runtime: RuntimeService; events: RunEvents }) {
+  const { db } = deps;
+
+  const workerRole = (w: { id: number; role: string | null; label: string }) => ({ worker_id: w.id, role: w.role ?? w.label });
+
+  /** The caller's active role in the project, else the first worker; null when the project has none. */
+  async function active(project: ProjectRef, userId: number) {
+    const chosen = await db
+      .selectFrom('chat_active_roles')
+      .innerJoin('workers', 'workers.id', 'chat_active_roles.worker_id')
+      .select(['workers.id', 'workers.role', 'workers.label'])
+      .where('chat_active_roles.project_id', '=', project.id)
+      .where('chat_active_roles.user_id', '=', userId)
+      .where('workers.project_id', '=', project.id)
+      .executeTakeFirst();
+    if (chosen) return chosen;
+    return db.selectFrom('workers').select(['id', 'role', 'label']).where('project_id', '=', project.id).orderBy('position').orderBy('id').limit(1).executeTakeFirst();
+  }
+
+  return {
+    /** `GET /projects/:name/active-role` → `{worker_id, role}` (role: the worker's role, else its label; nulls without workers). */
+    async getActiveRole(actor: Actor, name: string) {
+      const project = await deps.access.project(actor, name);
+      const w = await active(project, actor.id);
+      return w ? workerRole(w) : { worker_id: null, role: null };
+    },
+
+    /** `POST /projects/:name/active-role` `{worker_id}` → `{worker_id, role}`. @throws 404 `worker_not_found`. */
+    async setActiveRole(actor: Actor, name: string, workerId: number) {
+      const project = await deps.access.project(actor, name);
+      const w = await db.selectFrom('workers').select(['id', 'role', 'label']).where('id', '=', workerId).where('project_id', '=', project.id).executeTakeFirst();
+      if (!w) throw new NotFound(`Worker ${workerId} was not found in this project.`, 'worker_not_found');
+      await db
+        .insertInto('chat_active_roles')
+        .values({ project_id: project.id, user_id: actor.id, worker_id: w.id })
+        .onConflict((oc) => oc.columns(['project_id', 'user_id']).doUpdateSet({ worker_id: w.id, updated_at: new Date() }))
+        .execute();
+      return workerRole(w);
+    },
+
+    /**
+     * `GET /projects/:name/chat/history?worker_id=&limit=&before=`: the newest `limit` (1–200, default 50)
+     * messages with id below `before`, returned oldest first; with `worker_id` only that worker's
+     * conversation (messages to it, parallel ones included, and its replies).
+     * @returns `{messages:[{id, role, worker_id, content, created_at, run_id}], has_more}`.
+     */
+    async history(actor: Actor, name: string, q: { worker_id?: number; limit?: number; before?: number }) {
+      const project = await deps.access.project(actor, name);
+      const limit = q.limit ?? 50;
+      let query = db.selectFrom('chat_messages').select(['id', 'role', 'worker_id', 'content', 'created_at', 'run_id']).where('project_id', '=', project.id);
+      if (q.worker_id !== undefined) {
+        const w = q.worker_id;
+        query = query.where((eb) => eb.or([eb('worker_id', '=', w), eb('recipients', '@>', sql<any>`${JSON.stringify([w])}::jsonb`)]));
+      }
+      if (q.before !== undefined) query = query.where('id', '<', q.before);
+      const rows = await query.orderBy('id', 'desc').limit(limit + 1).execute();
+      return { messages: rows.slice(0, limit).reverse(), has_more: rows.length > limit };
+    },
+
+    /**
+     * `POST /projects/:name/chat` `{text, worker_id?}` (default: the active role): send the message and
+     * follow its run. Errors (access, budget, key, no worker) are thrown before anything streams.
+     * @returns the user message id, the run id and the events to stream: `text_delta {delta}`,
+     *   `tool_result {tool, is_error, …}`, `cascade_escalated {class, from, to}`, then
+     *   `done {message_id (the reply), user_message_id, run_id, status, usage, error}`.
+     */
+    async stream(actor: Actor, name: string, body: { text: string; worker_id?: number }) {
+      const project = await deps.access.project(actor, name);
+      const workerId = body.worker_id ?? (await active(project, actor.id))?.id;
+      if (!workerId) throw new BadRequest('no_worker', 'This project has no worker to chat with yet.');
+      const queue: RunEvent[] = [];
+      let wake: (() => void) | undefined;
+      let unsubscribe = () => {};
+      const submitted = await deps.runtime.submit(actor, name, { worker_id: workerId, text: body.text }, {
+        beforeCommit: ([runId]) => {
+          unsubscribe = deps.events.subscribe(runId, (e) => {
+            queue.push(e);
+            wake?.();
+          });
+        },
+      });
+      const runId = submitted.run_ids[0];
+      async function* events(): AsyncGenerator<SseEvent> {
+        let sawText = false;
+        try {
+          for (;;) {
+            while (queue.length) {
+              const e = queue.shift()!;
+              if (e.type === 'end') return yield* finish();
+              if (e.type === 'text_delta') {
+                sawText = true;
+                yield { event: 'text_delta', data: { delta: e.delta } };
+              } else {
+                const { type, ...rest } = e;
+                yield { event: type, data: rest };
+              }
+            }
+            const timer = new Promise<void>((r) => {
+              wake = r;
+              setTimeout(r, POLL_MS).unref();
+            });
+            await timer;
+            wake = undefined;
+            if (!queue.length) {
+              const row = await db.selectFrom('agent_runs').select('status').where('id', '=', runId).executeTakeFirst();
+              if (!row || !['queued', 'running'].includes(row.status)) return yield* finish();
+            }
+          }
+        } finally {
+          unsubscribe();
+        }
+        async function* finish(): AsyncGenerator<SseEvent> {
+          const run = await deps.runtime.getRun(actor, name, runId);
+          if (!sawText && run.reply) yield { event: 'text_delta', data: { delta: run.reply } };
+          yield {
+            event: 'done',
+            data: { message_id: run.reply_message_id, user_message_id: submitted.message_id, run_id: run.id, status: run.status, usage: run.usage, error: run.error, error_message: run.error_message },
+          };
+        }
+      }
+      return { message_id: submitted.message_id, run_id: runId, events: events() };
+    },
+  };
+}
+
+export type ChatService = ReturnType<typeof createChatService>;

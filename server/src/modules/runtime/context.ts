@@ -1,0 +1,58 @@
+/**
+ * The context a run starts with (specification: Issue updates for workers; Limits, Injected context):
+ * the worker's system prompt, then the project's rules (`protocol`), then the project manifest cut to
+ * 8000 characters, then the list of visible skills, then each skill named in `context_assets`
+ * auto-loaded and cut to 3000 characters (through the skills port). The manifest is the first of
+ * `MANIFEST.md`, `manifest.md`, `README.md` found at the root of the project directory.
+ */
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { SkillsPort } from './ports.ts';
+import { focusRoots } from './builtin-tools.ts';
+
+export const MANIFEST_LIMIT = 8000;
+export const AUTOLOAD_SKILL_LIMIT = 3000;
+const MANIFEST_FILES = ['MANIFEST.md', 'manifest.md', 'README.md'];
+
+async function readManifest(dir: string): Promise<string | null> {
+  for (const f of MANIFEST_FILES) {
+    const text = await fs.readFile(path.join(dir, f), 'utf8').catch(() => null);
+    if (text !== null) return text;
+  }
+  return null;
+}
+
+/**
+ * Assemble the system text of a run.
+ * @returns the system text and the names of the auto-loaded skills.
+ */
+export async function buildSystem(input: {
+  project: { id: number; display_name: string; dir: string; protocol: string };
+  worker: { label: string; system_prompt: string; context_assets: string[]; focus_dirs: string[] };
+  skills?: SkillsPort;
+  toolNames: string[];
+}): Promise<{ system: string; autoloaded: string[] }> {
+  const { project, worker } = input;
+  const parts: string[] = [worker.system_prompt.trim() || `You are ${worker.label}, an AI worker of the project ${project.display_name}.`];
+  if (project.protocol.trim()) parts.push(`# Project rules\n${project.protocol.trim()}`);
+  const manifest = await readManifest(project.dir);
+  if (manifest?.trim()) parts.push(`# Project manifest\n${manifest.slice(0, MANIFEST_LIMIT)}`);
+  const autoloaded: string[] = [];
+  if (input.skills) {
+    const list = await input.skills.list(project.id);
+    if (list.length) parts.push(`# Skills\n${list.map((s) => `- ${s.name}: ${s.description}`).join('\n')}`);
+    for (const name of worker.context_assets) {
+      const skill = await input.skills.get(project.id, name);
+      if (!skill) continue;
+      autoloaded.push(skill.name);
+      parts.push(`## Skill: ${skill.name}\n${skill.content.slice(0, AUTOLOAD_SKILL_LIMIT)}`);
+    }
+  }
+  const roots = focusRoots(project.dir, worker.focus_dirs).map((r) => path.relative(path.resolve(project.dir), r) || '.');
+  parts.push(
+    `# Workspace\nYou act on the project ${project.display_name} only. File paths are relative to the project directory; you may touch: ${roots.join(', ')}.` +
+      (input.toolNames.length ? ` Tools: ${input.toolNames.join(', ')}.` : ' You have no tools in this conversation.') +
+      ' You cannot run shell commands.',
+  );
+  return { system: parts.join('\n\n'), autoloaded };
+}

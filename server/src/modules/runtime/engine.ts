@@ -1,0 +1,187 @@
+/**
+ * Agent engines. `AgentEngine` is the seam: the built-in engine below runs the model loop in this
+ * process; an external agent CLI in a terminal session (inside the user's container) can be added
+ * beside it behind the same interface.
+ *
+ * The built-in loop (specification: Workers, max_turns; Model tiers): model call → tool calls →
+ * tool results, at most `maxTurns` model calls that were kept. With a cascade (optimize mode) a call
+ * that fails with an `EscalationClass` is repeated on the next model of the plan and does not count
+ * as a turn; the failed call's tokens are still metered.
+ */
+import { LlmError, textOf, type LlmContent, type LlmMessage, type LlmProvider, type LlmUsage } from '../../providers/llm/index.ts';
+import { AppError } from '../../http/errors.ts';
+import { missingRequired, toLlmTools, type AgentTool, type ToolContext } from './tools.ts';
+
+/** Failure classes that make a cascade escalate to the next tier. */
+export type EscalationClass = 'overloaded' | 'rate_limit' | 'server_error' | 'timeout' | 'max_tokens' | 'malformed_tool_call' | 'empty_answer';
+
+/** A hook asks the run to stop (cancel, budget). */
+export class RunStop extends Error {
+  constructor(
+    readonly code: 'cancelled' | 'token_budget_exceeded',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface ToolCallRecord {
+  turn: number;
+  tool: string;
+  is_error: boolean;
+  summary: string;
+}
+
+export interface EngineHooks {
+  onText(delta: string): void;
+  onToolResult(ev: { turn: number; tool: string; is_error: boolean; data?: Record<string, unknown> }): void;
+  /** After every model call (kept or escalated): write the usage row. May throw RunStop. */
+  onModelCall(call: { model: string; usage: LlmUsage; turn: number }): Promise<void>;
+  /** Before every model call of turn `turn` (1-based): heartbeat, cancel and budget checks. May throw RunStop. */
+  beforeTurn(turn: number): Promise<void>;
+  onEscalate(ev: { from: string; to: string; class: EscalationClass; turn: number }): Promise<void>;
+}
+
+export interface AgentRunInput {
+  system: string;
+  /** The conversation so far, ending with the user's message. */
+  messages: LlmMessage[];
+  tools: AgentTool[];
+  toolContext: ToolContext;
+  /** Models to use, in cascade order; without `cascade` only the first. */
+  models: string[];
+  cascade: boolean;
+  maxTurns: number;
+  /** Output-token bound per model call. */
+  maxTokens: number;
+  apiKey: string;
+  signal: AbortSignal;
+}
+
+export interface AgentRunResult {
+  status: 'succeeded' | 'failed' | 'cancelled';
+  /** The reply: the text of every kept turn, joined. */
+  text: string;
+  turns: number;
+  /** The model of the last call. */
+  model: string;
+  error?: { code: string; message: string };
+  toolCalls: ToolCallRecord[];
+  /** Per kept turn: wall time of the turn and the part spent inside the model call (ms). */
+  turnTimings: Array<{ total_ms: number; llm_ms: number }>;
+}
+
+export interface AgentEngine {
+  readonly name: string;
+  /** Run one agent conversation to its end. Never throws for run failures; they are in the result. */
+  run(input: AgentRunInput, hooks: EngineHooks): Promise<AgentRunResult>;
+}
+
+/** The escalation class of a failed call, or null when escalating would not help. */
+export function classOfError(err: unknown): EscalationClass | null {
+  if (!(err instanceof LlmError)) return null;
+  return ({ overloaded: 'overloaded', rate_limit: 'rate_limit', server: 'server_error', timeout: 'timeout' } as Record<string, EscalationClass>)[err.kind] ?? null;
+}
+
+const summarize = (input: Record<string, unknown>) => {
+  const s = JSON.stringify(input);
+  return s.length > 200 ? `${s.slice(0, 200)}…` : s;
+};
+
+/** The built-in engine over `deps.llm`. */
+export function createBuiltinEngine(llm: LlmProvider): AgentEngine {
+  return {
+    name: 'builtin',
+    async run(input, hooks) {
+      const messages: LlmMessage[] = [...input.messages];
+      const byName = new Map(input.tools.map((t) => [t.name, t]));
+      const llmTools = toLlmTools(input.tools);
+      const texts: string[] = [];
+      const toolCalls: ToolCallRecord[] = [];
+      const turnTimings: AgentRunResult['turnTimings'] = [];
+      let tier = 0;
+      let turns = 0;
+      const model = () => input.models[tier];
+      const done = (status: AgentRunResult['status'], error?: AgentRunResult['error']): AgentRunResult => ({ status, text: texts.join('\n\n'), turns, model: model(), error, toolCalls, turnTimings });
+      const canEscalate = () => input.cascade && tier + 1 < input.models.length;
+      const escalate = async (cls: EscalationClass) => {
+        await hooks.onEscalate({ from: model(), to: input.models[tier + 1], class: cls, turn: turns + 1 });
+        tier++;
+      };
+
+      for (;;) {
+        if (turns >= input.maxTurns) return done('failed', { code: 'max_turns_reached', message: `The run stopped after ${input.maxTurns} turns (max_turns).` });
+        const turnStart = performance.now();
+        let llmMs = 0;
+        try {
+          await hooks.beforeTurn(turns + 1);
+          if (input.signal.aborted) throw new RunStop('cancelled', 'The run was cancelled.');
+          let turnText = '';
+          const callStart = performance.now();
+          let res;
+          try {
+            res = await llm.complete(
+              { model: model(), system: input.system, messages, tools: llmTools, maxTokens: input.maxTokens, apiKey: input.apiKey, signal: input.signal },
+              (e) => {
+                turnText += e.delta;
+                hooks.onText(e.delta);
+              },
+            );
+          } catch (err) {
+            if (input.signal.aborted || (err instanceof LlmError && err.kind === 'aborted')) return done('cancelled', { code: 'cancelled', message: 'The run was cancelled.' });
+            const cls = classOfError(err);
+            if (cls && canEscalate()) {
+              await escalate(cls);
+              continue;
+            }
+            const kind = err instanceof LlmError ? err.kind : 'server';
+            return done('failed', { code: `llm_${kind}`, message: err instanceof Error ? err.message : 'The model call failed.' });
+          } finally {
+            llmMs = performance.now() - callStart;
+          }
+          await hooks.onModelCall({ model: res.model || model(), usage: res.usage, turn: turns + 1 });
+          const uses = res.content.filter((b): b is Extract<LlmContent, { type: 'tool_use' }> => b.type === 'tool_use');
+          const text = textOf(res) || turnText;
+          const malformed = uses.some((u) => !byName.has(u.name) || missingRequired(byName.get(u.name)!, u.input ?? {}).length > 0);
+          const cls: EscalationClass | null = res.stop_reason === 'max_tokens' ? 'max_tokens' : !uses.length && !text.trim() ? 'empty_answer' : malformed ? 'malformed_tool_call' : null;
+          if (cls && canEscalate()) {
+            await escalate(cls);
+            continue;
+          }
+          turns++;
+          if (text.trim()) texts.push(text.trim());
+          messages.push({ role: 'assistant', content: res.content });
+          if (!uses.length) {
+            turnTimings.push({ total_ms: performance.now() - turnStart, llm_ms: llmMs });
+            return done('succeeded');
+          }
+          const results: LlmContent[] = [];
+          for (const u of uses) {
+            const outcome = await runTool(byName.get(u.name), u.input ?? {}, input.toolContext);
+            toolCalls.push({ turn: turns, tool: u.name, is_error: !!outcome.is_error, summary: summarize(u.input ?? {}) });
+            hooks.onToolResult({ turn: turns, tool: u.name, is_error: !!outcome.is_error, data: outcome.data });
+            results.push({ type: 'tool_result', tool_use_id: u.id, content: outcome.content, ...(outcome.is_error ? { is_error: true } : {}) });
+          }
+          messages.push({ role: 'user', content: results });
+          turnTimings.push({ total_ms: performance.now() - turnStart, llm_ms: llmMs });
+        } catch (err) {
+          if (err instanceof RunStop) return done(err.code === 'cancelled' ? 'cancelled' : 'failed', { code: err.code, message: err.message });
+          throw err;
+        }
+      }
+    },
+  };
+}
+
+/** Run one tool; its failures become an `is_error` result the model can read. */
+async function runTool(tool: AgentTool | undefined, input: Record<string, unknown>, ctx: ToolContext) {
+  if (!tool) return { content: 'This tool does not exist here.', is_error: true };
+  const missing = missingRequired(tool, input);
+  if (missing.length) return { content: `Missing input: ${missing.join(', ')}.`, is_error: true };
+  try {
+    return await tool.run(ctx, input);
+  } catch (err) {
+    if (err instanceof AppError) return { content: err.message, is_error: true };
+    return { content: `The tool ${tool.name} failed.`, is_error: true };
+  }
+}

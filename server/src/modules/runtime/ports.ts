@@ -1,0 +1,57 @@
+/**
+ * Ports: the small interfaces through which the agent's tools reach other areas (issues, skills, wiki,
+ * semantic search). The owning module implements a port and registers it on `deps.agentPorts` at
+ * registration time, e.g. in the issues module:
+ *
+ *   deps.agentPorts.issues = { create: …, take: …, update: …, log: … };
+ *
+ * A tool whose port is not registered is not offered to the LLM. Port methods throw the errors of
+ * `http/errors.ts` (NotFound, BadRequest, …); the tool turns them into an `is_error` tool result.
+ */
+
+/** An issue as the agent sees it (specification: Issue). */
+export interface IssueSummary {
+  id: number;
+  title: string;
+  status: 'open' | 'in_progress' | 'blocked' | 'deferred' | 'closed';
+  assignee: string | null;
+  priority: string | null;
+}
+
+export interface IssuesPort {
+  /** Create an issue (status open). */
+  create(p: { projectId: number; title: string; priority?: string; description?: string; author: string }): Promise<IssueSummary>;
+  /** Take an issue: status in_progress and `assignee` (specification, Issue status). @throws NotFound */
+  take(p: { projectId: number; issueId: number; assignee: string }): Promise<IssueSummary>;
+  /** Change fields of an issue. @throws NotFound; BadRequest on an unknown status. */
+  update(p: { projectId: number; issueId: number; status?: IssueSummary['status']; assignee?: string | null; title?: string; priority?: string; description?: string }): Promise<IssueSummary>;
+  /** Append an activity entry. @throws NotFound */
+  log(p: { projectId: number; issueId: number; message: string; author: string }): Promise<{ ok: true }>;
+}
+
+export interface SkillsPort {
+  /** The skills visible to the project (global plus its own), names and one-line descriptions. */
+  list(projectId: number): Promise<Array<{ name: string; description: string }>>;
+  /** One visible skill by name, or null. */
+  get(projectId: number, name: string): Promise<{ name: string; content: string } | null>;
+}
+
+export interface WikiPort {
+  /** A page by path, or null. */
+  read(projectId: number, path: string): Promise<{ path: string; content: string } | null>;
+  /** Create or replace a page (the wiki area re-embeds it). */
+  save(projectId: number, path: string, content: string, author: string): Promise<{ path: string }>;
+}
+
+export interface SearchPort {
+  /** Semantic search over the project's index (and the global one); `k` 1–25. */
+  search(projectId: number, query: string, k: number): Promise<Array<{ doc_type: string; doc_id: string; text: string; distance: number }>>;
+}
+
+/** The registered ports; absent ones disable their tools. */
+export interface AgentPorts {
+  issues?: IssuesPort;
+  skills?: SkillsPort;
+  wiki?: WikiPort;
+  search?: SearchPort;
+}
