@@ -34,12 +34,40 @@ export interface Access {
   project(actor: Actor, name: string): Promise<ProjectRef>;
   /** Working directory of a project id under DATA_DIR. */
   projectDir(projectId: number): string;
+  /**
+   * The owner of project `projectId` as an Actor, with the project's name: for work done on the
+   * project's behalf (a worker's agent run acts with its owner's authority, never beyond that project).
+   * @throws NotFound when the project no longer exists.
+   */
+  ownerActor(projectId: number): Promise<{ actor: Actor; projectName: string }>;
 }
 
 export function createAccess(db: Kysely<DB>, dataDir: string): Access {
   const projectDir = (id: number) => path.join(dataDir, 'projects', String(id));
   return {
     projectDir,
+    async ownerActor(projectId) {
+      const row = await db
+        .selectFrom('projects')
+        .innerJoin('users', 'users.id', 'projects.owner_id')
+        .select(['projects.name as projectName', 'users.id', 'users.email', 'users.name', 'users.role', 'users.plan', 'users.email_verified', 'users.chat_id', 'users.created_at'])
+        .where('projects.id', '=', projectId)
+        .executeTakeFirst();
+      if (!row) throw new NotFound('The project of this run no longer exists.', 'project_not_found');
+      const actor: Actor = {
+        id: row.id,
+        email: row.email,
+        name: row.name,
+        role: row.role,
+        plan: row.plan,
+        email_verified: row.email_verified,
+        chat_id: row.chat_id ?? String(row.id),
+        created_at: row.created_at,
+        isAdmin: false,
+        isOperator: false,
+      };
+      return { actor, projectName: row.projectName };
+    },
     async project(actor, name) {
       const rows = await db
         .selectFrom('projects')

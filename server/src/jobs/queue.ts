@@ -135,13 +135,18 @@ export function createJobQueue(database: Database, log: { error: (o: object, m: 
           created.add(name);
           const ids: string[] = [];
           for (let i = 0; i < (def.opts.concurrency ?? 1); i++) {
-            ids.push(
-              await b.work(name, { batchSize: def.opts.batchSize ?? 1, pollingIntervalSeconds: def.opts.pollingIntervalSeconds ?? 1, includeMetadata: true }, async (jobs) => {
+            let self = '';
+            self = await b.work(name, { batchSize: def.opts.batchSize ?? 1, pollingIntervalSeconds: def.opts.pollingIntervalSeconds ?? 1, includeMetadata: true }, async (jobs) => {
+              try {
                 for (const job of jobs) {
                   await def.handler(job.data, { id: job.id, retryCount: job.retryCount });
                 }
-              }),
-            );
+              } finally {
+                // A poller that found work looks again at once instead of sleeping its polling interval.
+                if (jobs.length) setImmediate(() => boss?.notifyWorker(self));
+              }
+            });
+            ids.push(self);
           }
           workerIds.set(name, ids);
         }

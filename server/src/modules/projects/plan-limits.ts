@@ -30,6 +30,18 @@ export const DAILY_TOKEN_CAPS: Record<string, number | null> = {
   beta: null,
 };
 
+/** Total tokens a trial grants (specification, Limits: Trial 100K), drawn through the platform key. */
+export const TRIAL_TOKENS = 100_000;
+
+/**
+ * The daily token cap of one worker (UTC day) for its owner's plan; `null` = unmetered (beta, and admin
+ * owners: the plan-limit bypass of Authentication rule 10). Unknown plans get the free cap.
+ */
+export function dailyTokenCap(plan: string, opts: { isAdmin?: boolean } = {}): number | null {
+  if (opts.isAdmin) return null;
+  return plan in DAILY_TOKEN_CAPS ? DAILY_TOKEN_CAPS[plan] : DAILY_TOKEN_CAPS.free;
+}
+
 /** Namespace of the per-owner advisory lock (first key of `pg_advisory_xact_lock(int, int)`). */
 const LOCK_NAMESPACE = 30_001;
 

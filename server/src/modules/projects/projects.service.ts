@@ -14,14 +14,13 @@ import type { ActivityLog } from '../../lib/activity.ts';
 import type { BlobStorage } from '../../storage/storage.ts';
 import type { Sealer } from '../../secrets/crypto.ts';
 import type { Messenger } from '../../providers/messenger/messenger.ts';
-import { assertWithinPlan, lockOwner } from './plan-limits.ts';
+import { assertWithinPlan, lockOwner, TRIAL_TOKENS } from './plan-limits.ts';
 import { TEAM_PRESETS, suggestTeamPreset } from './team-presets.ts';
 import { insertWorkers, normalizeWorker, type WorkerInput, type WorkerView } from '../workers/workers.repo.ts';
 import { bindBot, validateBotToken } from '../workers/bot-binding.ts';
 import { IMAGE_MIME, type ImageKind } from '../workers/images.ts';
 
 /** Trial grant (specification, Limits → Trial). */
-export const TRIAL_TOKENS = 100_000;
 
 /** Technical names: 2–40 characters, lower-case letters, digits and inner hyphens or underscores. */
 export const PROJECT_NAME_PATTERN = /^[a-z0-9](?:[a-z0-9_-]{0,38}[a-z0-9])?$/;

@@ -159,7 +159,7 @@ describe('create-with-team', () => {
     });
     expect(res.status).toBe(201);
     expect(res.body.bot_username).toBe('acme_dev_bot');
-    expect(res.body.workers[1].model).toBe('claude-3-5-haiku-latest');
+    expect(res.body.workers[1].model).toBe('claude-haiku-4-5');
     expect(res.text).not.toContain(BOT_TOKEN);
     const row = await t.db.selectFrom('workers').select(['messenger_token_enc', 'messenger_bot_id']).where('id', '=', res.body.workers[0].id).executeTakeFirstOrThrow();
     expect(row.messenger_token_enc).not.toContain(BOT_TOKEN.split(':')[1]);

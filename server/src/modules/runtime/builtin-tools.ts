@@ -159,7 +159,6 @@ export const issueTools: AgentTool[] = [
     input_schema: { type: 'object', properties: { issue_id: { type: 'integer' } }, required: ['issue_id'] },
     async run(ctx, input) {
       const issue = await ctx.ports.issues!.take({ projectId: ctx.project.id, issueId: num(input.issue_id), assignee: ctx.worker.label });
-      await ctx.activity('issue_pick', `Took #${issue.id} ${issue.title}`, null, { issue_id: issue.id });
       return { content: json(issue), data: { issue_id: issue.id, status: issue.status } };
     },
   },
@@ -185,7 +184,6 @@ export const issueTools: AgentTool[] = [
         ...(input.description !== undefined ? { description: str(input.description) } : {}),
         ...(input.assignee !== undefined ? { assignee: input.assignee === null ? null : str(input.assignee) } : {}),
       });
-      if (status === 'closed') await ctx.activity('issue_close', `Closed #${issue.id} ${issue.title}`, null, { issue_id: issue.id });
       return { content: json(issue), data: { issue_id: issue.id, status: issue.status } };
     },
   },
@@ -199,7 +197,6 @@ export const issueTools: AgentTool[] = [
       const issueId = num(input.issue_id);
       const message = str(input.message).slice(0, 4000);
       await ctx.ports.issues!.log({ projectId: ctx.project.id, issueId, message, author: ctx.worker.label });
-      await ctx.activity('issue_log', `Logged on #${issueId}`, message.slice(0, 280), { issue_id: issueId });
       return { content: 'Logged.', data: { issue_id: issueId } };
     },
   },

@@ -2,9 +2,8 @@
  * Token budgets (specification: Workers, runtime object; Limits, Trial).
  *
  * Daily cap per worker by the project owner's plan, counted over the UTC calendar day from the
- * `token_usage` rows of that worker: free 100K, starter 400K, starter_cloud 2M (specified); our choice
- * for the others: min 400K, cloud 2M, max 5M; beta unmetered (`null`). Admin owners are unmetered too
- * (the plan-limit bypass of Authentication rule 10).
+ * `token_usage` rows of that worker. The caps are defined once, in projects/plan-limits.ts: free 100K,
+ * starter 400K, starter_cloud 2M (specified); min 1M, cloud 2M, max 5M (ours); beta and admin owners unmetered.
  * Trial: a trial-mode project calling through the platform key draws on the owner's 100K trial tokens,
  * counted over all of the owner's trial-mode projects.
  */

@@ -18,6 +18,10 @@ export interface IssueSummary {
   priority: string | null;
 }
 
+/**
+ * The issues area's port. It records the activity events of what it does (`issue_pick`, `issue_close`,
+ * `issue_log`, with the worker resolved from the assignee/author label), so tools do not write them again.
+ */
 export interface IssuesPort {
   /** Create an issue (status open). */
   create(p: { projectId: number; title: string; priority?: string; description?: string; author: string }): Promise<IssueSummary>;

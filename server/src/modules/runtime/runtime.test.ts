@@ -4,17 +4,15 @@ import path from 'node:path';
 import { api, buildTestApp, createProject, createUser, TEST_KEYS, type TestApp } from '../../../test/helpers.ts';
 import { startLlmStandIn } from '../../../test/standins/llm.ts';
 import { buildApp, createDeps } from '../../app.ts';
-import { createWorker, giveKey, memoryIssues, memorySkills, waitFor, waitRun } from './test-fixtures.ts';
+import { createWorker, giveKey, memorySkills, waitFor, waitRun } from './test-fixtures.ts';
 import { reportedWorkerStatus } from './runtime.service.ts';
 
 let s: Awaited<ReturnType<typeof startLlmStandIn>>;
 let t: TestApp;
-const issues = memoryIssues();
 
 beforeAll(async () => {
   s = await startLlmStandIn();
   t = await buildTestApp({ env: { LLM_BASE_URL: s.anthropicUrl } });
-  t.deps.agentPorts.issues = issues.port;
 });
 afterAll(async () => {
   await t?.close();
@@ -39,7 +37,10 @@ describe('agent runs', () => {
     const { u, p, w } = await setup({ worker: { label: 'Dev', system_prompt: 'You are Dev.', tools: ['issues', 'files'] } });
     await t.db.updateTable('projects').set({ protocol: 'Always log progress.' }).where('id', '=', p.id).execute();
     fs.writeFileSync(path.join(p.dir, 'MANIFEST.md'), 'M'.repeat(9000));
-    const issue = await issues.port.create({ projectId: p.id, title: 'Fix login', author: 'me' });
+    // The real issues area behind the agent's issue tools.
+    const created = await api(t.app, 'POST', `/api/crm/projects/${p.name}/issues`, { token: u.token, body: { title: 'Fix login', priority: 'P1' } });
+    expect(created.status).toBe(201);
+    const issue = created.body;
     const before = s.modelCalls().length;
     s.enqueue(
       { content: [{ type: 'text', text: 'Taking it.' }, { type: 'tool_use', name: 'take_issue', input: { issue_id: issue.id } }], usage: { input_tokens: 100, output_tokens: 10 } },
@@ -55,10 +56,11 @@ describe('agent runs', () => {
     expect(run.tool_calls.map((c: any) => c.tool)).toEqual(['take_issue', 'log_issue']);
     expect(run.usage).toEqual({ input_tokens: 450, output_tokens: 42, cache_tokens: 7, total_tokens: 499 });
     expect(run.timings.total_ms).toBeGreaterThanOrEqual(0);
-    const stored = issues.issues.get(issue.id)!;
+    const stored = (await api(t.app, 'GET', `/api/crm/projects/${p.name}/issues/${issue.id}`, { token: u.token })).body;
     expect(stored.status).toBe('in_progress');
     expect(stored.assignee).toBe('Dev');
-    expect(stored.log.map((l) => l.message)).toContain('Found the bug in the session check.');
+    expect(stored.activity.map((l: any) => l.message)).toContain('Found the bug in the session check.');
+    expect(stored.activity.find((l: any) => l.message === 'Found the bug in the session check.').author).toBe('Dev');
 
     const calls = callsSince(before);
     expect(calls).toHaveLength(3);
@@ -128,6 +130,7 @@ describe('agent runs', () => {
 
   it('auto-loads context skills cut to 3000 characters and loads/unloads skills with events', async () => {
     const { u, p, w } = await setup({ worker: { context_assets: ['style'] } });
+    const realSkills = t.deps.agentPorts.skills;
     t.deps.agentPorts.skills = memorySkills({ style: 'S'.repeat(5000), deploy: 'Deploy steps.' });
     try {
       const before = s.modelCalls().length;
@@ -143,15 +146,19 @@ describe('agent runs', () => {
       const types = (await t.db.selectFrom('activity_log').select('type').where('worker_id', '=', w.id).where('type', '<>', 'browser_chat_message').orderBy('id').execute()).map((e) => e.type);
       expect(types).toEqual(['session_start', 'skill_loaded', 'skill_unloaded']);
     } finally {
-      delete t.deps.agentPorts.skills;
+      t.deps.agentPorts.skills = realSkills;
     }
   });
 
   it('offers no port-backed tool whose port is not registered', async () => {
     const { u, p, w } = await setup();
+    const { skills, wiki } = t.deps.agentPorts;
+    delete t.deps.agentPorts.skills;
+    delete t.deps.agentPorts.wiki;
     const before = s.modelCalls().length;
     const r = await message(p.name, u.token, { worker_id: w.id, text: 'hi' });
     await waitRun(t, p.name, r.body.run_ids[0], u.token);
+    Object.assign(t.deps.agentPorts, { skills, wiki });
     const names = callsSince(before)[0].body.tools.map((x: any) => x.name);
     expect(names).toContain('create_issue');
     expect(names).not.toContain('load_skill');

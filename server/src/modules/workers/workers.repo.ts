@@ -6,7 +6,8 @@
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { DB } from '../../db/types.ts';
 import { BadRequest } from '../../http/errors.ts';
-import { FALLBACK_TIER, presetById, resolveModel } from './presets.ts';
+import { presetById, resolveModel } from './presets.ts';
+import { MODEL_TIERS } from '../runtime/model-tiers.ts';
 
 export interface WorkerInput {
   preset?: string;
@@ -86,7 +87,7 @@ export function normalizeWorker(input: WorkerInput, where = 'worker') {
     label,
     icon: input.icon !== undefined ? input.icon : (preset?.icon ?? null),
     type: input.type ?? preset?.type ?? 'terminal',
-    model: resolveModel(input.model ?? preset?.model ?? FALLBACK_TIER),
+    model: resolveModel(input.model ?? preset?.model ?? MODEL_TIERS.fallbackTier),
     max_turns: input.max_turns ?? preset?.max_turns ?? 20,
     tools: input.tools ?? preset?.tools ?? [],
     system_prompt: input.system_prompt ?? preset?.system_prompt ?? '',

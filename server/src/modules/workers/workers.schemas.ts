@@ -63,7 +63,7 @@ export const Preset = Type.Object({
 });
 
 export const ModelTiers = Type.Object({
-  tiers: Type.Array(Type.Object({ key: Type.String(), label: Type.String(), stage: Type.String(), model: Type.String(), hint: Type.String() })),
+  tiers: Type.Array(Type.Object({ key: Type.String(), label: Type.String(), stage: Type.Integer({ description: '1 = cheapest; optimize mode escalates to the next stage' }), model: Type.String(), hint: Type.String() })),
   roleDefaults: Type.Record(Type.String(), Type.String()),
   fallbackTier: Type.String(),
 });

@@ -13,17 +13,17 @@ import type { ActivityLog } from '../../lib/activity.ts';
 import type { BlobStorage } from '../../storage/storage.ts';
 import type { Sealer } from '../../secrets/crypto.ts';
 import { MessengerUnavailable, type InlineButton, type Messenger } from '../../providers/messenger/messenger.ts';
-import { assertWithinPlan, DAILY_TOKEN_CAPS, lockOwner } from '../projects/plan-limits.ts';
-import { FALLBACK_TIER, MODEL_TIERS, ROLE_DEFAULTS, WORKER_PRESETS } from './presets.ts';
+import { assertWithinPlan, dailyTokenCap, lockOwner } from '../projects/plan-limits.ts';
+import { reportedWorkerStatus, STALE_RUN_MS } from '../runtime/runtime.service.ts';
+import { WORKER_PRESETS } from './presets.ts';
+import { MODEL_TIERS } from '../runtime/model-tiers.ts';
 import { insertWorkers, normalizeWorker, toWorkerView, WORKER_COLUMNS, type WorkerInput, type WorkerView } from './workers.repo.ts';
 import { bindBot, maskBotToken, validateBotToken } from './bot-binding.ts';
 import { IMAGE_MIME, type ImageKind } from './images.ts';
 
 /** Activity-log types shown in a worker's feed (specification, Worker activity event). */
 export const WORKER_ACTIVITY_TYPES = ['git_commit', 'skill_loaded', 'skill_unloaded', 'issue_pick', 'issue_close', 'issue_log', 'token_budget', 'session_start'];
-/** A stored `working` status older than this without a live session reads as idle (crash rule). */
-export const STALE_WINDOW_MS = 10 * 60 * 1000;
-/** A terminal session is live when the runtime's heartbeat (`session_seen_at`) is this recent. */
+/** A terminal session is live when its heartbeat (`session_seen_at`) is this recent. */
 export const SESSION_LIVE_MS = 60 * 1000;
 
 export function createWorkersService(deps: {
@@ -39,8 +39,11 @@ export function createWorkersService(deps: {
     return row;
   }
   async function ownerPlan(ownerId: number): Promise<string> {
-    const u = await db.selectFrom('users').select('plan').where('id', '=', ownerId).executeTakeFirst();
-    return u?.plan ?? 'free';
+    return (await owner(ownerId)).plan;
+  }
+  async function owner(ownerId: number): Promise<{ plan: string; role: string }> {
+    const u = await db.selectFrom('users').select(['plan', 'role']).where('id', '=', ownerId).executeTakeFirst();
+    return u ?? { plan: 'free', role: 'user' };
   }
 
   return {
@@ -57,7 +60,7 @@ export function createWorkersService(deps: {
     presets: () => ({ presets: WORKER_PRESETS }),
 
     /** GET /model-tiers: tiers, role → tier defaults, fallback tier. */
-    modelTiers: () => ({ tiers: MODEL_TIERS, roleDefaults: ROLE_DEFAULTS, fallbackTier: FALLBACK_TIER }),
+    modelTiers: () => MODEL_TIERS,
 
     /** GET /workers/templates: the caller's templates and public ones. */
     async listTemplates(actor: Actor) {
@@ -279,15 +282,22 @@ export function createWorkersService(deps: {
       const p = await access.project(actor, name);
       const w = await workerRow(p, id);
       const now = Date.now();
-      const live = !!w.session_seen_at && now - w.session_seen_at.getTime() < SESSION_LIVE_MS;
-      const stale = !w.status_started_at || now - w.status_started_at.getTime() > STALE_WINDOW_MS;
-      const status: 'working' | 'idle' = w.status === 'working' && !live && stale ? 'idle' : w.status;
+      // A live session: a terminal session's heartbeat, or an agent run of this worker with a fresh heartbeat.
+      const liveRun = await db
+        .selectFrom('agent_runs')
+        .select('id')
+        .where('worker_id', '=', id)
+        .where('status', '=', 'running')
+        .where('heartbeat_at', '>', new Date(now - STALE_RUN_MS))
+        .executeTakeFirst();
+      const live = !!liveRun || (!!w.session_seen_at && now - w.session_seen_at.getTime() < SESSION_LIVE_MS);
+      const status = reportedWorkerStatus(w, live, new Date(now));
       const d = new Date();
       const dayStart = new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate()));
       const { n } = await db.selectFrom('token_usage').select((eb) => eb.fn.coalesce(eb.fn.sum<number>('total_tokens'), sql<number>`0`).as('n'))
         .where('project_id', '=', p.id).where('worker_id', '=', id).where('created_at', '>=', dayStart).executeTakeFirstOrThrow();
-      const plan = await ownerPlan(p.owner_id);
-      const cap = plan in DAILY_TOKEN_CAPS ? DAILY_TOKEN_CAPS[plan] : DAILY_TOKEN_CAPS.free;
+      const o = await owner(p.owner_id);
+      const cap = dailyTokenCap(o.plan, { isAdmin: o.role === 'admin' });
       const today = Number(n);
       return {
         status,

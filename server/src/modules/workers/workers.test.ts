@@ -52,7 +52,9 @@ describe('CRUD, presets, tiers, order', () => {
     }
     const tiers = await api(t.app, 'GET', '/api/crm/model-tiers', { token: owner.token });
     expect(tiers.body.tiers.map((x: any) => x.key)).toEqual(['fast', 'balanced', 'deep']);
-    expect(tiers.body.roleDefaults.developer).toBe('balanced');
+    expect(tiers.body.roleDefaults.developer).toBe('fast');
+    expect(tiers.body.roleDefaults.architect).toBe('balanced');
+    expect(tiers.body.tiers.map((x: any) => x.stage)).toEqual([1, 2, 3]);
     expect(tiers.body.fallbackTier).toBe('balanced');
   });
 
@@ -61,7 +63,7 @@ describe('CRUD, presets, tiers, order', () => {
     expect(a.status).toBe(201);
     expect(a.body).toMatchObject({ label: 'Plain', type: 'terminal', max_turns: 20, tools: [], avatar_pack: 'role', project_name: 'crew' });
     const b = await add({ preset: 'reviewer', label: 'Rita' });
-    expect(b.body).toMatchObject({ label: 'Rita', role: 'reviewer', model: 'claude-opus-4-1' });
+    expect(b.body).toMatchObject({ label: 'Rita', role: 'reviewer', model: 'claude-opus-4-7' });
     const put = await api(t.app, 'PUT', `${B}/${a.body.id}`, { token: owner.token, body: { label: 'Plainer', tools: ['git'], max_turns: 7, focus_dirs: ['src'] } });
     expect(put.body).toMatchObject({ label: 'Plainer', tools: ['git'], max_turns: 7, focus_dirs: ['src'] });
     expect((await api(t.app, 'PUT', `${B}/${a.body.id}`, { token: owner.token, body: { focus_dirs: ['/etc'] } })).status).toBe(400);
@@ -265,6 +267,15 @@ describe('activity and runtime', () => {
     expect((await api(t.app, 'GET', `${B}/${id}/runtime`, { token: owner.token })).body).toMatchObject({ status: 'working', current_skill: 'tdd' });
     await set(3, null);
     expect((await api(t.app, 'GET', `${B}/${id}/runtime`, { token: owner.token })).body.status).toBe('working');
+    // An agent run of this worker with a fresh heartbeat is a live session too.
+    await set(11, null);
+    const w = await t.db.selectFrom('workers').select('project_id').where('id', '=', id).executeTakeFirstOrThrow();
+    const msg = await t.db.insertInto('chat_messages').values({ project_id: w.project_id, worker_id: id, role: 'user', content: 'x' } as any).returning('id').executeTakeFirstOrThrow();
+    const run = await t.db.insertInto('agent_runs').values({ project_id: w.project_id, worker_id: id, message_id: msg.id, status: 'running', heartbeat_at: new Date() } as any).returning('id').executeTakeFirstOrThrow();
+    expect((await api(t.app, 'GET', `${B}/${id}/runtime`, { token: owner.token })).body.status).toBe('working');
+    await t.db.updateTable('agent_runs').set({ heartbeat_at: new Date(Date.now() - 5 * 60_000) }).where('id', '=', run.id).execute();
+    expect((await api(t.app, 'GET', `${B}/${id}/runtime`, { token: owner.token })).body.status).toBe('idle');
+    await t.db.deleteFrom('agent_runs').where('id', '=', run.id).execute();
   });
 
   it('runtime caps by plan: free 100K, starter 400K, starter_cloud 2M, beta unmetered', async () => {
@@ -276,5 +287,20 @@ describe('activity and runtime', () => {
     await t.db.updateTable('users').set({ plan: 'min' }).where('id', '=', owner.id).execute();
     expect((await api(t.app, 'GET', `${B}/${id}/runtime`, { token: other.token })).status).toBe(403);
     expect((await api(t.app, 'GET', `${B}/999999/runtime`, { token: owner.token })).status).toBe(404);
+  });
+});
+
+describe('presets and the agent runtime agree', () => {
+  it('every preset tool names a tool or a tool group of the agent registry, and every preset role has a tier', async () => {
+    const { WORKER_PRESETS } = await import('./presets.ts');
+    const { createDefaultToolRegistry } = await import('../runtime/builtin-tools.ts');
+    const { MODEL_TIERS } = await import('../runtime/model-tiers.ts');
+    const tools = createDefaultToolRegistry().list();
+    const known = new Set([...tools.map((x) => x.name), ...tools.map((x) => x.group)]);
+    for (const p of WORKER_PRESETS) {
+      for (const tool of p.tools) expect(known.has(tool), `${p.id}: ${tool}`).toBe(true);
+      expect(MODEL_TIERS.tiers.some((x) => x.key === MODEL_TIERS.roleDefaults[p.id]), p.id).toBe(true);
+      expect(MODEL_TIERS.tiers.some((x) => x.key === p.model), p.id).toBe(true);
+    }
   });
 });
