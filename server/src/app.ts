@@ -9,6 +9,11 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import multipart from '@fastify/multipart';
 import crypto from 'node:crypto';
+import { Ajv } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+
+// ajv-formats is CommonJS with a default export: take the function under either interop.
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv) => Ajv;
 import type { Kysely } from 'kysely';
 import type { Config } from './config.ts';
 import type { Database } from './db/database.ts';
@@ -133,7 +138,6 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean | object;
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && /^[A-Za-z0-9._-]{1,64}$/.test(given) ? given : crypto.randomUUID();
     },
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false } },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
   });
   const routeList: string[] = [];
@@ -146,6 +150,16 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean | object;
     reply.header('x-request-id', req.id);
   });
   installErrorHandling(app);
+  // Query strings, params and headers arrive as text and are coerced to their schema types; JSON bodies
+  // are not: `{"count":"5"}` for an integer is a 400, not a silent conversion.
+  const ajvFor = (coerceTypes: false | 'array') => {
+    const ajv = new Ajv({ coerceTypes, useDefaults: true, removeAdditional: false, allErrors: false, strict: false });
+    addFormats(ajv);
+    return ajv;
+  };
+  const ajvBody = ajvFor(false);
+  const ajvText = ajvFor('array');
+  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? ajvBody : ajvText).compile(schema));
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',

@@ -301,6 +301,14 @@ describe('hostile input', () => {
     expect(missing.body.details[0].path).toMatch(/email|password/);
     const arr = await api(t.app, 'POST', '/api/auth/login', { body: [1, 2] });
     expect(arr.status).toBe(400);
+    // JSON bodies are not coerced: a number where a string belongs is refused …
+    const num = await api(t.app, 'POST', '/api/auth/login', { body: { email: 'a@b.cd', password: 12345678 } });
+    expect(num.status).toBe(400);
+    const count = await api(t.app, 'POST', '/api/crm/admin/invites', { token: admin.token, body: { count: '2' } });
+    expect(count.status).toBe(400);
+    // … while query strings still are (they are text by nature).
+    const q = await api(t.app, 'GET', '/api/crm/admin/outbox?limit=2', { token: admin.token });
+    expect(q.status).toBe(200);
   });
 
   it('oversized bodies give 413 and malformed JSON 400, without a stack trace', async () => {
