@@ -133,6 +133,8 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean | object;
   const app = Fastify({
     ...(opts.loggerInstance ? { loggerInstance: opts.loggerInstance } : { logger: opts.logger ?? false }),
     trustProxy: deps.config.trustProxy,
+    // One access-log line per request (onResponse below) instead of Fastify's two.
+    disableRequestLogging: true,
     bodyLimit: 1024 * 1024,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
@@ -148,6 +150,9 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean | object;
   });
   app.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);
+  });
+  app.addHook('onResponse', async (req, reply) => {
+    req.log.info({ method: req.method, url: redactUrl(req.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10, user: req.actor?.id }, 'request');
   });
   installErrorHandling(app);
   // Query strings, params and headers arrive as text and are coerced to their schema types; JSON bodies
