@@ -230,7 +230,7 @@ describe('logs', () => {
       await api(l.app, 'POST', '/api/auth/register', { body: { email: 'x@example.com', password: 'Reg-pw-55021', invite_code: 'svc-AAAA-BBBB' } });
       await api(l.app, 'POST', '/api/auth/login', { payload: '{"email":"a@b.c","password":"Broken-pw-4411', headers: { 'content-type': 'application/json' } });
       const text = mem.text();
-      expect(text).toContain('request completed');
+      expect(text).toContain('"msg":"request"');
       expect(text).toContain('token=[redacted]');
       const signature = (tok: string) => tok.split('.')[2];
       for (const secret of [u.token, signature(u.token), issued, signature(issued), 'Pw-in-body-73519', 'Wrong-pw-88412', 'New-pw-99107-long', 'Reg-pw-55021', 'Broken-pw-4411', llmKey, 'LOGSECRET']) {
