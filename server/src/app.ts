@@ -27,6 +27,7 @@ import { createAccess, type Access } from './access/access.ts';
 import { createJobQueue, type JobQueue } from './jobs/queue.ts';
 import { createDocSources, type DocSources } from './lib/doc-sources.ts';
 import { createLlmKeys, createLlmProvider, type LlmKeys, type LlmProvider } from './providers/llm/index.ts';
+import { createEmbedder, type Embedder } from './providers/embeddings/index.ts';
 import { modules } from './modules/index.ts';
 
 /** Everything a module may use; wired once here (DESIGN.md house style 4). */
@@ -49,6 +50,8 @@ export interface AppDeps {
   llm: LlmProvider;
   /** Which key an LLM call uses: the user's own or the platform key. */
   llmKeys: LlmKeys;
+  /** Text embedder of the semantic index: OpenAI-compatible `EMBEDDINGS_URL`, or the built-in local one. */
+  embeddings: Embedder;
 }
 
 export type App = FastifyInstance;
@@ -89,6 +92,7 @@ export function createDeps(config: Config, database: Database, keys: Keys, log: 
     docSources: overrides.docSources ?? createDocSources(),
     llm: overrides.llm ?? createLlmProvider(config),
     llmKeys: overrides.llmKeys ?? createLlmKeys({ db, sealer, secrets }),
+    embeddings: overrides.embeddings ?? createEmbedder(config),
   };
 }
 

@@ -2,5 +2,6 @@
 import type { Module } from '../app.ts';
 import { systemModule } from './system/system.routes.ts';
 import { accountsModule } from './accounts/accounts.routes.ts';
+import { knowledgeModule } from './knowledge/knowledge.routes.ts';
 
-export const modules: Module[] = [systemModule, accountsModule];
+export const modules: Module[] = [systemModule, accountsModule, knowledgeModule];

@@ -1,0 +1,137 @@
+/**
+ * Project-facing knowledge operations (specification, Memory and knowledge): RAG search within a
+ * project, memory refresh of the project's key files, and the removed fetch-artifact route.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Kysely } from 'kysely';
+import type { DB } from '../../db/types.ts';
+import type { Access } from '../../access/access.ts';
+import type { Actor } from '../../http/auth.ts';
+import { BadRequest, Gone } from '../../http/errors.ts';
+import { KNOWLEDGE_INDEX_JOB, type DocLoader, type IndexJob } from '../../lib/doc-sources.ts';
+import type { JobQueue } from '../../jobs/queue.ts';
+import type { Hit, KnowledgeIndex } from './knowledge.index.ts';
+
+/** Document types a caller may name in `doc_types` (specification, RAG hit). */
+export const SEARCHABLE_TYPES = ['wiki', 'issue', 'skill', 'transcript'] as const;
+
+/** Key files of a project's working directory embedded by memory refresh, in this order. */
+export const MEMORY_FILES = ['MANIFEST.md', 'CLAUDE.md', 'AGENTS.md', 'README.md', 'ROADMAP.md'];
+/** At most this many `docs/*.md` files (by name) are embedded. */
+export const MEMORY_DOCS_MAX = 20;
+/** Bytes read of each memory file; a longer file is indexed up to this size. */
+export const MEMORY_FILE_CAP = 256 * 1024;
+/** The project record (display name, description, niche, protocol) is indexed under this doc_id. */
+export const MANIFEST_DOC_ID = 'project-manifest';
+
+const DOCS_FILE = /^docs\/[A-Za-z0-9._ -]+\.md$/;
+
+/** Whether `docId` names a memory file the refresh may index (no traversal). */
+export function isMemoryFile(docId: string): boolean {
+  return MEMORY_FILES.includes(docId) || (DOCS_FILE.test(docId) && !docId.includes('..'));
+}
+
+/** Memory files present in a project directory now (relative paths). */
+export function listMemoryFiles(dir: string): string[] {
+  const out = MEMORY_FILES.filter((f) => fs.existsSync(path.join(dir, f)) && fs.statSync(path.join(dir, f)).isFile());
+  const docs = path.join(dir, 'docs');
+  if (fs.existsSync(docs) && fs.statSync(docs).isDirectory()) {
+    const names = fs
+      .readdirSync(docs, { withFileTypes: true })
+      .filter((e) => e.isFile() && e.name.toLowerCase().endsWith('.md'))
+      .map((e) => `docs/${e.name}`)
+      .filter((p) => DOCS_FILE.test(p))
+      .sort()
+      .slice(0, MEMORY_DOCS_MAX);
+    out.push(...names);
+  }
+  return out;
+}
+
+/**
+ * The loader of `memory` documents: the project manifest from the database, or a key file read from the
+ * project's working directory (refusing paths outside it, symlinks included), cut to `MEMORY_FILE_CAP`.
+ */
+export function memoryLoader(deps: { db: Kysely<DB>; access: Access }): DocLoader {
+  return async (projectId, docId) => {
+    if (projectId === null) return null;
+    if (docId === MANIFEST_DOC_ID) {
+      const p = await deps.db.selectFrom('projects').select(['name', 'display_name', 'description', 'niche', 'team_preset', 'protocol']).where('id', '=', projectId).executeTakeFirst();
+      if (!p) return null;
+      const text = [`# ${p.display_name} (${p.name})`, p.description, p.niche ? `Niche: ${p.niche}` : '', p.team_preset ? `Team preset: ${p.team_preset}` : '', p.protocol ? `## Protocol\n${p.protocol}` : '']
+        .filter(Boolean)
+        .join('\n\n');
+      return { title: `Project ${p.display_name}`, text, scope: 'project' };
+    }
+    if (!isMemoryFile(docId)) return null;
+    const root = deps.access.projectDir(projectId);
+    const file = path.resolve(root, docId);
+    try {
+      const real = fs.realpathSync(file);
+      const realRoot = fs.realpathSync(root);
+      if (!real.startsWith(realRoot + path.sep)) return null;
+      const fd = fs.openSync(real, 'r');
+      try {
+        const buf = Buffer.alloc(MEMORY_FILE_CAP);
+        const n = fs.readSync(fd, buf, 0, MEMORY_FILE_CAP, 0);
+        return { title: docId, text: buf.subarray(0, n).toString('utf8'), scope: 'project' };
+      } finally {
+        fs.closeSync(fd);
+      }
+    } catch {
+      return null;
+    }
+  };
+}
+
+export interface SearchQuery {
+  q: string;
+  k?: number;
+  include_global?: boolean;
+  doc_types?: string;
+}
+
+export function createKnowledgeService(deps: { access: Access; index: KnowledgeIndex; jobs: JobQueue }) {
+  return {
+    /**
+     * `GET /projects/:name/rag/search`: hybrid search over the project's documents (and global ones).
+     * @returns `{query, project, hits}`, hits best first with rank, doc_type, doc_id, chunk_ix, distance, scope, title, text.
+     * @throws 404/403 from access; 400 `invalid_doc_types`; 503 `embeddings_unavailable`.
+     */
+    async search(actor: Actor, name: string, query: SearchQuery): Promise<{ query: string; project: string; hits: Omit<Hit, 'project_id' | 'keyword_match'>[] }> {
+      const project = await deps.access.project(actor, name);
+      let docTypes: string[] | undefined;
+      if (query.doc_types !== undefined && query.doc_types.trim() !== '') {
+        docTypes = [...new Set(query.doc_types.split(',').map((s) => s.trim()).filter(Boolean))];
+        const bad = docTypes.filter((t) => !(SEARCHABLE_TYPES as readonly string[]).includes(t));
+        if (bad.length) throw new BadRequest('invalid_doc_types', `Unknown document type(s): ${bad.join(', ')}; use a comma list of ${SEARCHABLE_TYPES.join(', ')}.`);
+      }
+      const hits = await deps.index.search({ q: query.q, k: query.k ?? 6, projectIds: [project.id], includeGlobal: query.include_global ?? true, docTypes });
+      return { query: query.q, project: project.name, hits: hits.map(({ project_id: _p, keyword_match: _k, ...h }) => h) };
+    },
+
+    /**
+     * `POST /projects/:name/memory/refresh`: queue re-embedding of the project manifest and the key files
+     * present in its working directory (`MEMORY_FILES`, up to `MEMORY_DOCS_MAX` `docs/*.md`), and removal
+     * of memory documents whose file is gone. Unchanged files are skipped by the indexer (content hash).
+     * @returns `{ok, project, queued, removed}` (doc_ids).
+     */
+    async refreshMemory(actor: Actor, name: string): Promise<{ ok: boolean; project: string; queued: string[]; removed: string[] }> {
+      const project = await deps.access.project(actor, name);
+      const present = [MANIFEST_DOC_ID, ...listMemoryFiles(project.dir)];
+      const known = await deps.index.documentIds(project.id, 'memory');
+      const removed = known.filter((d) => !present.includes(d));
+      for (const docId of [...present, ...removed]) {
+        await deps.jobs.send(KNOWLEDGE_INDEX_JOB, { project_id: project.id, doc_type: 'memory', doc_id: docId } satisfies IndexJob);
+      }
+      return { ok: true, project: project.name, queued: present, removed };
+    },
+
+    /** `POST /projects/:name/memory/fetch-artifact`: removed. @throws Gone 410 always (after the access check). */
+    async fetchArtifact(actor: Actor, name: string): Promise<never> {
+      await deps.access.project(actor, name);
+      throw new Gone('memory/fetch-artifact was removed; use GET /projects/:name/rag/search.', 'gone');
+    },
+  };
+}
