@@ -6,7 +6,7 @@
  * tsvector). Two search channels, fused by reciprocal rank fusion (k = 60):
  *  - vectors: on pgvector (always on PGlite; on a server where the extension exists) an HNSW index over
  *    `(embedding::vector(D)) vector_cosine_ops WHERE dims = D`, created at start for the configured
- *    dimension D, queried with iterative scans (`hnsw.iterative_scan = strict_order`) so project filters
+ *    dimension D, queried with ef_search = max(200, 10 × candidates) and iterative scans (`hnsw.iterative_scan = strict_order`) so project filters
  *    keep enough candidates; elsewhere an exact scan computing `1 − Σ a·b` in SQL over the caller's
  *    candidate set (its projects plus global documents), which is exact because every vector is L2-normalised;
  *  - words: PostgreSQL full-text search (`english` configuration, title weight A, text B; GIN index),
@@ -118,7 +118,13 @@ export function createKnowledgeIndex(deps: {
   const ensureVectorIndex = async (dims: number) => {
     if (!deps.database.vector || indexed.has(dims)) return;
     const d = sql.lit(dims);
-    await sql`create index if not exists ${sql.id(`knowledge_chunks_hnsw_${dims}`)} on knowledge_chunks using hnsw ((embedding::vector(${d})) vector_cosine_ops) where dims = ${d}`.execute(db());
+    // Enough build memory for the graph of ~100k vectors to stay in memory (pgvector builds much slower on disk).
+    await db()
+      .transaction()
+      .execute(async (tx) => {
+        await sql`set local maintenance_work_mem = '512MB'`.execute(tx);
+        await sql`create index if not exists ${sql.id(`knowledge_chunks_hnsw_${dims}`)} on knowledge_chunks using hnsw ((embedding::vector(${d})) vector_cosine_ops) where dims = ${d}`.execute(tx);
+      });
     indexed.add(dims);
   };
 
@@ -220,7 +226,7 @@ export function createKnowledgeIndex(deps: {
         if (exact) {
           await sql`set local enable_indexscan = off`.execute(tx);
         } else {
-          await sql`set local hnsw.ef_search = ${sql.lit(Math.min(1000, Math.max(64, limit * 4)))}`.execute(tx);
+          await sql`set local hnsw.ef_search = ${sql.lit(Math.min(1000, Math.max(200, limit * 10)))}`.execute(tx);
           await sql`set local hnsw.iterative_scan = strict_order`.execute(tx);
         }
         return (await q.execute(tx)).rows;
