@@ -32,6 +32,7 @@ import { createAccess, type Access } from './access/access.ts';
 import { createJobQueue, type JobQueue } from './jobs/queue.ts';
 import { createDocSources, type DocSources } from './lib/doc-sources.ts';
 import { createLlmKeys, createLlmProvider, type LlmKeys, type LlmProvider } from './providers/llm/index.ts';
+import { createEmbedder, type Embedder } from './providers/embeddings/index.ts';
 import { modules } from './modules/index.ts';
 import type { ToolRegistry } from './modules/runtime/tools.ts';
 import type { AgentPorts } from './modules/runtime/ports.ts';
@@ -66,6 +67,8 @@ export interface AppDeps {
   agentPorts: AgentPorts;
   /** The engine that executes agent runs (built-in model loop). */
   agentEngine: AgentEngine;
+  /** Text embedder of the semantic index: OpenAI-compatible `EMBEDDINGS_URL`, or the built-in local one. */
+  embeddings: Embedder;
 }
 
 export type App = FastifyInstance;
@@ -111,6 +114,7 @@ export function createDeps(config: Config, database: Database, keys: Keys, log: 
     agentTools: overrides.agentTools ?? createDefaultToolRegistry(),
     agentPorts: overrides.agentPorts ?? {},
     agentEngine: overrides.agentEngine ?? createBuiltinEngine(llm),
+    embeddings: overrides.embeddings ?? createEmbedder(config),
   };
 }
 

@@ -348,4 +348,48 @@ export interface RuntimeTables {
   chat_active_roles: { project_id: number; user_id: number; worker_id: number; updated_at: TimestampDefault };
 }
 
-export interface DB extends Omit<FoundationTables, 'projects' | 'workers'>, ProjectsWorkersTables, UsageTables, KnowledgeTables, RuntimeTables {}
+/** Shared semantic index and help assistant (issue 5). */
+export interface IndexHelpTables {
+  knowledge_documents: {
+    id: Generated<number>;
+    /** null: a global document (global skill, public doc). */
+    project_id: number | null;
+    doc_type: string;
+    doc_id: string;
+    scope: 'project' | 'global';
+    title: Generated<string>;
+    /** sha256 of title, scope and text; null marks the document for re-indexing. */
+    content_hash: string | null;
+    embedder: string | null;
+    dims: number | null;
+    chunk_count: Generated<number>;
+    indexed_at: TimestampDefault;
+  };
+  knowledge_chunks: {
+    id: Generated<number>;
+    document_id: number;
+    project_id: number | null;
+    doc_type: string;
+    doc_id: string;
+    scope: 'project' | 'global';
+    chunk_ix: number;
+    title: Generated<string>;
+    text: string;
+    embedder: string;
+    dims: number;
+    /** real[]; written as a `'{…}'::real[]` literal. */
+    embedding: ColumnType<number[], unknown, unknown>;
+    tsv: ColumnType<string, never, never>;
+  };
+  help_messages: {
+    id: Generated<number>;
+    user_id: number;
+    role: 'user' | 'assistant';
+    text: string;
+    sources: JsonDefault<string[]>;
+    created_at: TimestampDefault;
+  };
+  help_usage: { user_id: number; day: string; used: Generated<number> };
+}
+
+export interface DB extends Omit<FoundationTables, 'projects' | 'workers'>, ProjectsWorkersTables, UsageTables, KnowledgeTables, RuntimeTables, IndexHelpTables {}

@@ -9,7 +9,10 @@ import { issuesModule } from './issues/issues.routes.ts';
 import { skillsModule } from './skills/skills.routes.ts';
 import { wikiModule } from './wiki/wiki.routes.ts';
 import { filesModule } from './files/files.routes.ts';
+import { pinsModule } from './pins/pins.routes.ts';
 import { knowledgeModule } from './knowledge/knowledge.routes.ts';
+import { docsModule } from './docs/docs.routes.ts';
+import { helpModule } from './help/help.routes.ts';
 import { runtimeModule } from './runtime/runtime.routes.ts';
 import { chatModule } from './chat/chat.routes.ts';
 import { runtimeAnalyticsModule } from './analytics/runtime-analytics.routes.ts';
@@ -24,7 +27,10 @@ export const modules: Module[] = [
   skillsModule,
   wikiModule,
   filesModule,
+  pinsModule,
   knowledgeModule,
+  docsModule,
+  helpModule,
   runtimeModule,
   chatModule,
   runtimeAnalyticsModule,

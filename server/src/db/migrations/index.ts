@@ -8,6 +8,7 @@ import * as m0002 from './20261121_0002_token_usage.ts';
 import * as m0100 from './20261121_0100_projects_workers.ts';
 import * as m0200 from './20261121_0200_knowledge.ts';
 import * as m0601 from './20261122_0601_worker_runtime.ts';
+import * as m0501 from './20261122_0501_knowledge_help.ts';
 
 export const migrations: Record<string, Migration> = {
   '20261121_0001_foundation': m0001,
@@ -15,4 +16,5 @@ export const migrations: Record<string, Migration> = {
   '20261121_0100_projects_workers': m0100,
   '20261121_0200_knowledge': m0200,
   '20261122_0601_worker_runtime': m0601,
+  '20261122_0501_knowledge_help': m0501,
 };

@@ -1,165 +1,137 @@
 /**
- * Pinned notes, learnings and the knowledge graph of a project (specification: "Chat, messages, pins",
- * "Memory and knowledge"; CONTRACT.md §6 for pins).
- *
- * - Pin: `{id, text, issue_id, path, position, created_by, created_at}`; `issue_id` must name an issue of
- *   the project, `path` a path inside the project directory (403 `path_outside_project` otherwise); new pins
- *   go last unless `position` is given; listed by position.
- * - Learning: a short lesson `{id, text, source, tags, author, created_at}`; listed newest first.
- * - Knowledge graph: nodes `{id: '<type>:<key>', type, label}` for issues (the newest 2000), skills the
- *   project sees, wiki pages, notes (when a `notes` table exists) and workers; edges `{source, target, type}`:
- *   `assignment` (worker → issue it is assigned), `uses` (worker → skill in its context_assets),
- *   `fork` (fork → global skill), `link` (note → issue, when the notes area's `note_issue_links` table exists)
- *   and `reference` for `#12` and `[[Page]]` (page title or path) found in issue, wiki and skill text.
+ * Project-facing knowledge operations (specification, Memory and knowledge): RAG search within a
+ * project, memory refresh of the project's key files, and the removed fetch-artifact route.
  */
-import { sql, type Kysely } from 'kysely';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Kysely } from 'kysely';
 import type { DB } from '../../db/types.ts';
-import type { Actor } from '../../http/auth.ts';
 import type { Access } from '../../access/access.ts';
-import { NotFound } from '../../http/errors.ts';
-import { resolveInside } from '../files/paths.ts';
+import type { Actor } from '../../http/auth.ts';
+import { BadRequest, Gone } from '../../http/errors.ts';
+import { KNOWLEDGE_INDEX_JOB, type DocLoader, type IndexJob } from '../../lib/doc-sources.ts';
+import type { JobQueue } from '../../jobs/queue.ts';
+import type { Hit, KnowledgeIndex } from './knowledge.index.ts';
 
-export interface GraphNode {
-  id: string;
-  type: 'issue' | 'skill' | 'wiki' | 'note' | 'worker';
-  label: string;
+/** Document types a caller may name in `doc_types` (specification, RAG hit). */
+export const SEARCHABLE_TYPES = ['wiki', 'issue', 'skill', 'transcript'] as const;
+
+/** Key files of a project's working directory embedded by memory refresh, in this order. */
+export const MEMORY_FILES = ['MANIFEST.md', 'CLAUDE.md', 'AGENTS.md', 'README.md', 'ROADMAP.md'];
+/** At most this many `docs/*.md` files (by name) are embedded. */
+export const MEMORY_DOCS_MAX = 20;
+/** Bytes read of each memory file; a longer file is indexed up to this size. */
+export const MEMORY_FILE_CAP = 256 * 1024;
+/** The project record (display name, description, niche, protocol) is indexed under this doc_id. */
+export const MANIFEST_DOC_ID = 'project-manifest';
+
+const DOCS_FILE = /^docs\/[A-Za-z0-9._ -]+\.md$/;
+
+/** Whether `docId` names a memory file the refresh may index (no traversal). */
+export function isMemoryFile(docId: string): boolean {
+  return MEMORY_FILES.includes(docId) || (DOCS_FILE.test(docId) && !docId.includes('..'));
 }
-export interface GraphEdge {
-  source: string;
-  target: string;
-  type: 'assignment' | 'uses' | 'fork' | 'link' | 'reference';
-}
 
-const actorName = (actor: Actor) => actor.name || actor.email || `user ${actor.id}`;
-export const GRAPH_ISSUE_CAP = 2000;
-
-export function createKnowledgeService(deps: { db: Kysely<DB>; access: Access }) {
-  const { db } = deps;
-  const pinCols = ['id', 'text', 'issue_id', 'path', 'position', 'created_by', 'created_at'] as const;
-
-  async function tableExists(name: string): Promise<boolean> {
-    const r = await sql<{ t: string | null }>`select to_regclass(${name})::text as t`.execute(db);
-    return !!r.rows[0]?.t;
+/** Memory files present in a project directory now (relative paths). */
+export function listMemoryFiles(dir: string): string[] {
+  const out = MEMORY_FILES.filter((f) => fs.existsSync(path.join(dir, f)) && fs.statSync(path.join(dir, f)).isFile());
+  const docs = path.join(dir, 'docs');
+  if (fs.existsSync(docs) && fs.statSync(docs).isDirectory()) {
+    const names = fs
+      .readdirSync(docs, { withFileTypes: true })
+      .filter((e) => e.isFile() && e.name.toLowerCase().endsWith('.md'))
+      .map((e) => `docs/${e.name}`)
+      .filter((p) => DOCS_FILE.test(p))
+      .sort()
+      .slice(0, MEMORY_DOCS_MAX);
+    out.push(...names);
   }
+  return out;
+}
 
+/**
+ * The loader of `memory` documents: the project manifest from the database, or a key file read from the
+ * project's working directory (refusing paths outside it, symlinks included), cut to `MEMORY_FILE_CAP`.
+ */
+export function memoryLoader(deps: { db: Kysely<DB>; access: Access }): DocLoader {
+  return async (projectId, docId) => {
+    if (projectId === null) return null;
+    if (docId === MANIFEST_DOC_ID) {
+      const p = await deps.db.selectFrom('projects').select(['name', 'display_name', 'description', 'niche', 'team_preset', 'protocol']).where('id', '=', projectId).executeTakeFirst();
+      if (!p) return null;
+      const text = [`# ${p.display_name} (${p.name})`, p.description, p.niche ? `Niche: ${p.niche}` : '', p.team_preset ? `Team preset: ${p.team_preset}` : '', p.protocol ? `## Protocol\n${p.protocol}` : '']
+        .filter(Boolean)
+        .join('\n\n');
+      return { title: `Project ${p.display_name}`, text, scope: 'project' };
+    }
+    if (!isMemoryFile(docId)) return null;
+    const root = deps.access.projectDir(projectId);
+    const file = path.resolve(root, docId);
+    try {
+      const real = fs.realpathSync(file);
+      const realRoot = fs.realpathSync(root);
+      if (!real.startsWith(realRoot + path.sep)) return null;
+      const fd = fs.openSync(real, 'r');
+      try {
+        const buf = Buffer.alloc(MEMORY_FILE_CAP);
+        const n = fs.readSync(fd, buf, 0, MEMORY_FILE_CAP, 0);
+        return { title: docId, text: buf.subarray(0, n).toString('utf8'), scope: 'project' };
+      } finally {
+        fs.closeSync(fd);
+      }
+    } catch {
+      return null;
+    }
+  };
+}
+
+export interface SearchQuery {
+  q: string;
+  k?: number;
+  include_global?: boolean;
+  doc_types?: string;
+}
+
+export function createKnowledgeService(deps: { access: Access; index: KnowledgeIndex; jobs: JobQueue }) {
   return {
-    /** Pins by position. */
-    async listPins(actor: Actor, name: string) {
+    /**
+     * `GET /projects/:name/rag/search`: hybrid search over the project's documents (and global ones).
+     * @returns `{query, project, hits}`, hits best first with rank, doc_type, doc_id, chunk_ix, distance, scope, title, text.
+     * @throws 404/403 from access; 400 `invalid_doc_types`; 503 `embeddings_unavailable`.
+     */
+    async search(actor: Actor, name: string, query: SearchQuery): Promise<{ query: string; project: string; hits: Omit<Hit, 'project_id' | 'keyword_match'>[] }> {
       const project = await deps.access.project(actor, name);
-      return { pins: await db.selectFrom('pins').select(pinCols).where('project_id', '=', project.id).orderBy('position').orderBy('id').execute() };
-    },
-    /** Pin a note. @throws NotFound `issue_not_found`; Forbidden `path_outside_project`. */
-    async addPin(actor: Actor, name: string, body: { text: string; issue_id?: number; path?: string; position?: number }) {
-      const project = await deps.access.project(actor, name);
-      const rel = body.path !== undefined ? (await resolveInside(project.dir, body.path)).rel : null;
-      if (body.issue_id !== undefined) {
-        const i = await db.selectFrom('issues').select('number').where('project_id', '=', project.id).where('number', '=', body.issue_id).executeTakeFirst();
-        if (!i) throw new NotFound(`Issue #${body.issue_id} was not found in this project.`, 'issue_not_found');
+      let docTypes: string[] | undefined;
+      if (query.doc_types !== undefined && query.doc_types.trim() !== '') {
+        docTypes = [...new Set(query.doc_types.split(',').map((s) => s.trim()).filter(Boolean))];
+        const bad = docTypes.filter((t) => !(SEARCHABLE_TYPES as readonly string[]).includes(t));
+        if (bad.length) throw new BadRequest('invalid_doc_types', `Unknown document type(s): ${bad.join(', ')}; use a comma list of ${SEARCHABLE_TYPES.join(', ')}.`);
       }
-      return db.transaction().execute(async (tx) => {
-        let position = body.position;
-        if (position === undefined) {
-          const m = await tx.selectFrom('pins').select((eb) => eb.fn.max('position').as('m')).where('project_id', '=', project.id).executeTakeFirst();
-          position = (m?.m ?? -1) + 1;
-        }
-        return tx
-          .insertInto('pins')
-          .values({ project_id: project.id, text: body.text, issue_id: body.issue_id ?? null, path: rel, position, created_by: actorName(actor) })
-          .returning(pinCols)
-          .executeTakeFirstOrThrow();
-      });
-    },
-    /** Unpin. @throws NotFound `pin_not_found`. */
-    async removePin(actor: Actor, name: string, id: number) {
-      const project = await deps.access.project(actor, name);
-      const r = await db.deleteFrom('pins').where('project_id', '=', project.id).where('id', '=', id).executeTakeFirst();
-      if (!r.numDeletedRows) throw new NotFound('Pin not found.', 'pin_not_found');
-      return { ok: true, id };
+      const hits = await deps.index.search({ q: query.q, k: query.k ?? 6, projectIds: [project.id], includeGlobal: query.include_global ?? true, docTypes });
+      return { query: query.q, project: project.name, hits: hits.map(({ project_id: _p, keyword_match: _k, ...h }) => h) };
     },
 
-    /** Learnings, newest first; `tag` filters, `limit` 1–500 (default 100). */
-    async listLearnings(actor: Actor, name: string, q: { tag?: string; limit?: number }) {
+    /**
+     * `POST /projects/:name/memory/refresh`: queue re-embedding of the project manifest and the key files
+     * present in its working directory (`MEMORY_FILES`, up to `MEMORY_DOCS_MAX` `docs/*.md`), and removal
+     * of memory documents whose file is gone. Unchanged files are skipped by the indexer (content hash).
+     * @returns `{ok, project, queued, removed}` (doc_ids).
+     */
+    async refreshMemory(actor: Actor, name: string): Promise<{ ok: boolean; project: string; queued: string[]; removed: string[] }> {
       const project = await deps.access.project(actor, name);
-      let qb = db.selectFrom('learnings').select(['id', 'text', 'source', 'tags', 'author', 'created_at']).where('project_id', '=', project.id);
-      if (q.tag) qb = qb.where(sql<boolean>`tags @> ${JSON.stringify([q.tag])}::jsonb`);
-      return { learnings: await qb.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(q.limit ?? 100).execute() };
-    },
-    /** Record a learning; the author is the caller. */
-    async addLearning(actor: Actor, name: string, body: { text: string; source?: string; tags?: string[] }) {
-      const project = await deps.access.project(actor, name);
-      return db
-        .insertInto('learnings')
-        .values({ project_id: project.id, text: body.text, source: body.source ?? null, tags: JSON.stringify([...new Set(body.tags ?? [])]), author: actorName(actor) })
-        .returning(['id', 'text', 'source', 'tags', 'author', 'created_at'])
-        .executeTakeFirstOrThrow();
+      const present = [MANIFEST_DOC_ID, ...listMemoryFiles(project.dir)];
+      const known = await deps.index.documentIds(project.id, 'memory');
+      const removed = known.filter((d) => !present.includes(d));
+      for (const docId of [...present, ...removed]) {
+        await deps.jobs.send(KNOWLEDGE_INDEX_JOB, { project_id: project.id, doc_type: 'memory', doc_id: docId } satisfies IndexJob);
+      }
+      return { ok: true, project: project.name, queued: present, removed };
     },
 
-    /** The project's knowledge graph `{nodes, edges}` (see the module comment). */
-    async graph(actor: Actor, name: string): Promise<{ nodes: GraphNode[]; edges: GraphEdge[] }> {
-      const project = await deps.access.project(actor, name);
-      const [issues, skills, pages, workers] = await Promise.all([
-        db.selectFrom('issues').select(['number', 'title', 'description', 'assignee']).where('project_id', '=', project.id).orderBy('number', 'desc').limit(GRAPH_ISSUE_CAP).execute(),
-        db
-          .selectFrom('skills')
-          .select(['id', 'name', 'content', 'description', 'forked_from', 'owner_project'])
-          .where((eb) => eb.or([eb('owner_project', 'is', null), eb('owner_project', '=', project.id)]))
-          .execute(),
-        db.selectFrom('wiki_pages').select(['path', 'title', 'content']).where('project_id', '=', project.id).execute(),
-        db.selectFrom('workers').select(['id', 'label', 'context_assets']).where('project_id', '=', project.id).execute(),
-      ]);
-      const nodes: GraphNode[] = [];
-      const edges: GraphEdge[] = [];
-      const seen = new Set<string>();
-      const edge = (source: string, target: string, type: GraphEdge['type']) => {
-        const k = `${source}|${target}|${type}`;
-        if (source !== target && !seen.has(k)) {
-          seen.add(k);
-          edges.push({ source, target, type });
-        }
-      };
-      for (const i of issues) nodes.push({ id: `issue:${i.number}`, type: 'issue', label: `#${i.number} ${i.title}` });
-      for (const s of skills) nodes.push({ id: `skill:${s.id}`, type: 'skill', label: s.name });
-      for (const p of pages) nodes.push({ id: `wiki:${p.path}`, type: 'wiki', label: p.title });
-      for (const w of workers) nodes.push({ id: `worker:${w.id}`, type: 'worker', label: w.label });
-      if (await tableExists('notes')) {
-        const notes = await sql<{ id: number; title: string }>`select id, title from notes where project_id = ${project.id}`.execute(db);
-        for (const n of notes.rows) nodes.push({ id: `note:${n.id}`, type: 'note', label: n.title });
-        if (await tableExists('note_issue_links')) {
-          const links = await sql<{ note_id: number; issue_id: number }>`select l.note_id, l.issue_id from note_issue_links l join notes n on n.id = l.note_id where n.project_id = ${project.id}`.execute(db);
-          for (const l of links.rows) edge(`note:${l.note_id}`, `issue:${l.issue_id}`, 'link');
-        }
-      }
-      const issueIds = new Set(issues.map((i) => i.number));
-      const pageKey = new Map<string, string>();
-      for (const p of pages) {
-        pageKey.set(p.title.toLowerCase(), p.path);
-        pageKey.set(p.path.toLowerCase(), p.path);
-        pageKey.set(p.path.replace(/\.md$/i, '').toLowerCase(), p.path);
-      }
-      const skillByName = new Map(skills.filter((s) => s.owner_project !== null).map((s) => [s.name, s.id]));
-      for (const s of skills) if (!skillByName.has(s.name)) skillByName.set(s.name, s.id);
-      const references = (from: string, text: string) => {
-        for (const m of text.matchAll(/(?:^|[^\w&])#(\d{1,9})\b/g)) if (issueIds.has(Number(m[1]))) edge(from, `issue:${Number(m[1])}`, 'reference');
-        for (const m of text.matchAll(/\[\[([^\]|#]{1,300})(?:[|#][^\]]*)?\]\]/g)) {
-          const target = pageKey.get(m[1].trim().toLowerCase());
-          if (target) edge(from, `wiki:${target}`, 'reference');
-        }
-      };
-      for (const w of workers) {
-        for (const i of issues) if (i.assignee && (i.assignee === String(w.id) || i.assignee.replace(/^@/, '').toLowerCase() === w.label.toLowerCase())) edge(`worker:${w.id}`, `issue:${i.number}`, 'assignment');
-        for (const a of (w.context_assets as string[] | null) ?? []) {
-          const sid = skillByName.get(a);
-          if (sid !== undefined) edge(`worker:${w.id}`, `skill:${sid}`, 'uses');
-        }
-      }
-      const skillIds = new Set(skills.map((s) => s.id));
-      for (const s of skills) {
-        if (s.forked_from !== null && skillIds.has(s.forked_from)) edge(`skill:${s.id}`, `skill:${s.forked_from}`, 'fork');
-        references(`skill:${s.id}`, `${s.description}\n${s.content}`);
-      }
-      for (const i of issues) references(`issue:${i.number}`, `${i.title}\n${i.description}`);
-      for (const p of pages) references(`wiki:${p.path}`, p.content);
-      return { nodes, edges };
+    /** `POST /projects/:name/memory/fetch-artifact`: removed. @throws Gone 410 always (after the access check). */
+    async fetchArtifact(actor: Actor, name: string): Promise<never> {
+      await deps.access.project(actor, name);
+      throw new Gone('memory/fetch-artifact was removed; use GET /projects/:name/rag/search.', 'gone');
     },
   };
 }

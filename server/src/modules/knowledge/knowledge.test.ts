@@ -1,100 +1,231 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, buildTestApp, createProject, createUser, type TestApp } from '../../../test/helpers.ts';
+import { sql } from 'kysely';
+import { api, buildTestApp, createProject, createUser, TEST_KEYS, type TestApp } from '../../../test/helpers.ts';
+import { memoryDocs, waitForIndex } from '../../../test/knowledge-helpers.ts';
+import { startLlmStandIn } from '../../../test/standins/llm.ts';
+import { buildApp, createDeps } from '../../app.ts';
+import { KNOWLEDGE_INDEX_JOB } from '../../lib/doc-sources.ts';
 
-let t: TestApp;
-let owner: Awaited<ReturnType<typeof createUser>>;
-let other: Awaited<ReturnType<typeof createUser>>;
-let admin: Awaited<ReturnType<typeof createUser>>;
+const silent: any = { info() {}, warn() {}, error() {}, debug() {}, trace() {}, fatal() {}, child: () => silent, level: 'silent' };
 
-beforeAll(async () => {
-  t = await buildTestApp();
-  owner = await createUser(t);
-  other = await createUser(t);
-  admin = await createUser(t, { role: 'admin' });
-  await createProject(t, owner.id, 'kg');
-});
-afterAll(async () => {
-  await t?.close();
-});
+describe('semantic index and RAG search', () => {
+  let t: TestApp;
+  let store: ReturnType<typeof memoryDocs>;
+  let ann: Awaited<ReturnType<typeof createUser>>;
+  let bob: Awaited<ReturnType<typeof createUser>>;
+  let annA: { id: number; name: string; dir: string };
+  let annB: { id: number; name: string; dir: string };
+  let bobA: { id: number; name: string; dir: string };
+  const search = (token: string, project: string, qs: string) => api(t.app, 'GET', `/api/crm/projects/${project}/rag/search?${qs}`, { token });
 
-const u = (p: string) => `/api/crm/projects/kg${p}`;
-
-describe('access', () => {
-  it('401 / 403 / 400 for pins, learnings and the graph', async () => {
-    for (const p of ['/pins', '/learnings', '/knowledge-graph']) {
-      expect((await api(t.app, 'GET', u(p))).status).toBe(401);
-      const f = await api(t.app, 'GET', u(p), { token: other.token });
-      expect(f.status).toBe(403);
-      expect(f.body.error).toBe('forbidden');
-    }
-    expect((await api(t.app, 'POST', u('/pins'), { token: other.token, body: { text: 'x' } })).status).toBe(403);
-    expect((await api(t.app, 'POST', u('/learnings'), { token: other.token, body: { text: 'x' } })).status).toBe(403);
-    expect((await api(t.app, 'POST', u('/pins'), { token: owner.token, body: {} })).status).toBe(400);
-    expect((await api(t.app, 'POST', u('/learnings'), { token: owner.token, body: { text: '' } })).status).toBe(400);
-    expect((await api(t.app, 'DELETE', u('/pins/abc'), { token: owner.token })).status).toBe(400);
+  beforeAll(async () => {
+    t = await buildTestApp();
+    store = memoryDocs(t.deps);
+    ann = await createUser(t);
+    bob = await createUser(t);
+    annA = await createProject(t, ann.id, 'alpha');
+    annB = await createProject(t, ann.id, 'beta');
+    bobA = await createProject(t, bob.id, 'alpha'); // same name, other owner
+    await store.put(annA.id, 'wiki', 'ops/runbook.md', 'Runbook', '# Runbook\n\n## Backups\n\nThe quokka ledger reconciles every Tuesday at dawn.\n\n## Deploys\n\nDeploys go out through the blue pipeline.');
+    await store.put(annA.id, 'issue', '12', 'Issue 12: login loop', 'Users see a login loop after the password reset e-mail.');
+    await store.put(annB.id, 'wiki', 'secret.md', 'Beta secrets', 'The flamingo cipher lives in the beta project only.');
+    await store.put(bobA.id, 'wiki', 'bob.md', 'Bob notes', 'The flamingo cipher and the quokka ledger belong to Bob too.');
+    await store.put(null, 'skill', '7', 'Global skill: incident triage', 'Triage incidents with the narwhal checklist first.');
+    for (let i = 0; i < 9; i++) await store.put(annA.id, 'transcript', `t${i}`, `Standup ${i}`, `Standup meeting ${i} talked about the narwhal checklist and release ${i}.`);
+    await waitForIndex(t.deps);
   });
-});
+  afterAll(async () => t?.close());
 
-describe('pins', () => {
-  it('pins text with an optional issue or file link, in order; refuses unknown issues and outside paths', async () => {
-    const issue = await api(t.app, 'POST', u('/issues'), { token: owner.token, body: { title: 'Pinned issue' } });
-    const a = await api(t.app, 'POST', u('/pins'), { token: owner.token, body: { text: 'Remember the deadline' } });
-    expect(a.status).toBe(201);
-    expect(a.body).toMatchObject({ text: 'Remember the deadline', issue_id: null, path: null, position: 0 });
-    const b = await api(t.app, 'POST', u('/pins'), { token: owner.token, body: { text: 'See issue', issue_id: issue.body.id } });
-    const c = await api(t.app, 'POST', u('/pins'), { token: owner.token, body: { text: 'See file', path: 'docs/./plan.md' } });
-    expect(b.body.position).toBe(1);
-    expect(c.body).toMatchObject({ path: 'docs/plan.md', position: 2 });
-    expect((await api(t.app, 'POST', u('/pins'), { token: owner.token, body: { text: 'x', issue_id: 999 } })).body.error).toBe('issue_not_found');
-    expect((await api(t.app, 'POST', u('/pins'), { token: owner.token, body: { text: 'x', path: '../../etc/passwd' } })).status).toBe(403);
-    const list = await api(t.app, 'GET', u('/pins'), { token: owner.token });
-    expect(list.body.pins.map((p: any) => p.text)).toEqual(['Remember the deadline', 'See issue', 'See file']);
-    expect((await api(t.app, 'DELETE', u(`/pins/${b.body.id}`), { token: other.token })).status).toBe(403);
-    expect((await api(t.app, 'DELETE', u(`/pins/${b.body.id}`), { token: owner.token })).body).toEqual({ ok: true, id: b.body.id });
-    expect((await api(t.app, 'DELETE', u(`/pins/${b.body.id}`), { token: owner.token })).status).toBe(404);
-    expect((await api(t.app, 'GET', u('/pins'), { token: admin.token })).body.pins).toHaveLength(2);
-  });
-});
-
-describe('learnings', () => {
-  it('records lessons with source and tags, newest first, filtered by tag', async () => {
-    await api(t.app, 'POST', u('/learnings'), { token: owner.token, body: { text: 'Run migrations before tests', source: 'worker:Coder', tags: ['db', 'tests'] } });
-    await api(t.app, 'POST', u('/learnings'), { token: owner.token, body: { text: 'PGlite is one session', tags: ['db'] } });
-    const n = await api(t.app, 'POST', u('/learnings'), { token: owner.token, body: { text: 'Pin exact versions' } });
-    expect(n.status).toBe(201);
-    expect(n.body).toMatchObject({ text: 'Pin exact versions', source: null, tags: [], author: owner.email });
-    const all = await api(t.app, 'GET', u('/learnings'), { token: owner.token });
-    expect(all.body.learnings.map((l: any) => l.text)).toEqual(['Pin exact versions', 'PGlite is one session', 'Run migrations before tests']);
-    const db = await api(t.app, 'GET', u('/learnings?tag=db&limit=1'), { token: owner.token });
-    expect(db.body.learnings.map((l: any) => l.text)).toEqual(['PGlite is one session']);
-  });
-});
-
-describe('knowledge graph', () => {
-  it('has issues, skills, wiki pages and workers, with assignment, uses and reference edges', async () => {
-    const p = await createProject(t, owner.id, 'graph');
-    const g = (s: string) => `/api/crm/projects/graph${s}`;
-    const w = await t.db.insertInto('workers').values({ project_id: p.id, label: 'Writer', context_assets: JSON.stringify(['style']) }).returning('id').executeTakeFirstOrThrow();
-    const i1 = await api(t.app, 'POST', g('/issues'), { token: owner.token, body: { title: 'Write the guide', assignee: 'writer', description: 'See [[Style Guide]]' } });
-    const i2 = await api(t.app, 'POST', g('/issues'), { token: owner.token, body: { title: 'Follow-up of #1' } });
-    const sk = await api(t.app, 'POST', g('/skills'), { token: owner.token, body: { name: 'style', content: 'Applies to #2 and #99' } });
-    await api(t.app, 'PUT', g('/wiki/save'), { token: owner.token, body: { path: 'style.md', content: '# Style Guide\nTracked in #1.' } });
-    await api(t.app, 'POST', u('/skills'), { token: owner.token, body: { name: 'elsewhere' } });
-    const r = await api(t.app, 'GET', g('/knowledge-graph'), { token: owner.token });
+  it('finds a distinctive phrase saved in a document, with the hit fields of the specification', async () => {
+    const r = await search(ann.token, 'alpha', 'q=quokka%20ledger%20reconciles');
     expect(r.status).toBe(200);
-    const ids = r.body.nodes.map((n: any) => n.id);
-    expect(ids).toEqual(expect.arrayContaining([`issue:${i1.body.id}`, `issue:${i2.body.id}`, `skill:${sk.body.id}`, 'wiki:style.md', `worker:${w.id}`]));
-    expect(r.body.nodes.find((n: any) => n.label === 'elsewhere')).toBeUndefined();
-    expect(r.body.edges).toEqual(
-      expect.arrayContaining([
-        { source: `worker:${w.id}`, target: 'issue:1', type: 'assignment' },
-        { source: `worker:${w.id}`, target: `skill:${sk.body.id}`, type: 'uses' },
-        { source: 'issue:1', target: 'wiki:style.md', type: 'reference' },
-        { source: 'issue:2', target: 'issue:1', type: 'reference' },
-        { source: `skill:${sk.body.id}`, target: 'issue:2', type: 'reference' },
-        { source: 'wiki:style.md', target: 'issue:1', type: 'reference' },
-      ]),
-    );
-    expect(r.body.edges.find((e: any) => e.target === 'issue:99')).toBeUndefined();
+    expect(r.body.query).toBe('quokka ledger reconciles');
+    expect(r.body.project).toBe('alpha');
+    const top = r.body.hits[0];
+    expect(top).toMatchObject({ rank: 1, doc_type: 'wiki', doc_id: 'ops/runbook.md', chunk_ix: 0, scope: 'project' });
+    expect(top.title).toBe('Runbook › Backups');
+    expect(top.text).toContain('quokka ledger');
+    expect(typeof top.distance).toBe('number');
+    expect(top.distance).toBeLessThan(0.8);
+    expect(r.body.hits.map((h: any) => h.rank)).toEqual(r.body.hits.map((_: unknown, i: number) => i + 1));
+  });
+
+  it("never shows another user's or another project's documents", async () => {
+    const a = await search(ann.token, 'alpha', 'q=flamingo%20cipher&k=25');
+    expect(a.status).toBe(200);
+    expect(a.body.hits.map((h: any) => h.doc_id)).not.toContain('secret.md');
+    expect(a.body.hits.map((h: any) => h.doc_id)).not.toContain('bob.md');
+    const b = await search(ann.token, 'beta', 'q=flamingo%20cipher&k=25');
+    expect(b.body.hits[0].doc_id).toBe('secret.md');
+    expect(b.body.hits.map((h: any) => h.doc_id)).not.toContain('bob.md');
+    expect(b.body.hits.map((h: any) => h.doc_id)).not.toContain('ops/runbook.md');
+    const c = await search(bob.token, 'alpha', 'q=quokka%20ledger&k=25');
+    expect(c.body.hits[0].doc_id).toBe('bob.md');
+    expect(c.body.hits.every((h: any) => h.doc_id === 'bob.md' || h.scope === 'global')).toBe(true);
+  });
+
+  it('honours k, doc_types and include_global', async () => {
+    const d = await search(ann.token, 'alpha', 'q=narwhal%20checklist');
+    expect(d.body.hits).toHaveLength(6);
+    const k3 = await search(ann.token, 'alpha', 'q=narwhal%20checklist&k=3');
+    expect(k3.body.hits).toHaveLength(3);
+    const k25 = await search(ann.token, 'alpha', 'q=narwhal%20checklist&k=25');
+    expect(k25.body.hits.length).toBeGreaterThanOrEqual(12);
+    expect(k25.body.hits.some((h: any) => h.scope === 'global' && h.doc_type === 'skill' && h.doc_id === '7')).toBe(true);
+    const noGlobal = await search(ann.token, 'alpha', 'q=narwhal%20checklist&k=25&include_global=false');
+    expect(noGlobal.body.hits.length).toBeGreaterThan(0);
+    expect(noGlobal.body.hits.every((h: any) => h.scope === 'project')).toBe(true);
+    const issues = await search(ann.token, 'alpha', 'q=login%20loop&doc_types=issue');
+    expect(issues.body.hits.length).toBe(1);
+    expect(issues.body.hits[0]).toMatchObject({ doc_type: 'issue', doc_id: '12' });
+    const two = await search(ann.token, 'alpha', 'q=narwhal&k=25&doc_types=skill,transcript');
+    expect(new Set(two.body.hits.map((h: any) => h.doc_type))).toEqual(new Set(['skill', 'transcript']));
+    for (const bad of ['k=0', 'k=26', 'k=abc', 'doc_types=wiki,bogus', 'include_global=maybe']) {
+      const r = await search(ann.token, 'alpha', `q=x&${bad}`);
+      expect(r.status, bad).toBe(400);
+    }
+    expect((await search(ann.token, 'alpha', '')).status).toBe(400);
+  });
+
+  it('answers 401 without a token, 403 for a project of another user, 404 for an unknown project', async () => {
+    expect((await api(t.app, 'GET', '/api/crm/projects/alpha/rag/search?q=x')).status).toBe(401);
+    expect((await search(bob.token, 'beta', 'q=x')).status).toBe(403);
+    expect((await search(ann.token, 'nope', 'q=x')).status).toBe(404);
+    for (const p of ['refresh', 'fetch-artifact']) {
+      expect((await api(t.app, 'POST', `/api/crm/projects/alpha/memory/${p}`)).status).toBe(401);
+      expect((await api(t.app, 'POST', `/api/crm/projects/beta/memory/${p}`, { token: bob.token })).status).toBe(403);
+      expect((await api(t.app, 'POST', `/api/crm/projects/nope/memory/${p}`, { token: ann.token })).status).toBe(404);
+    }
+    const admin = await createUser(t, { role: 'admin' });
+    expect((await search(admin.token, 'beta', 'q=flamingo')).status).toBe(200);
+  });
+
+  it('memory/fetch-artifact is always 410', async () => {
+    const r = await api(t.app, 'POST', '/api/crm/projects/alpha/memory/fetch-artifact', { token: ann.token });
+    expect(r.status).toBe(410);
+    expect(r.body.error).toBe('gone');
+  });
+
+  it('deletion removes the chunks; an unchanged document is skipped', async () => {
+    const docRow = () => t.db.selectFrom('knowledge_documents').selectAll().where('doc_id', '=', 'secret.md').executeTakeFirst();
+    const before = await docRow();
+    await store.put(annB.id, 'wiki', 'secret.md', 'Beta secrets', 'The flamingo cipher lives in the beta project only.');
+    await waitForIndex(t.deps);
+    expect((await docRow())!.indexed_at.getTime()).toBe(before!.indexed_at.getTime());
+    await store.remove(annB.id, 'wiki', 'secret.md');
+    await waitForIndex(t.deps);
+    expect(await docRow()).toBeUndefined();
+    const n = await t.db.selectFrom('knowledge_chunks').select((eb) => eb.fn.countAll<number>().as('n')).where('doc_id', '=', 'secret.md').executeTakeFirstOrThrow();
+    expect(Number(n.n)).toBe(0);
+    const r = await search(ann.token, 'beta', 'q=flamingo%20cipher');
+    expect(r.body.hits.map((h: any) => h.doc_id)).not.toContain('secret.md');
+  });
+
+  it('re-indexing a changed document replaces its chunks in place', async () => {
+    const long = ['# Handbook', ...Array.from({ length: 8 }, (_, i) => `## Part ${i}\n\n${`Paragraph about topic ${i} with some words. `.repeat(40)}`)].join('\n\n');
+    await store.put(annA.id, 'wiki', 'handbook.md', 'Handbook', long);
+    await waitForIndex(t.deps);
+    const chunks = await t.db.selectFrom('knowledge_chunks').select(['chunk_ix', 'title']).where('doc_id', '=', 'handbook.md').orderBy('chunk_ix').execute();
+    expect(chunks.length).toBeGreaterThan(8);
+    expect(chunks.map((c) => c.chunk_ix)).toEqual(chunks.map((_, i) => i));
+    expect(chunks[0].title).toBe('Handbook › Part 0');
+    await store.put(annA.id, 'wiki', 'handbook.md', 'Handbook', '# Handbook\n\nNow short: the axolotl rota.');
+    await waitForIndex(t.deps);
+    const after = await t.db.selectFrom('knowledge_chunks').select(['chunk_ix', 'text']).where('doc_id', '=', 'handbook.md').execute();
+    expect(after).toHaveLength(1);
+    expect((await search(ann.token, 'alpha', 'q=axolotl%20rota')).body.hits[0].doc_id).toBe('handbook.md');
+  });
+
+  it('memory/refresh embeds the manifest and key files of the working directory, and drops removed ones', async () => {
+    fs.writeFileSync(path.join(annA.dir, 'README.md'), '# Alpha\n\nAlpha builds the pelican dashboard.');
+    fs.mkdirSync(path.join(annA.dir, 'docs'), { recursive: true });
+    fs.writeFileSync(path.join(annA.dir, 'docs', 'setup.md'), '# Setup\n\nInstall the walrus toolkit first.');
+    fs.writeFileSync(path.join(annA.dir, 'notes.txt'), 'not a key file: the pelican secret');
+    const r = await api(t.app, 'POST', '/api/crm/projects/alpha/memory/refresh', { token: ann.token });
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ ok: true, project: 'alpha', removed: [] });
+    expect(r.body.queued).toEqual(['project-manifest', 'README.md', 'docs/setup.md']);
+    await waitForIndex(t.deps);
+    const hit = await search(ann.token, 'alpha', 'q=pelican%20dashboard');
+    expect(hit.body.hits[0]).toMatchObject({ doc_type: 'memory', doc_id: 'README.md' });
+    expect((await search(ann.token, 'alpha', 'q=walrus%20toolkit')).body.hits[0].doc_id).toBe('docs/setup.md');
+    fs.rmSync(path.join(annA.dir, 'README.md'));
+    const again = await api(t.app, 'POST', '/api/crm/projects/alpha/memory/refresh', { token: ann.token });
+    expect(again.body.removed).toEqual(['README.md']);
+    await waitForIndex(t.deps);
+    const gone = await search(ann.token, 'alpha', 'q=pelican%20dashboard&k=25');
+    expect(gone.body.hits.map((h: any) => h.doc_id)).not.toContain('README.md');
+  });
+
+  it('/readyz shows the vector search mode chosen at start', async () => {
+    const r = await api(t.app, 'GET', '/readyz');
+    expect(r.body.vector_search).toBe(t.database.vector ? 'pgvector-hnsw' : 'exact-scan');
+    if (t.database.vector) {
+      const idx = await sql<{ n: number }>`select count(*)::int as n from pg_indexes where indexname = 'knowledge_chunks_hnsw_256'`.execute(t.db);
+      expect(idx.rows[0].n).toBe(1);
+    }
+  });
+});
+
+describe('durable indexing across restarts and embedder changes', () => {
+  let t: TestApp;
+  let s: Awaited<ReturnType<typeof startLlmStandIn>>;
+  beforeAll(async () => {
+    s = await startLlmStandIn();
+    t = await buildTestApp();
+  });
+  afterAll(async () => {
+    await t?.close();
+    await s?.close();
+  });
+
+  it('finishes queued index jobs after the queue stops mid-way and starts again', async () => {
+    const ann = await createUser(t);
+    const p = await createProject(t, ann.id, 'gamma');
+    await waitForIndex(t.deps);
+    const store = memoryDocs(t.deps);
+    for (let i = 0; i < 15; i++) await store.put(p.id, 'wiki', `page-${i}.md`, `Page ${i}`, `Page ${i} mentions the ibex registry number ${i}.`);
+    await t.deps.jobs.stop();
+    expect(await t.db.selectFrom('knowledge_documents').select('id').where('project_id', '=', p.id).execute().then((r) => r.length)).toBeLessThan(15);
+    await t.deps.jobs.start();
+    await waitForIndex(t.deps);
+    const docs = await t.db.selectFrom('knowledge_documents').select('doc_id').where('project_id', '=', p.id).execute();
+    expect(docs).toHaveLength(15);
+  });
+
+  it('re-indexes everything with the new embedder after a restart with another one, without mixing spaces', async () => {
+    const ann = await createUser(t);
+    const p = await createProject(t, ann.id, 'delta');
+    const store = memoryDocs(t.deps);
+    await store.put(p.id, 'wiki', 'moth.md', 'Moth', 'The luna moth migration schedule is kept here.');
+    await waitForIndex(t.deps);
+    const before = await t.db.selectFrom('knowledge_documents').select(['embedder', 'dims']).where('doc_id', '=', 'moth.md').executeTakeFirstOrThrow();
+    expect(before).toEqual({ embedder: 'local:hash-ngram-v1', dims: 256 });
+    await t.app.close();
+
+    // "Restart" over the same database with EMBEDDINGS_URL set (the stand-in answers 64-dimensional vectors).
+    const config = { ...t.config, embeddingsUrl: s.openaiUrl, embeddingsModel: 'test-embed-1' };
+    const deps = createDeps(config, t.database, TEST_KEYS, silent);
+    const store2 = memoryDocs(deps);
+    store2.docs.set(`${p.id}|wiki|moth.md`, { title: 'Moth', text: 'The luna moth migration schedule is kept here.', scope: 'project' });
+    const app2 = await buildApp(deps, { logger: false });
+    try {
+      await app2.ready();
+      await waitForIndex(deps);
+      const docs = await t.db.selectFrom('knowledge_documents').select(['doc_type', 'embedder', 'dims']).execute();
+      expect(docs.length).toBeGreaterThanOrEqual(1);
+      expect(docs.every((d) => d.embedder === 'openai:test-embed-1' && d.dims === 64)).toBe(true);
+      const dims = await t.db.selectFrom('knowledge_chunks').select('dims').distinct().execute();
+      expect(dims).toEqual([{ dims: 64 }]);
+      expect(s.requests.some((r) => r.path === '/v1/embeddings' && r.body.model === 'test-embed-1')).toBe(true);
+      const r = await api(app2, 'GET', '/api/crm/projects/delta/rag/search?q=luna%20moth%20migration', { token: ann.token });
+      expect(r.status).toBe(200);
+      expect(r.body.hits[0].doc_id).toBe('moth.md');
+      expect(await deps.jobs.pending(KNOWLEDGE_INDEX_JOB)).toBe(0);
+    } finally {
+      await app2.close();
+    }
   });
 });
