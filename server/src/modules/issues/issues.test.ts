@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fs from 'node:fs';
 import path from 'node:path';
 import { api, buildTestApp, createProject, createUser, type TestApp } from '../../../test/helpers.ts';
-import { KNOWLEDGE_INDEX_JOB } from '../../lib/doc-sources.ts';
+import { waitForIndex } from '../../../test/knowledge-helpers.ts';
 
 let t: TestApp;
 let owner: Awaited<ReturnType<typeof createUser>>;
@@ -143,14 +143,15 @@ describe('issues', () => {
     expect(none.body.issues.map((i: any) => i.id)).toEqual([6, 4]);
   });
 
-  it('keeps the local issues file current and queues index jobs', async () => {
-    const before = await t.deps.jobs.pending(KNOWLEDGE_INDEX_JOB);
+  it('keeps the local issues file current and has the issue indexed', async () => {
     const { body } = await create({ title: 'Filed' });
     await api(t.app, 'PUT', url(`/${body.id}`), { token: owner.token, body: { status: 'closed' } });
     const file = JSON.parse(fs.readFileSync(path.join(proj.dir, '.crm', 'issues.json'), 'utf8'));
     expect(file.project).toBe('alpha');
     expect(file.issues.find((i: any) => i.id === body.id)).toMatchObject({ title: 'Filed', status: 'closed' });
-    expect(await t.deps.jobs.pending(KNOWLEDGE_INDEX_JOB)).toBe(before + 2);
+    await waitForIndex(t.deps);
+    const indexed = await t.db.selectFrom('knowledge_documents').select(['doc_id', 'scope']).where('project_id', '=', proj.id).where('doc_type', '=', 'issue').where('doc_id', '=', String(body.id)).executeTakeFirst();
+    expect(indexed).toEqual({ doc_id: String(body.id), scope: 'project' });
     const doc = await t.deps.docSources.get('issue')!(proj.id, String(body.id));
     expect(doc).toMatchObject({ title: `#${body.id} Filed`, scope: 'project' });
     expect(await t.deps.docSources.get('issue')!(proj.id, '99999')).toBeNull();

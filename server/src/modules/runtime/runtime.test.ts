@@ -152,13 +152,14 @@ describe('agent runs', () => {
 
   it('offers no port-backed tool whose port is not registered', async () => {
     const { u, p, w } = await setup();
-    const { skills, wiki } = t.deps.agentPorts;
+    const { skills, wiki, search } = t.deps.agentPorts;
     delete t.deps.agentPorts.skills;
     delete t.deps.agentPorts.wiki;
+    delete t.deps.agentPorts.search;
     const before = s.modelCalls().length;
     const r = await message(p.name, u.token, { worker_id: w.id, text: 'hi' });
     await waitRun(t, p.name, r.body.run_ids[0], u.token);
-    Object.assign(t.deps.agentPorts, { skills, wiki });
+    Object.assign(t.deps.agentPorts, { skills, wiki, search });
     const names = callsSince(before)[0].body.tools.map((x: any) => x.name);
     expect(names).toContain('create_issue');
     expect(names).not.toContain('load_skill');

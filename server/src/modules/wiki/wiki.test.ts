@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import yauzl from 'yauzl';
 import { api, buildTestApp, createProject, createUser, type TestApp } from '../../../test/helpers.ts';
-import { KNOWLEDGE_INDEX_JOB } from '../../lib/doc-sources.ts';
+import { waitForIndex } from '../../../test/knowledge-helpers.ts';
 
 let t: TestApp;
 let owner: Awaited<ReturnType<typeof createUser>>;
@@ -65,15 +65,16 @@ describe('wiki access and validation', () => {
 });
 
 describe('wiki', () => {
-  it('saves, reads, builds the tree and queues re-embedding', async () => {
-    const before = await t.deps.jobs.pending(KNOWLEDGE_INDEX_JOB);
+  it('saves, reads, builds the tree and re-embeds in the background', async () => {
     const a = await save('index.md', '# Welcome\n\nStart here.');
     expect(a.status).toBe(200);
     expect(a.body).toMatchObject({ path: 'index.md', title: 'Welcome' });
     await save('guides/setup.md', 'Install things.');
     await save('guides/deep/more.md', '# More\nDeeper.');
     await save('guides/setup.md', '# Setup\nInstall things, then run.');
-    expect(await t.deps.jobs.pending(KNOWLEDGE_INDEX_JOB)).toBe(before + 4);
+    await waitForIndex(t.deps);
+    const indexed = await t.db.selectFrom('knowledge_documents').select('doc_id').where('doc_type', '=', 'wiki').where('doc_id', 'in', ['index.md', 'guides/setup.md', 'guides/deep/more.md']).orderBy('doc_id').execute();
+    expect(indexed.map((d) => d.doc_id)).toEqual(['guides/deep/more.md', 'guides/setup.md', 'index.md']);
     const r = await api(t.app, 'GET', '/api/crm/projects/docs/wiki/file?path=guides/setup.md', { token: owner.token });
     expect(r.body).toMatchObject({ path: 'guides/setup.md', content: '# Setup\nInstall things, then run.' });
     expect(typeof r.body.updated_at).toBe('string');
