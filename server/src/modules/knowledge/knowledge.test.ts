@@ -208,9 +208,10 @@ describe('durable indexing across restarts and embedder changes', () => {
     // "Restart" over the same database with EMBEDDINGS_URL set (the stand-in answers 64-dimensional vectors).
     const config = { ...t.config, embeddingsUrl: s.openaiUrl, embeddingsModel: 'test-embed-1' };
     const deps = createDeps(config, t.database, TEST_KEYS, silent);
+    const app2 = await buildApp(deps, { logger: false });
+    // After the modules registered their own loaders (the wiki area's would not know moth.md).
     const store2 = memoryDocs(deps);
     store2.docs.set(`${p.id}|wiki|moth.md`, { title: 'Moth', text: 'The luna moth migration schedule is kept here.', scope: 'project' });
-    const app2 = await buildApp(deps, { logger: false });
     try {
       await app2.ready();
       await waitForIndex(deps);
