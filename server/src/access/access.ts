@@ -5,7 +5,7 @@
 import type { Kysely } from 'kysely';
 import path from 'node:path';
 import type { DB } from '../db/types.ts';
-import type { Actor } from '../http/auth.ts';
+import { actorFromUser, type Actor } from '../http/auth.ts';
 import { Forbidden, NotFound } from '../http/errors.ts';
 
 
@@ -54,19 +54,8 @@ export function createAccess(db: Kysely<DB>, dataDir: string): Access {
         .where('projects.id', '=', projectId)
         .executeTakeFirst();
       if (!row) throw new NotFound('The project of this run no longer exists.', 'project_not_found');
-      const actor: Actor = {
-        id: row.id,
-        email: row.email,
-        name: row.name,
-        role: row.role,
-        plan: row.plan,
-        email_verified: row.email_verified,
-        chat_id: row.chat_id ?? String(row.id),
-        created_at: row.created_at,
-        isAdmin: false,
-        isOperator: false,
-      };
-      return { actor, projectName: row.projectName };
+      // The owner's own rights, never an admin's: a run acts inside its project only.
+      return { actor: { ...actorFromUser(row), isAdmin: false }, projectName: row.projectName };
     },
     async project(actor, name) {
       const rows = await db

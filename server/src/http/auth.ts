@@ -71,6 +71,22 @@ export interface AuthUserRow {
   created_at: Date;
 }
 
+/** The Actor of a stored user row; `operatorEmail` marks the operator account. */
+export function actorFromUser(row: Omit<AuthUserRow, 'password_version'>, operatorEmail?: string): Actor {
+  return {
+    id: row.id,
+    email: row.email,
+    name: row.name,
+    role: row.role,
+    plan: row.plan,
+    email_verified: row.email_verified,
+    chat_id: row.chat_id ?? String(row.id),
+    created_at: row.created_at,
+    isAdmin: row.role === 'admin',
+    isOperator: !!operatorEmail && row.email === operatorEmail,
+  };
+}
+
 /**
  * A short-lived cache of the auth hook's user rows, so an authenticated request does not always pay a
  * database round trip (on the embedded database that round trip costs more than the rest of a request).
@@ -143,18 +159,7 @@ export function installAuth(app: FastifyInstance, deps: { db: Kysely<DB>; tokens
       if (claims.pv < row.password_version) {
         throw new Unauthorized('Your password was changed; please log in again.', 'password_changed');
       }
-      req.actor = {
-        id: row.id,
-        email: row.email,
-        name: row.name,
-        role: row.role,
-        plan: row.plan,
-        email_verified: row.email_verified,
-        chat_id: row.chat_id ?? String(row.id),
-        created_at: row.created_at,
-        isAdmin: row.role === 'admin',
-        isOperator: !!deps.operatorEmail && row.email === deps.operatorEmail,
-      };
+      req.actor = actorFromUser(row, deps.operatorEmail);
     } else {
       req.actor = {
         id: claims.sub,

@@ -8,7 +8,7 @@ import { sql, type Kysely, type Transaction } from 'kysely';
 import type { DB } from '../../db/types.ts';
 import type { Actor } from '../../http/auth.ts';
 import type { Tokens } from '../../http/tokens.ts';
-import type { UserCache } from '../../http/auth.ts';
+import type { AuthUserRow, UserCache } from '../../http/auth.ts';
 import type { Mailer } from '../../providers/mail/mail.ts';
 import type { BreachChecker } from '../../providers/breach/breach.ts';
 import { BadRequest, Conflict, Forbidden, NotFound, TooManyRequests, Unauthorized } from '../../http/errors.ts';
@@ -33,17 +33,8 @@ export interface PublicUser {
   created_at: Date;
 }
 
-type UserRow = {
-  id: number;
-  email: string;
-  name: string | null;
-  role: 'user' | 'admin';
-  plan: string;
-  email_verified: boolean;
-  password_version: number;
-  chat_id: string | null;
-  created_at: Date;
-};
+/** The user columns read here: those of the auth hook. */
+type UserRow = AuthUserRow;
 
 const USER_COLS = ['id', 'email', 'name', 'role', 'plan', 'email_verified', 'password_version', 'chat_id', 'created_at'] as const;
 

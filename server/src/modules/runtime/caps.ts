@@ -8,24 +8,7 @@
  * counted over all of the owner's trial-mode projects.
  */
 
-export const DAILY_TOKEN_CAPS: Record<string, number | null> = {
-  free: 100_000,
-  starter: 400_000,
-  min: 400_000,
-  starter_cloud: 2_000_000,
-  cloud: 2_000_000,
-  max: 5_000_000,
-  beta: null,
-};
-
-/** Total tokens a trial grants (specification, Limits: Trial 100K). */
-export const TRIAL_TOKENS = 100_000;
-
-/** The daily cap of a plan in tokens; `null` = unmetered. Unknown plans get the free cap. */
-export function dailyTokenCap(plan: string, opts: { isAdmin?: boolean } = {}): number | null {
-  if (opts.isAdmin) return null;
-  return plan in DAILY_TOKEN_CAPS ? DAILY_TOKEN_CAPS[plan] : DAILY_TOKEN_CAPS.free;
-}
+export { DAILY_TOKEN_CAPS, TRIAL_TOKENS, dailyTokenCap } from '../projects/plan-limits.ts';
 
 /** Start of the current UTC day. */
 export function utcDayStart(now = new Date()): Date {
