@@ -4,7 +4,9 @@
  * Storage: `knowledge_documents` (one row per indexed document: key `(project_id, doc_type, doc_id)`,
  * content hash, embedder id and dimension) and `knowledge_chunks` (text, heading path, `real[]` vector,
  * tsvector). Two search channels, fused by reciprocal rank fusion (k = 60):
- *  - vectors: on pgvector (always on PGlite; on a server where the extension exists) an HNSW index over
+ *  - vectors: on pgvector (always on PGlite; on a server where the extension exists) an exact scan with
+ *    pgvector's `<=>` when the caller's candidates are at most `EXACT_MAX_CANDIDATES` chunks (a project and
+ *    the global documents, usually), else an HNSW index over
  *    `(embedding::vector(D)) vector_cosine_ops WHERE dims = D`, created at start for the configured
  *    dimension D, queried with ef_search = max(200, 10 × candidates) and iterative scans (`hnsw.iterative_scan = strict_order`) so project filters
  *    keep enough candidates; elsewhere an exact scan computing `1 − Σ a·b` in SQL over the caller's
@@ -86,6 +88,8 @@ export interface KnowledgeIndex {
 }
 
 const RRF_K = 60;
+/** Up to this many candidate chunks the vector channel scans exactly even where an HNSW index exists. */
+export const EXACT_MAX_CANDIDATES = 20_000;
 const INSERT_BATCH = 100;
 
 const vecLiteral = (v: number[]) => `[${v.map((x) => (x === 0 ? '0' : x.toPrecision(7))).join(',')}]`;
@@ -220,10 +224,19 @@ export function createKnowledgeIndex(deps: {
       order by ${dist}
       limit ${limit}`;
     if (!deps.database.vector) return (await q.execute(db())).rows;
+    // A small candidate set (a project and the global documents, typically) is scanned exactly: it is cheap with
+    // pgvector's distance in C and avoids the recall loss of a filtered graph search. Large sets use HNSW.
+    let scan = exact;
+    if (!scan) {
+      const n = await sql<{ n: number }>`
+        select count(*)::int as n from (select 1 from knowledge_chunks c
+          where c.dims = ${sql.lit(dims)} and c.embedder = ${embedder.id} and ${scopeFilter(input)} limit ${EXACT_MAX_CANDIDATES + 1}) x`.execute(db());
+      scan = n.rows[0].n <= EXACT_MAX_CANDIDATES;
+    }
     return db()
       .transaction()
       .execute(async (tx) => {
-        if (exact) {
+        if (scan) {
           await sql`set local enable_indexscan = off`.execute(tx);
         } else {
           await sql`set local hnsw.ef_search = ${sql.lit(Math.min(1000, Math.max(200, limit * 10)))}`.execute(tx);
