@@ -80,11 +80,17 @@ export function createJobQueue(database: Database, log: { error: (o: object, m: 
   let boss: PgBoss | undefined;
   let starting: Promise<void> | undefined;
   const created = new Set<string>();
+  const inFlight = new Set<Promise<void>>();
+  let stopping = false;
   const declared = new Set<string>();
 
+  // Statements pg-boss issues after its stop() returned (a fetch that was already under way, its fail())
+  // are dropped: they never reach the database, which may be closing, and never settle, so that stopped
+  // worker loop simply ends there. A job fetched in that moment is retried after its expiry.
+  let stopped = false;
   const make = () =>
     new PgBoss({
-      db: { executeSql: (text: string, values: any[]) => database.executeSql(text, values) },
+      db: { executeSql: (text: string, values: any[]) => (stopped ? new Promise<{ rows: any[] }>(() => {}) : database.executeSql(text, values)) },
       schema: 'pgboss',
       supervise: true,
       schedule: false,
@@ -127,6 +133,7 @@ export function createJobQueue(database: Database, log: { error: (o: object, m: 
     async start() {
       if (boss) return;
       starting ??= (async () => {
+        stopped = false;
         const b = make();
         b.on('error', (err) => log.error({ err: (err as Error).message }, 'job queue error'));
         await b.start();
@@ -137,11 +144,19 @@ export function createJobQueue(database: Database, log: { error: (o: object, m: 
           for (let i = 0; i < (def.opts.concurrency ?? 1); i++) {
             let self = '';
             self = await b.work(name, { batchSize: def.opts.batchSize ?? 1, pollingIntervalSeconds: def.opts.pollingIntervalSeconds ?? 1, includeMetadata: true }, async (jobs) => {
-              try {
+              // A fetch that was under way when stop() began: hand the jobs back (they are retried later)
+              // instead of running them against a database that is about to close.
+              if (stopping) throw new Error('job queue is stopping');
+              const run = (async () => {
                 for (const job of jobs) {
                   await def.handler(job.data, { id: job.id, retryCount: job.retryCount });
                 }
+              })();
+              inFlight.add(run);
+              try {
+                await run;
               } finally {
+                inFlight.delete(run);
                 // A poller that found work looks again at once instead of sleeping its polling interval.
                 if (jobs.length) setImmediate(() => boss?.notifyWorker(self));
               }
@@ -165,10 +180,20 @@ export function createJobQueue(database: Database, log: { error: (o: object, m: 
     },
     async stop() {
       const b = boss;
-      boss = undefined;
-      workerIds.clear();
-      created.clear();
-      if (b) await b.stop({ graceful: true, wait: true, timeout: 5000 } as PgBoss.StopOptions);
+      if (!b) return;
+      stopping = true;
+      try {
+        // Stop polling first, let running handlers finish, then stop pg-boss itself.
+        for (const name of workerIds.keys()) await b.offWork(name).catch(() => {});
+        await Promise.allSettled([...inFlight]);
+        await b.stop({ graceful: true, wait: true, timeout: 5000 } as PgBoss.StopOptions);
+      } finally {
+        stopped = true;
+        boss = undefined;
+        workerIds.clear();
+        created.clear();
+        stopping = false;
+      }
     },
     async pending(name) {
       if (!boss) return 0;
