@@ -2,7 +2,7 @@
  * buildApp(deps): the Fastify instance with every module registered. `main.ts` and the tests build it;
  * `routes-cli.ts` builds it without a database to list the routes.
  */
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions, type RawServerDefault } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions, type RawServerDefault } from 'fastify';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import swagger from '@fastify/swagger';
@@ -138,7 +138,7 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean | object;
     ...(opts.loggerInstance ? { loggerInstance: opts.loggerInstance } : { logger: opts.logger ?? false }),
     trustProxy: deps.config.trustProxy,
     // One access-log line per request (onResponse below) instead of Fastify's two.
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: 1024 * 1024,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
