@@ -152,11 +152,13 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean | object;
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     for (const m of methods) if (m !== 'HEAD') routeList.push(`${m} ${route.url}`);
   });
-  app.addHook('onRequest', async (req, reply) => {
+  app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
+    done();
   });
-  app.addHook('onResponse', async (req, reply) => {
+  app.addHook('onResponse', (req, reply, done) => {
     req.log.info({ method: req.method, url: redactUrl(req.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10, user: req.actor?.id }, 'request');
+    done();
   });
   installErrorHandling(app);
   // Query strings, params and headers arrive as text and are coerced to their schema types; JSON bodies

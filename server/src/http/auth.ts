@@ -12,7 +12,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/types.ts';
 import { Forbidden, Unauthorized } from './errors.ts';
-import type { Tokens } from './tokens.ts';
+import type { TokenClaims, Tokens } from './tokens.ts';
 
 export interface Actor {
   id: number;
@@ -125,32 +125,9 @@ export function createUserCache(ttlMs = 1000, max = 10_000): UserCache {
 
 export function installAuth(app: FastifyInstance, deps: { db: Kysely<DB>; tokens: Tokens; operatorEmail?: string; userCache?: UserCache }): void {
   app.decorateRequest('actor', undefined);
-  app.addHook('onRequest', async (req) => {
-    const mode: AuthMode = req.routeOptions.config?.auth ?? 'user';
-    if (!req.routeOptions.url) return; // unknown route: the not-found handler answers
-    const token = bearer(req);
-    if (!token) {
-      if (mode === 'public') return;
-      throw new Unauthorized('A bearer token is required.', 'unauthorized');
-    }
-    const claims = await deps.tokens.verify(token);
-    if (!claims || 'expired' in claims) {
-      if (mode === 'public') return;
-      throw claims ? new Unauthorized('Your session has expired; please log in again.', 'token_expired') : new Unauthorized('The token is not valid.', 'invalid_token');
-    }
-    let row: AuthUserRow | undefined = deps.userCache?.get(claims.sub);
-    let storeReachable = true;
-    if (!row) try {
-      row = await deps.db
-        .selectFrom('users')
-        .select(['id', 'email', 'name', 'role', 'plan', 'email_verified', 'password_version', 'chat_id', 'created_at'])
-        .where('id', '=', claims.sub)
-        .executeTakeFirst();
-      if (row) deps.userCache?.set(row);
-    } catch (err) {
-      storeReachable = false;
-      req.log.warn({ err: (err as Error).message }, 'user store unreachable; token accepted on its claims');
-    }
+
+  /** Set `req.actor` from a verified token and its stored user row (or the claims when the store is unreachable). */
+  const admit = (req: FastifyRequest, mode: AuthMode, claims: TokenClaims, row: AuthUserRow | undefined, storeReachable: boolean): void => {
     if (storeReachable) {
       if (!row) {
         if (mode === 'public') return;
@@ -175,5 +152,53 @@ export function installAuth(app: FastifyInstance, deps: { db: Kysely<DB>; tokens
       };
     }
     if (mode === 'admin' && !req.actor.isAdmin) throw new Forbidden('This action needs an administrator.', 'admin_required');
+  };
+
+  /** The full path: verify the token, read the user row. */
+  const authenticate = async (req: FastifyRequest, mode: AuthMode, token: string): Promise<void> => {
+    const claims = await deps.tokens.verify(token);
+    if (!claims || 'expired' in claims) {
+      if (mode === 'public') return;
+      throw claims ? new Unauthorized('Your session has expired; please log in again.', 'token_expired') : new Unauthorized('The token is not valid.', 'invalid_token');
+    }
+    let row: AuthUserRow | undefined = deps.userCache?.get(claims.sub);
+    let storeReachable = true;
+    if (!row) {
+      try {
+        row = await deps.db
+          .selectFrom('users')
+          .select(['id', 'email', 'name', 'role', 'plan', 'email_verified', 'password_version', 'chat_id', 'created_at'])
+          .where('id', '=', claims.sub)
+          .executeTakeFirst();
+        if (row) deps.userCache?.set(row);
+      } catch (err) {
+        storeReachable = false;
+        req.log.warn({ err: (err as Error).message }, 'user store unreachable; token accepted on its claims');
+      }
+    }
+    admit(req, mode, claims, row, storeReachable);
+  };
+
+  // A callback hook with a synchronous fast path (token and user row both cached): most authenticated
+  // requests finish authentication without a promise.
+  app.addHook('onRequest', (req, _reply, done) => {
+    try {
+      const mode: AuthMode = req.routeOptions.config?.auth ?? 'user';
+      if (!req.routeOptions.url) return done(); // unknown route: the not-found handler answers
+      const token = bearer(req);
+      if (!token) {
+        if (mode === 'public') return done();
+        return done(new Unauthorized('A bearer token is required.', 'unauthorized'));
+      }
+      const claims = deps.tokens.peek(token);
+      const row = claims ? deps.userCache?.get(claims.sub) : undefined;
+      if (claims && row) {
+        admit(req, mode, claims, row, true);
+        return done();
+      }
+      authenticate(req, mode, token).then(() => done(), done);
+    } catch (err) {
+      done(err as Error);
+    }
   });
 }

@@ -16,6 +16,8 @@ export interface TokenClaims {
 export interface Tokens {
   /** Sign a 24 h token for these claims. */
   sign(claims: TokenClaims): Promise<string>;
+  /** The claims of a token verified before and not expired yet, without verifying again; else undefined. */
+  peek(token: string): (TokenClaims & { iat: number; exp: number }) | undefined;
   /** Verify signature (HS256 only: `alg:none` and other algorithms are refused) and expiry. @returns undefined when invalid. */
   verify(token: string): Promise<(TokenClaims & { iat: number; exp: number }) | { expired: true } | undefined>;
 }
@@ -32,6 +34,10 @@ export function createTokens(secret: string): Tokens {
         .setIssuedAt()
         .setExpirationTime(`${TOKEN_LIFETIME_S}s`)
         .sign(key);
+    },
+    peek(token) {
+      const hit = verified.get(token);
+      return hit && hit.exp * 1000 > Date.now() ? hit : undefined;
     },
     async verify(token) {
       const hit = verified.get(token);
