@@ -14,13 +14,8 @@ import type { DB } from '../db/types.ts';
 import { Forbidden, Unauthorized } from './errors.ts';
 import type { TokenClaims, Tokens } from './tokens.ts';
 
-export interface Actor {
-  id: number;
-  email: string;
-  name: string | null;
-  role: 'user' | 'admin';
-  plan: string;
-  email_verified: boolean;
+/** The authenticated caller: the user's columns (`created_at` null when the store was unreachable) and two flags. */
+export interface Actor extends Omit<AuthUserRow, 'password_version' | 'chat_id' | 'created_at'> {
   chat_id: string;
   created_at: Date | null;
   isAdmin: boolean;

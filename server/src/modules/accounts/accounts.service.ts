@@ -22,16 +22,8 @@ export const SIGNUP_LIMIT = 3;
 const VERIFY_TTL_MS = 48 * 3600_000;
 const RESET_TTL_MS = 3600_000;
 
-export interface PublicUser {
-  id: number;
-  email: string;
-  name: string | null;
-  role: 'user' | 'admin';
-  plan: string;
-  email_verified: boolean;
-  chat_id: string;
-  created_at: Date;
-}
+/** The user as `GET /api/auth/me` shows it (CONTRACT.md §3). */
+export type PublicUser = Omit<AuthUserRow, 'password_version' | 'chat_id'> & { chat_id: string };
 
 /** The user columns read here: those of the auth hook. */
 type UserRow = AuthUserRow;
