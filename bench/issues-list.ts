@@ -1,9 +1,11 @@
 /**
  * Bench: `GET /api/crm/projects/:name/issues?status=open&limit=50&offset=…` on a project with 10,000 issues,
- * autocannon against a real listening server (embedded database), 10 s, 10 connections.
+ * autocannon against a real listening server (embedded database), 10 s, 10 connections; then, in the same
+ * run, a bare Fastify route running the same two queries (page and count) on the same database, and the ratio.
  * Run: npx tsx bench/issues-list.ts
  */
 import autocannon from 'autocannon';
+import Fastify from 'fastify';
 import { startBenchServer } from './setup.ts';
 
 const ISSUES = 10_000;
@@ -33,6 +35,29 @@ const result = await autocannon({
   headers: { authorization: `Bearer ${s.token}` },
   requests: [{ method: 'GET', setupRequest: (req: any) => ({ ...req, path: `${path}?status=open&limit=50&offset=${(i++ % 40) * 50}` }) }],
 });
-console.log(`issue list (10,000 issues, status=open, 50 per page, ${DURATION_S} s, 10 connections, embedded database):`);
-console.log(`  requests/s: ${result.requests.average.toFixed(0)}  p50: ${result.latency.p50} ms  p99: ${result.latency.p99} ms  non-2xx: ${result.non2xx}  errors: ${result.errors}`);
+
+// Baseline: the same page and count queries behind a bare route (no auth, access check or schema).
+const bare = Fastify();
+bare.get('/issues', async (req) => {
+  const offset = Number((req.query as { offset?: string }).offset ?? 0);
+  const base = s.db.selectFrom('issues').where('project_id', '=', s.projectId).where('status', 'in', ['open']);
+  const [rows, count] = await Promise.all([
+    base.select(['number as id', 'title', 'description', 'status', 'assignee', 'priority', 'labels', 'created_by', 'created_at', 'updated_at']).orderBy('number', 'desc').limit(50).offset(offset).execute(),
+    base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return { issues: rows, total: Number(count.n), limit: 50, offset };
+});
+await bare.listen({ host: '127.0.0.1', port: 0 });
+let j = 0;
+const baseline = await autocannon({
+  url: `http://127.0.0.1:${(bare.server.address() as { port: number }).port}`,
+  connections: 10,
+  duration: DURATION_S,
+  requests: [{ method: 'GET', setupRequest: (req: any) => ({ ...req, path: `/issues?offset=${(j++ % 40) * 50}` }) }],
+});
+console.log(`issue list (10,000 issues, status=open, 50 per page, ${DURATION_S} s each, 10 connections, embedded database):`);
+console.log(`  CRM route:            ${result.requests.average.toFixed(0)} req/s  p50 ${result.latency.p50} ms  p99 ${result.latency.p99} ms  non-2xx ${result.non2xx}  errors ${result.errors}`);
+console.log(`  bare route, same SQL: ${baseline.requests.average.toFixed(0)} req/s  p50 ${baseline.latency.p50} ms  p99 ${baseline.latency.p99} ms`);
+console.log(`  ratio CRM/bare: ${(result.requests.average / baseline.requests.average).toFixed(2)} (throughput), ${(result.latency.p99 / Math.max(1, baseline.latency.p99)).toFixed(2)} (p99)`);
+await bare.close();
 await s.close();
