@@ -25,7 +25,11 @@ const real = await startNode('server/src/main.ts', {
 });
 let bare: Awaited<ReturnType<typeof startNode>> | undefined;
 try {
-  const login = await fetch(`${real.url}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(admin) });
+  const login = await fetch(`${real.url}/api/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(admin),
+  });
   if (login.status !== 200) throw new Error(`login failed: ${login.status} ${await login.text()}`);
   const { token } = (await login.json()) as { token: string };
   const headers = { authorization: `Bearer ${token}` };
@@ -38,7 +42,8 @@ try {
 
   const run = async (url: string, seconds: number) => {
     const r = await autocannon({ url, connections, duration: seconds, headers });
-    if (r.errors || r.timeouts || r.non2xx) throw new Error(`${url}: ${r.errors} errors, ${r.timeouts} timeouts, ${r.non2xx} non-2xx`);
+    if (r.errors || r.timeouts || r.non2xx)
+      throw new Error(`${url}: ${r.errors} errors, ${r.timeouts} timeouts, ${r.non2xx} non-2xx`);
     return r;
   };
   // Warm both up (JIT, connection pools), then measure each for `duration` seconds.
@@ -47,13 +52,21 @@ try {
   const b = await run(`${bare.url}/api/auth/me`, duration);
   const r = await run(`${real.url}/api/auth/me`, duration);
 
-  console.log(`\nGET /api/auth/me, ${connections} connections, ${duration} s each, embedded database, real server LOG_LEVEL=${logLevel}\n`);
+  console.log(
+    `\nGET /api/auth/me, ${connections} connections, ${duration} s each, embedded database, real server LOG_LEVEL=${logLevel}\n`,
+  );
   console.log(
     table(
       ['server', 'req/s (avg)', 'p50 ms', 'p99 ms', 'requests'],
       [
         ['bare Fastify route', b.requests.average.toFixed(0), b.latency.p50, b.latency.p99, b.requests.total],
-        ['CRM /api/auth/me (JWT + user row)', r.requests.average.toFixed(0), r.latency.p50, r.latency.p99, r.requests.total],
+        [
+          'CRM /api/auth/me (JWT + user row)',
+          r.requests.average.toFixed(0),
+          r.latency.p50,
+          r.latency.p99,
+          r.requests.total,
+        ],
       ],
     ),
   );

@@ -16,7 +16,15 @@ const s = await startBenchServer();
 for (let from = 1; from <= ISSUES; from += 1000) {
   const rows = [];
   for (let n = from; n < from + 1000 && n <= ISSUES; n++) {
-    rows.push({ project_id: s.projectId, number: n, title: `Issue ${n}`, description: `Description of issue ${n}`, status: statuses[n % 5], priority: (['P0', 'P1', 'P2', 'P3'] as const)[n % 4], assignee: n % 3 ? `worker-${n % 7}` : null });
+    rows.push({
+      project_id: s.projectId,
+      number: n,
+      title: `Issue ${n}`,
+      description: `Description of issue ${n}`,
+      status: statuses[n % 5],
+      priority: (['P0', 'P1', 'P2', 'P3'] as const)[n % 4],
+      assignee: n % 3 ? `worker-${n % 7}` : null,
+    });
   }
   await s.db.insertInto('issues').values(rows).execute();
 }
@@ -25,7 +33,8 @@ await s.db.insertInto('issue_counters').values({ project_id: s.projectId, last_n
 const path = `/api/crm/projects/${s.projectName}/issues`;
 const check = await fetch(`${s.url}${path}?status=open&limit=50`, { headers: { authorization: `Bearer ${s.token}` } });
 const body = (await check.json()) as { total: number; issues: unknown[] };
-if (check.status !== 200 || body.total !== ISSUES / 5 || body.issues.length !== 50) throw new Error(`unexpected answer ${check.status} ${JSON.stringify(body).slice(0, 200)}`);
+if (check.status !== 200 || body.total !== ISSUES / 5 || body.issues.length !== 50)
+  throw new Error(`unexpected answer ${check.status} ${JSON.stringify(body).slice(0, 200)}`);
 
 let i = 0;
 const result = await autocannon({
@@ -33,7 +42,12 @@ const result = await autocannon({
   connections: 10,
   duration: DURATION_S,
   headers: { authorization: `Bearer ${s.token}` },
-  requests: [{ method: 'GET', setupRequest: (req: any) => ({ ...req, path: `${path}?status=open&limit=50&offset=${(i++ % 40) * 50}` }) }],
+  requests: [
+    {
+      method: 'GET',
+      setupRequest: (req: any) => ({ ...req, path: `${path}?status=open&limit=50&offset=${(i++ % 40) * 50}` }),
+    },
+  ],
 });
 
 // Baseline: the same page and count queries behind a bare route (no auth, access check or schema).
@@ -42,7 +56,23 @@ bare.get('/issues', async (req) => {
   const offset = Number((req.query as { offset?: string }).offset ?? 0);
   const base = s.db.selectFrom('issues').where('project_id', '=', s.projectId).where('status', 'in', ['open']);
   const [rows, count] = await Promise.all([
-    base.select(['number as id', 'title', 'description', 'status', 'assignee', 'priority', 'labels', 'created_by', 'created_at', 'updated_at']).orderBy('number', 'desc').limit(50).offset(offset).execute(),
+    base
+      .select([
+        'number as id',
+        'title',
+        'description',
+        'status',
+        'assignee',
+        'priority',
+        'labels',
+        'created_by',
+        'created_at',
+        'updated_at',
+      ])
+      .orderBy('number', 'desc')
+      .limit(50)
+      .offset(offset)
+      .execute(),
     base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
   ]);
   return { issues: rows, total: Number(count.n), limit: 50, offset };
@@ -55,9 +85,17 @@ const baseline = await autocannon({
   duration: DURATION_S,
   requests: [{ method: 'GET', setupRequest: (req: any) => ({ ...req, path: `/issues?offset=${(j++ % 40) * 50}` }) }],
 });
-console.log(`issue list (10,000 issues, status=open, 50 per page, ${DURATION_S} s each, 10 connections, embedded database):`);
-console.log(`  CRM route:            ${result.requests.average.toFixed(0)} req/s  p50 ${result.latency.p50} ms  p99 ${result.latency.p99} ms  non-2xx ${result.non2xx}  errors ${result.errors}`);
-console.log(`  bare route, same SQL: ${baseline.requests.average.toFixed(0)} req/s  p50 ${baseline.latency.p50} ms  p99 ${baseline.latency.p99} ms`);
-console.log(`  ratio CRM/bare: ${(result.requests.average / baseline.requests.average).toFixed(2)} (throughput), ${(result.latency.p99 / Math.max(1, baseline.latency.p99)).toFixed(2)} (p99)`);
+console.log(
+  `issue list (10,000 issues, status=open, 50 per page, ${DURATION_S} s each, 10 connections, embedded database):`,
+);
+console.log(
+  `  CRM route:            ${result.requests.average.toFixed(0)} req/s  p50 ${result.latency.p50} ms  p99 ${result.latency.p99} ms  non-2xx ${result.non2xx}  errors ${result.errors}`,
+);
+console.log(
+  `  bare route, same SQL: ${baseline.requests.average.toFixed(0)} req/s  p50 ${baseline.latency.p50} ms  p99 ${baseline.latency.p99} ms`,
+);
+console.log(
+  `  ratio CRM/bare: ${(result.requests.average / baseline.requests.average).toFixed(2)} (throughput), ${(result.latency.p99 / Math.max(1, baseline.latency.p99)).toFixed(2)} (p99)`,
+);
 await bare.close();
 await s.close();

@@ -46,7 +46,32 @@ function rng(seed: number) {
   };
 }
 const rand = rng(42);
-const SYL = ['ka', 'lo', 'mi', 'ne', 'ru', 'ta', 'vo', 'zi', 'pe', 'sa', 'do', 'gu', 'bri', 'fen', 'hol', 'jak', 'lin', 'mor', 'nus', 'pra', 'qui', 'ster', 'tor', 'vel'];
+const SYL = [
+  'ka',
+  'lo',
+  'mi',
+  'ne',
+  'ru',
+  'ta',
+  'vo',
+  'zi',
+  'pe',
+  'sa',
+  'do',
+  'gu',
+  'bri',
+  'fen',
+  'hol',
+  'jak',
+  'lin',
+  'mor',
+  'nus',
+  'pra',
+  'qui',
+  'ster',
+  'tor',
+  'vel',
+];
 const VOCAB = Array.from({ length: 6000 }, (_, i) => {
   const r = rng(i + 1);
   const n = 2 + Math.floor(r() * 3);
@@ -95,12 +120,27 @@ interface Row {
 async function runOn(label: string, database: Database, docs: Doc[]): Promise<Row> {
   await migrateToLatest(database.db);
   const quiet = { warn() {}, info() {}, error() {} };
-  const index = createKnowledgeIndex({ db: database.db, database, embedder: createLocalEmbedder(), docSources: createDocSources(), jobs: createJobQueue(database, quiet), log: quiet });
+  const index = createKnowledgeIndex({
+    db: database.db,
+    database,
+    embedder: createLocalEmbedder(),
+    docSources: createDocSources(),
+    jobs: createJobQueue(database, quiet),
+    log: quiet,
+  });
   await index.start();
-  const user = await database.db.insertInto('users').values({ email: `bench-${Date.now()}@example.com`, password_hash: 'x', chat_id: null, name: null }).returning('id').executeTakeFirstOrThrow();
+  const user = await database.db
+    .insertInto('users')
+    .values({ email: `bench-${Date.now()}@example.com`, password_hash: 'x', chat_id: null, name: null })
+    .returning('id')
+    .executeTakeFirstOrThrow();
   const projectIds: number[] = [];
   for (let p = 0; p < PROJECTS; p++) {
-    const r = await database.db.insertInto('projects').values({ owner_id: user.id, name: `bench-${p}`, display_name: `Bench ${p}` }).returning('id').executeTakeFirstOrThrow();
+    const r = await database.db
+      .insertInto('projects')
+      .values({ owner_id: user.id, name: `bench-${p}`, display_name: `Bench ${p}` })
+      .returning('id')
+      .executeTakeFirstOrThrow();
     projectIds.push(r.id);
   }
   // Indexing: 4 documents in flight (the embedded database serialises them; a server runs them in parallel).
@@ -114,7 +154,10 @@ async function runOn(label: string, database: Database, docs: Doc[]): Promise<Ro
   const worker = async () => {
     while (next < stopAt) {
       const d = docs[next++];
-      await index.indexLoaded({ project_id: projectIds[d.project], doc_type: 'wiki', doc_id: d.id }, { title: d.title, text: d.text, scope: 'project' });
+      await index.indexLoaded(
+        { project_id: projectIds[d.project], doc_type: 'wiki', doc_id: d.id },
+        { title: d.title, text: d.text, scope: 'project' },
+      );
       if (performance.now() - lastReport > 15000) {
         lastReport = performance.now();
         process.stderr.write(`  ${label}: ${next}/${docs.length} documents…\n`);
@@ -128,12 +171,24 @@ async function runOn(label: string, database: Database, docs: Doc[]): Promise<Ro
   stopAt = docs.length;
   await Promise.all([worker(), worker(), worker(), worker()]);
   const loadSeconds = (performance.now() - t0) / 1000;
-  process.stderr.write(`  ${label}: loaded ${docs.length} documents in ${((performance.now() - t0) / 1000).toFixed(0)} s; building the vector index…\n`);
+  process.stderr.write(
+    `  ${label}: loaded ${docs.length} documents in ${((performance.now() - t0) / 1000).toFixed(0)} s; building the vector index…\n`,
+  );
   const b0 = performance.now();
-  await createKnowledgeIndex({ db: database.db, database, embedder: createLocalEmbedder(), docSources: createDocSources(), jobs: createJobQueue(database, quiet), log: quiet }).start();
+  await createKnowledgeIndex({
+    db: database.db,
+    database,
+    embedder: createLocalEmbedder(),
+    docSources: createDocSources(),
+    jobs: createJobQueue(database, quiet),
+    log: quiet,
+  }).start();
   const buildSeconds = (performance.now() - b0) / 1000;
   const seconds = loadSeconds + buildSeconds;
-  const count = await database.db.selectFrom('knowledge_chunks').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const count = await database.db
+    .selectFrom('knowledge_chunks')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
   const chunks = Number(count.n);
   await database.executeSql('analyze knowledge_chunks');
   process.stderr.write(`  ${label}: index built in ${buildSeconds.toFixed(0)} s; querying…\n`);
@@ -152,13 +207,19 @@ async function runOn(label: string, database: Database, docs: Doc[]): Promise<Ro
     const s0 = performance.now();
     await index.search(input);
     lat.push(performance.now() - s0);
-    const [approx, exact] = [await index.vectorSearch(input, { exact: false }), await index.vectorSearch(input, { exact: true })];
+    const [approx, exact] = [
+      await index.vectorSearch(input, { exact: false }),
+      await index.vectorSearch(input, { exact: true }),
+    ];
     const ex = new Set(exact.map((r) => r.id));
     hitP += approx.filter((r) => ex.has(r.id)).length;
     // Over all projects the HNSW index does the work; without pgvector both sides are the same exact scan (skipped).
     if (database.vector && i < Math.min(QUERIES, ALL_QUERIES)) {
       const all = { ...input, projectIds };
-      const [a2, e2] = [await index.vectorSearch(all, { exact: false }), await index.vectorSearch(all, { exact: true })];
+      const [a2, e2] = [
+        await index.vectorSearch(all, { exact: false }),
+        await index.vectorSearch(all, { exact: true }),
+      ];
       const ex2 = new Set(e2.map((r) => r.id));
       hitA += a2.filter((r) => ex2.has(r.id)).length;
       total += e2.length;
@@ -175,7 +236,10 @@ async function runOn(label: string, database: Database, docs: Doc[]): Promise<Ro
     p95: pct(lat, 95),
     recallProject: hitP / (QUERIES * 6),
     recallAll: total ? hitA / total : 1,
-    note: index.mode === 'exact-scan' ? 'no pgvector: the scan is exact (recall 1 by construction)' : 'project searches (≤ 20,000 candidates) scan exactly with pgvector; all-projects searches use HNSW (m 16, ef_construction 64, ef_search 200, iterative scan)',
+    note:
+      index.mode === 'exact-scan'
+        ? 'no pgvector: the scan is exact (recall 1 by construction)'
+        : 'project searches (≤ 20,000 candidates) scan exactly with pgvector; all-projects searches use HNSW (m 16, ef_construction 64, ef_search 200, iterative scan)',
   };
 }
 
@@ -220,9 +284,14 @@ async function main() {
   const lines = [
     `| database | vector search | chunks | indexing, per document with HNSW (chunks/s) | indexing, bulk + index build (chunks/s; build s) | search p50 (ms) | search p95 (ms) | recall@6 project | recall@6 all projects | note |`,
     `|---|---|---|---|---|---|---|---|---|---|`,
-    ...rows.map((r) => `| ${r.database} | ${r.vector} | ${r.chunks} | ${f(r.incRate, 0)} | ${f(r.rate, 0)}; ${f(r.buildSeconds)} | ${f(r.p50)} | ${f(r.p95)} | ${f(r.recallProject, 3)} | ${f(r.recallAll, 3)} | ${r.note} |`),
+    ...rows.map(
+      (r) =>
+        `| ${r.database} | ${r.vector} | ${r.chunks} | ${f(r.incRate, 0)} | ${f(r.rate, 0)}; ${f(r.buildSeconds)} | ${f(r.p50)} | ${f(r.p95)} | ${f(r.recallProject, 3)} | ${f(r.recallAll, 3)} | ${r.note} |`,
+    ),
   ];
-  process.stdout.write(`\nRAG benchmark: ${QUERIES} queries, k = 6, local embedder (256 dimensions)\n\n${lines.join('\n')}\n`);
+  process.stdout.write(
+    `\nRAG benchmark: ${QUERIES} queries, k = 6, local embedder (256 dimensions)\n\n${lines.join('\n')}\n`,
+  );
 }
 
 main().catch((err) => {

@@ -4,11 +4,17 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 const dir = import.meta.dirname;
-const files = fs.readdirSync(dir).filter((f) => f.endsWith('.ts') && f !== 'run.ts' && !f.endsWith('.d.ts')).sort();
+const files = fs
+  .readdirSync(dir)
+  .filter((f) => f.endsWith('.ts') && f !== 'run.ts' && !f.endsWith('.d.ts'))
+  .sort();
 let failed = 0;
 for (const f of files) {
   console.log(`\n=== ${f} ===`);
-  const res = spawnSync(process.execPath, ['--import', 'tsx', path.join(dir, f)], { stdio: 'inherit', cwd: path.resolve(dir, '..') });
+  const res = spawnSync(process.execPath, ['--import', 'tsx', path.join(dir, f)], {
+    stdio: 'inherit',
+    cwd: path.resolve(dir, '..'),
+  });
   if (res.status !== 0) {
     failed++;
     console.error(`${f} failed (exit ${res.status})`);

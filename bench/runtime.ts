@@ -19,7 +19,16 @@ import { startLlmStandIn } from '../server/test/standins/llm.ts';
 
 const N = Number(process.argv[2] ?? 200);
 const WORKERS = 20;
-const silent: any = { info() {}, warn() {}, error() {}, debug() {}, trace() {}, fatal() {}, child: () => silent, level: 'silent' };
+const silent: any = {
+  info() {},
+  warn() {},
+  error() {},
+  debug() {},
+  trace() {},
+  fatal() {},
+  child: () => silent,
+  level: 'silent',
+};
 
 let peakRss = 0;
 const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 20);
@@ -28,11 +37,18 @@ const s = await startLlmStandIn({
   responder: (req) => {
     const last = req.body.messages?.at(-1);
     const afterTool = Array.isArray(last?.content) && last.content.some((b: any) => b.type === 'tool_result');
-    return afterTool ? { content: [{ type: 'text', text: 'Here is what I found.' }] } : { content: [{ type: 'tool_use', name: 'list_files', input: {} }] };
+    return afterTool
+      ? { content: [{ type: 'text', text: 'Here is what I found.' }] }
+      : { content: [{ type: 'tool_use', name: 'list_files', input: {} }] };
   },
 });
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-runtime-'));
-const config = loadConfig({ DATA_DIR: dataDir, DATABASE_URL: 'memory://', BREACH_CHECK_URL: 'off', LLM_BASE_URL: s.anthropicUrl });
+const config = loadConfig({
+  DATA_DIR: dataDir,
+  DATABASE_URL: 'memory://',
+  BREACH_CHECK_URL: 'off',
+  LLM_BASE_URL: s.anthropicUrl,
+});
 const database = await openDatabase({ url: config.databaseUrl, dataDir });
 await migrateToLatest(database.db);
 
@@ -46,18 +62,54 @@ const engine: AgentEngine = {
     return r;
   },
 };
-const deps = createDeps(config, database, { crmSecret: 'bench-signing-secret-0123456789abcdef', secretEncryptionKey: 'bench-encryption-key-0123456789abcdef' }, silent, { agentEngine: engine });
+const deps = createDeps(
+  config,
+  database,
+  { crmSecret: 'bench-signing-secret-0123456789abcdef', secretEncryptionKey: 'bench-encryption-key-0123456789abcdef' },
+  silent,
+  { agentEngine: engine },
+);
 const app = await buildApp(deps);
 await app.ready();
 
-const user = await database.db.insertInto('users').values({ email: 'bench@example.com', password_hash: 'x', plan: 'beta', email_verified: true, chat_id: '1', name: null }).returning('id').executeTakeFirstOrThrow();
-await database.db.insertInto('account_settings').values({ user_id: user.id, llm_key_enc: deps.sealer.seal('sk-bench-key') }).execute();
-const project = await database.db.insertInto('projects').values({ owner_id: user.id, name: 'bench', display_name: 'Bench' }).returning('id').executeTakeFirstOrThrow();
+const user = await database.db
+  .insertInto('users')
+  .values({
+    email: 'bench@example.com',
+    password_hash: 'x',
+    plan: 'beta',
+    email_verified: true,
+    chat_id: '1',
+    name: null,
+  })
+  .returning('id')
+  .executeTakeFirstOrThrow();
+await database.db
+  .insertInto('account_settings')
+  .values({ user_id: user.id, llm_key_enc: deps.sealer.seal('sk-bench-key') })
+  .execute();
+const project = await database.db
+  .insertInto('projects')
+  .values({ owner_id: user.id, name: 'bench', display_name: 'Bench' })
+  .returning('id')
+  .executeTakeFirstOrThrow();
 fs.mkdirSync(path.join(deps.access.projectDir(project.id), 'src'), { recursive: true });
 fs.writeFileSync(path.join(deps.access.projectDir(project.id), 'src', 'index.ts'), 'export {};\n');
 const workerIds: number[] = [];
 for (let i = 0; i < WORKERS; i++) {
-  const w = await database.db.insertInto('workers').values({ project_id: project.id, label: `w${i}`, model: 'claude-haiku-4-5', tools: JSON.stringify(['files']), icon: null, prompt_style: null, role: null }).returning('id').executeTakeFirstOrThrow();
+  const w = await database.db
+    .insertInto('workers')
+    .values({
+      project_id: project.id,
+      label: `w${i}`,
+      model: 'claude-haiku-4-5',
+      tools: JSON.stringify(['files']),
+      icon: null,
+      prompt_style: null,
+      role: null,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
   workerIds.push(w.id);
 }
 const token = await deps.tokens.sign({ sub: user.id, role: 'user', pv: 0, chat_id: String(user.id) });
@@ -65,20 +117,36 @@ const token = await deps.tokens.sign({ sub: user.id, role: 'user', pv: 0, chat_i
 const t0 = performance.now();
 const answers = await Promise.all(
   Array.from({ length: N }, (_, i) =>
-    app.inject({ method: 'POST', url: '/api/crm/projects/bench/message', headers: { authorization: `Bearer ${token}` }, payload: { worker_id: workerIds[i % WORKERS], text: `message ${i}` } }),
+    app.inject({
+      method: 'POST',
+      url: '/api/crm/projects/bench/message',
+      headers: { authorization: `Bearer ${token}` },
+      payload: { worker_id: workerIds[i % WORKERS], text: `message ${i}` },
+    }),
   ),
 );
 const accepted = performance.now();
 const bad = answers.filter((a) => a.statusCode !== 202);
 if (bad.length) throw new Error(`${bad.length} messages refused: ${bad[0].body}`);
 for (;;) {
-  const row = await database.db.selectFrom('agent_runs').select((eb) => eb.fn.countAll<number>().as('n')).where('status', 'in', ['queued', 'running']).executeTakeFirstOrThrow();
+  const row = await database.db
+    .selectFrom('agent_runs')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('status', 'in', ['queued', 'running'])
+    .executeTakeFirstOrThrow();
   if (Number(row.n) === 0) break;
   await new Promise((r) => setTimeout(r, 20));
 }
 const finished = performance.now();
-const statuses = await database.db.selectFrom('agent_runs').select(['status', (eb) => eb.fn.countAll<number>().as('n')]).groupBy('status').execute();
-const usageRows = await database.db.selectFrom('token_usage').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+const statuses = await database.db
+  .selectFrom('agent_runs')
+  .select(['status', (eb) => eb.fn.countAll<number>().as('n')])
+  .groupBy('status')
+  .execute();
+const usageRows = await database.db
+  .selectFrom('token_usage')
+  .select((eb) => eb.fn.countAll<number>().as('n'))
+  .executeTakeFirstOrThrow();
 
 const q = (xs: number[], p: number) => {
   const a = [...xs].sort((x, y) => x - y);
@@ -89,12 +157,20 @@ const llm = turns.map((t) => t.llm_ms);
 clearInterval(sampler);
 peakRss = Math.max(peakRss, process.memoryUsage().rss, process.resourceUsage().maxRSS * 1024);
 
-console.log(`worker runtime benchmark — ${N} concurrent messages, ${WORKERS} workers, embedded database (PGlite), stand-in LLM (tool call, then text)`);
-console.log(`runs:               ${statuses.map((x) => `${x.status} ${x.n}`).join(', ')}; token_usage rows ${usageRows.n}`);
+console.log(
+  `worker runtime benchmark — ${N} concurrent messages, ${WORKERS} workers, embedded database (PGlite), stand-in LLM (tool call, then text)`,
+);
+console.log(
+  `runs:               ${statuses.map((x) => `${x.status} ${x.n}`).join(', ')}; token_usage rows ${usageRows.n}`,
+);
 console.log(`accept all:         ${(accepted - t0).toFixed(0)} ms (202 for every message)`);
-console.log(`all runs finished:  ${(finished - t0).toFixed(0)} ms → ${((N / (finished - t0)) * 1000).toFixed(1)} runs/s`);
+console.log(
+  `all runs finished:  ${(finished - t0).toFixed(0)} ms → ${((N / (finished - t0)) * 1000).toFixed(1)} runs/s`,
+);
 console.log(`turns measured:     ${turns.length}`);
-console.log(`engine overhead/turn (turn time − model call): p50 ${q(overhead, 50).toFixed(2)} ms, p99 ${q(overhead, 99).toFixed(2)} ms`);
+console.log(
+  `engine overhead/turn (turn time − model call): p50 ${q(overhead, 50).toFixed(2)} ms, p99 ${q(overhead, 99).toFixed(2)} ms`,
+);
 console.log(`model call (stand-in, incl. SDK): p50 ${q(llm, 50).toFixed(2)} ms, p99 ${q(llm, 99).toFixed(2)} ms`);
 console.log(`peak RSS:           ${(peakRss / 1024 / 1024).toFixed(0)} MiB`);
 

@@ -51,4 +51,9 @@ const row = (name: string, xs: Sample[]) => [
   median(xs.map((x) => x.stopMs)).toFixed(0),
 ];
 console.log(`\nserver start to /readyz 200 (embedded database), ${runs} runs each, RSS after ${idleMs} ms idle\n`);
-console.log(table(['database', 'ready ms (median)', 'ready ms (runs)', 'idle RSS MiB', 'SIGTERM to exit ms'], [row('new (empty DATA_DIR)', fresh), row('existing', existing)]));
+console.log(
+  table(
+    ['database', 'ready ms (median)', 'ready ms (runs)', 'idle RSS MiB', 'SIGTERM to exit ms'],
+    [row('new (empty DATA_DIR)', fresh), row('existing', existing)],
+  ),
+);

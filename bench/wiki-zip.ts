@@ -11,7 +11,12 @@ const para = 'The quick brown fox jumps over the lazy dog while the wiki keeps g
 for (let from = 0; from < PAGES; from += 100) {
   const rows = [];
   for (let n = from; n < from + 100; n++) {
-    rows.push({ project_id: s.projectId, path: `section-${n % 10}/page-${n}.md`, title: `Page ${n}`, content: `# Page ${n}\n\n${para.repeat(110)}\n${n}` });
+    rows.push({
+      project_id: s.projectId,
+      path: `section-${n % 10}/page-${n}.md`,
+      title: `Page ${n}`,
+      content: `# Page ${n}\n\n${para.repeat(110)}\n${n}`,
+    });
   }
   await s.db.insertInto('wiki_pages').values(rows).execute();
 }
@@ -20,13 +25,19 @@ let peak = process.memoryUsage().rss;
 const baseline = peak;
 const timer = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 5);
 const t0 = performance.now();
-const res = await fetch(`${s.url}/api/crm/projects/wiki/wiki/download`, { headers: { authorization: `Bearer ${s.token}` } });
+const res = await fetch(`${s.url}/api/crm/projects/wiki/wiki/download`, {
+  headers: { authorization: `Bearer ${s.token}` },
+});
 let bytes = 0;
 for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) bytes += chunk.length;
 const ms = performance.now() - t0;
 clearInterval(timer);
 peak = Math.max(peak, process.memoryUsage().rss);
 const mb = (n: number) => (n / 1024 / 1024).toFixed(1);
-console.log(`wiki ZIP download (${PAGES} pages, ${mb(PAGES * 8300)} MB of text, embedded database, server and client in one process):`);
-console.log(`  status ${res.status}  time: ${ms.toFixed(0)} ms  zip: ${mb(bytes)} MB  peak RSS: ${mb(peak)} MB (before the download: ${mb(baseline)} MB, +${mb(peak - baseline)} MB)`);
+console.log(
+  `wiki ZIP download (${PAGES} pages, ${mb(PAGES * 8300)} MB of text, embedded database, server and client in one process):`,
+);
+console.log(
+  `  status ${res.status}  time: ${ms.toFixed(0)} ms  zip: ${mb(bytes)} MB  peak RSS: ${mb(peak)} MB (before the download: ${mb(baseline)} MB, +${mb(peak - baseline)} MB)`,
+);
 await s.close();

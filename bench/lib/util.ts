@@ -31,7 +31,11 @@ export interface Started {
  * Spawn a node process running `script` (TypeScript through tsx, as `npm start` runs main.ts) and wait
  * until `GET {url}{readyPath}` answers 200. The pid is the server itself (no tsx wrapper process).
  */
-export async function startNode(script: string, env: Record<string, string>, opts: { readyPath?: string; timeoutMs?: number } = {}): Promise<Started> {
+export async function startNode(
+  script: string,
+  env: Record<string, string>,
+  opts: { readyPath?: string; timeoutMs?: number } = {},
+): Promise<Started> {
   const port = env.PORT ? Number(env.PORT) : await freePort();
   const t0 = performance.now();
   const proc = spawn(process.execPath, ['--import', 'tsx', script], {
@@ -84,7 +88,9 @@ export function table(header: string[], rows: Array<Array<string | number>>): st
   const cells = [header, ...rows.map((r) => r.map(String))];
   const widths = header.map((_, i) => Math.max(...cells.map((r) => r[i].length)));
   const line = (r: string[]) => `| ${r.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;
-  return [line(cells[0]), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...cells.slice(1).map(line)].join('\n');
+  return [line(cells[0]), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...cells.slice(1).map(line)].join(
+    '\n',
+  );
 }
 
 export const median = (xs: number[]) => {

@@ -2,7 +2,13 @@
  * buildApp(deps): the Fastify instance with every module registered. `main.ts` and the tests build it;
  * `routes-cli.ts` builds it without a database to list the routes.
  */
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions, type RawServerDefault } from 'fastify';
+import Fastify, {
+  LogController,
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyServerOptions,
+  type RawServerDefault,
+} from 'fastify';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import swagger from '@fastify/swagger';
@@ -13,7 +19,9 @@ import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 
 // ajv-formats is CommonJS with a default export: take the function under either interop.
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv) => Ajv;
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (
+  ajv: Ajv,
+) => Ajv;
 import type { Kysely } from 'kysely';
 import type { Config } from './config.ts';
 import type { Database } from './db/database.ts';
@@ -79,7 +87,13 @@ declare module 'fastify' {
     routeList: string[];
   }
 }
-export type TypedApp = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
+export type TypedApp = FastifyInstance<
+  RawServerDefault,
+  IncomingMessage,
+  ServerResponse,
+  FastifyBaseLogger,
+  TypeBoxTypeProvider
+>;
 
 /** A module: registers its routes (and may start background work) with the shared deps. */
 export type Module = (app: TypedApp, deps: AppDeps) => Promise<void> | void;
@@ -88,7 +102,13 @@ export type Module = (app: TypedApp, deps: AppDeps) => Promise<void> | void;
  * Build the default dependencies over an open database. Tests pass `overrides` to swap a provider
  * (e.g. a breach checker pointed at a local stand-in); nothing in `src/` branches on tests.
  */
-export function createDeps(config: Config, database: Database, keys: Keys, log: FastifyServerOptions['loggerInstance'] | any, overrides: Partial<AppDeps> = {}): AppDeps {
+export function createDeps(
+  config: Config,
+  database: Database,
+  keys: Keys,
+  log: FastifyServerOptions['loggerInstance'] | any,
+  overrides: Partial<AppDeps> = {},
+): AppDeps {
   const sealer = overrides.sealer ?? createSealer(keys.secretEncryptionKey);
   const db = database.db;
   const secrets = overrides.secrets ?? createSecretStore(db, sealer);
@@ -101,7 +121,9 @@ export function createDeps(config: Config, database: Database, keys: Keys, log: 
     sealer,
     secrets,
     tokens: overrides.tokens ?? createTokens(keys.crmSecret),
-    mailer: overrides.mailer ?? createMailer({ db, appUrl: config.appUrl, from: config.mailFrom, smtpUrl: config.smtpUrl, log }),
+    mailer:
+      overrides.mailer ??
+      createMailer({ db, appUrl: config.appUrl, from: config.mailFrom, smtpUrl: config.smtpUrl, log }),
     breach: overrides.breach ?? createBreachChecker(config.breachCheckUrl),
     storage: overrides.storage ?? createBlobStorage(config.dataDir),
     activity: overrides.activity ?? createActivityLog(db, log),
@@ -124,7 +146,17 @@ const redactUrl = (url: string) => url.replace(/([?&]token=)[^&]*/g, '$1[redacte
 export function loggerOptions(level: string) {
   return {
     level,
-    redact: { paths: ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-token"]', '*.password', '*.token', '*.llm_key'], censor: '[redacted]' },
+    redact: {
+      paths: [
+        'req.headers.authorization',
+        'req.headers.cookie',
+        'req.headers["x-token"]',
+        '*.password',
+        '*.token',
+        '*.llm_key',
+      ],
+      censor: '[redacted]',
+    },
     serializers: {
       req(req: any) {
         return { method: req.method, url: redactUrl(req.url ?? ''), remoteAddress: req.ip };
@@ -133,7 +165,10 @@ export function loggerOptions(level: string) {
   };
 }
 
-export async function buildApp(deps: AppDeps, opts: { logger?: boolean | object; loggerInstance?: any } = {}): Promise<App> {
+export async function buildApp(
+  deps: AppDeps,
+  opts: { logger?: boolean | object; loggerInstance?: any } = {},
+): Promise<App> {
   const app = Fastify({
     ...(opts.loggerInstance ? { loggerInstance: opts.loggerInstance } : { logger: opts.logger ?? false }),
     trustProxy: deps.config.trustProxy,
@@ -157,7 +192,16 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean | object;
     done();
   });
   app.addHook('onResponse', (req, reply, done) => {
-    req.log.info({ method: req.method, url: redactUrl(req.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10, user: req.actor?.id }, 'request');
+    req.log.info(
+      {
+        method: req.method,
+        url: redactUrl(req.url),
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime * 10) / 10,
+        user: req.actor?.id,
+      },
+      'request',
+    );
     done();
   });
   installErrorHandling(app);
@@ -174,7 +218,12 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean | object;
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
-      info: { title: 'CRM service API', version: '0.1.0', description: 'Multi-tenant back end that orchestrates teams of AI workers grouped into projects. Errors use the envelope {error, message, ...fields}.' },
+      info: {
+        title: 'CRM service API',
+        version: '0.1.0',
+        description:
+          'Multi-tenant back end that orchestrates teams of AI workers grouped into projects. Errors use the envelope {error, message, ...fields}.',
+      },
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
       security: [{ bearer: [] }],
     },
@@ -183,8 +232,15 @@ export async function buildApp(deps: AppDeps, opts: { logger?: boolean | object;
     if (route.url.startsWith('/api/reference')) route.config = { ...(route.config as object), auth: 'public' };
   });
   await app.register(swaggerUi, { routePrefix: '/api/reference', uiConfig: { docExpansion: 'list' } });
-  await app.register(multipart, { limits: { fileSize: 100 * 1024 * 1024, files: 50, fields: 50, fieldSize: 1024 * 1024 } });
-  installAuth(app, { db: deps.db, tokens: deps.tokens, operatorEmail: deps.config.operatorEmail, userCache: deps.userCache });
+  await app.register(multipart, {
+    limits: { fileSize: 100 * 1024 * 1024, files: 50, fields: 50, fieldSize: 1024 * 1024 },
+  });
+  installAuth(app, {
+    db: deps.db,
+    tokens: deps.tokens,
+    operatorEmail: deps.config.operatorEmail,
+    userCache: deps.userCache,
+  });
   const typed = app.withTypeProvider<TypeBoxTypeProvider>();
   for (const mod of modules) await mod(typed, deps);
   app.addHook('onReady', async () => {

@@ -42,7 +42,14 @@ describe('configuration defaults', () => {
   });
 
   it('empty values count as unset; e-mails are lower-cased', () => {
-    const c = loadConfig({ HOST: ' ', DATABASE_URL: '', SMTP_URL: '', ADMIN_EMAIL: '', LLM_PROVIDER: '', OPERATOR_EMAIL: 'Op@Example.COM' });
+    const c = loadConfig({
+      HOST: ' ',
+      DATABASE_URL: '',
+      SMTP_URL: '',
+      ADMIN_EMAIL: '',
+      LLM_PROVIDER: '',
+      OPERATOR_EMAIL: 'Op@Example.COM',
+    });
     expect(c.host).toBe('127.0.0.1');
     expect(c.llmProvider).toBe('anthropic');
     expect(c.databaseUrl).toBeUndefined();
@@ -126,7 +133,8 @@ describe('invalid configuration', () => {
       ...problems({ SMTP_URL: 'http://mailer:hunter6@mail:25' }),
       ...problems({ LLM_BASE_URL: 'ftp://key:hunter7@llm' }),
     ].join('\n');
-    for (const secret of ['hunter2', 'hunter3', 'hunter4', 'hunter5', 'hunter6', 'hunter7']) expect(text).not.toContain(secret);
+    for (const secret of ['hunter2', 'hunter3', 'hunter4', 'hunter5', 'hunter6', 'hunter7'])
+      expect(text).not.toContain(secret);
     expect(text).toContain('CRM_SECRET');
     expect(text).toContain('DATABASE_URL');
   });
@@ -135,7 +143,12 @@ describe('invalid configuration', () => {
 describe('starting with an invalid configuration', () => {
   it('npm start with PORT=abc exits with code 2 and one clear stderr line, no stack trace', async () => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'server/src/main.ts'], {
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, PORT: 'abc', DATA_DIR: path.resolve('.tmp', 'never-created') },
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        PORT: 'abc',
+        DATA_DIR: path.resolve('.tmp', 'never-created'),
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stderr = '';

@@ -8,7 +8,9 @@ import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import path from 'node:path';
 
-const Bool01 = Type.Optional(Type.Union([Type.Literal('0'), Type.Literal('1'), Type.Literal('true'), Type.Literal('false'), Type.Literal('')]));
+const Bool01 = Type.Optional(
+  Type.Union([Type.Literal('0'), Type.Literal('1'), Type.Literal('true'), Type.Literal('false'), Type.Literal('')]),
+);
 
 /** The raw environment as the service reads it (all strings). */
 export const EnvSchema = Type.Object({
@@ -48,11 +50,15 @@ export const EnvSchema = Type.Object({
   PLAN_PRICE_UAH_MIN: Type.Optional(Type.String({ pattern: '^[0-9]+(\\.[0-9]{1,2})?$' })),
   PLAN_PRICE_UAH_CLOUD: Type.Optional(Type.String({ pattern: '^[0-9]+(\\.[0-9]{1,2})?$' })),
   PLAN_PRICE_UAH_MAX: Type.Optional(Type.String({ pattern: '^[0-9]+(\\.[0-9]{1,2})?$' })),
-  CONTAINER_RUNTIME: Type.Optional(Type.Union([Type.Literal('docker'), Type.Literal('process'), Type.Literal('none'), Type.Literal('')])),
+  CONTAINER_RUNTIME: Type.Optional(
+    Type.Union([Type.Literal('docker'), Type.Literal('process'), Type.Literal('none'), Type.Literal('')]),
+  ),
   DOCKER_HOST: Type.Optional(Type.String()),
   TRUST_PROXY: Bool01,
   CRM_DISABLE_MESSENGER_NOTIFY: Bool01,
-  LOG_LEVEL: Type.Optional(Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent', ''].map((l) => Type.Literal(l)))),
+  LOG_LEVEL: Type.Optional(
+    Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent', ''].map((l) => Type.Literal(l))),
+  ),
 });
 export type Env = Static<typeof EnvSchema>;
 
@@ -114,7 +120,8 @@ export class ConfigError extends Error {
   }
 }
 
-const nonEmpty = (v: string | undefined): string | undefined => (v === undefined || v.trim() === '' ? undefined : v.trim());
+const nonEmpty = (v: string | undefined): string | undefined =>
+  v === undefined || v.trim() === '' ? undefined : v.trim();
 const truthy = (v: string | undefined): boolean => v === '1' || v === 'true';
 
 /**
@@ -132,14 +139,20 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   for (const err of Value.Errors(EnvSchema, picked)) {
     const name = err.path.replace(/^\//, '');
     // Secret-named values are hidden; any other value is shown without URL credentials (`scheme://user:pass@` → `scheme://***@`).
-    const shown = name.includes('SECRET') || name.includes('KEY') || name.includes('PASSWORD') || name.includes('TOKEN') ? '(hidden)' : JSON.stringify(picked[name].replace(/\/\/[^/@\s]*@/, '//***@'));
+    const shown =
+      name.includes('SECRET') || name.includes('KEY') || name.includes('PASSWORD') || name.includes('TOKEN')
+        ? '(hidden)'
+        : JSON.stringify(picked[name].replace(/\/\/[^/@\s]*@/, '//***@'));
     problems.push(`${name}=${shown}: ${err.message}`);
   }
   const e = picked as Env;
   const port = e.PORT ? Number(e.PORT) : 8080;
-  if (!problems.some((p) => p.startsWith('PORT=')) && !(port >= 0 && port <= 65535)) problems.push(`PORT=${e.PORT}: must be between 0 and 65535`);
-  if (nonEmpty(e.ADMIN_EMAIL) && !nonEmpty(e.ADMIN_PASSWORD)) problems.push('ADMIN_PASSWORD: required when ADMIN_EMAIL is set');
-  if (nonEmpty(e.ADMIN_PASSWORD) && (e.ADMIN_PASSWORD as string).length < 8) problems.push('ADMIN_PASSWORD: must be at least 8 characters');
+  if (!problems.some((p) => p.startsWith('PORT=')) && !(port >= 0 && port <= 65535))
+    problems.push(`PORT=${e.PORT}: must be between 0 and 65535`);
+  if (nonEmpty(e.ADMIN_EMAIL) && !nonEmpty(e.ADMIN_PASSWORD))
+    problems.push('ADMIN_PASSWORD: required when ADMIN_EMAIL is set');
+  if (nonEmpty(e.ADMIN_PASSWORD) && (e.ADMIN_PASSWORD as string).length < 8)
+    problems.push('ADMIN_PASSWORD: must be at least 8 characters');
   if (problems.length) throw new ConfigError(problems);
 
   const host = nonEmpty(e.HOST) ?? '127.0.0.1';
@@ -167,7 +180,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     mailFrom: nonEmpty(e.MAIL_FROM) ?? 'no-reply@localhost',
     breachCheckUrl: breach === 'off' ? undefined : (breach ?? 'https://api.pwnedpasswords.com').replace(/\/+$/, ''),
     llmProvider,
-    llmBaseUrl: (nonEmpty(e.LLM_BASE_URL) ?? (llmProvider === 'anthropic' ? 'https://api.anthropic.com' : 'https://api.openai.com/v1')).replace(/\/+$/, ''),
+    llmBaseUrl: (
+      nonEmpty(e.LLM_BASE_URL) ??
+      (llmProvider === 'anthropic' ? 'https://api.anthropic.com' : 'https://api.openai.com/v1')
+    ).replace(/\/+$/, ''),
     embeddingsUrl: nonEmpty(e.EMBEDDINGS_URL)?.replace(/\/+$/, ''),
     embeddingsModel: nonEmpty(e.EMBEDDINGS_MODEL) ?? 'text-embedding-3-small',
     embeddingsKey: nonEmpty(e.EMBEDDINGS_KEY),
@@ -177,7 +193,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     pageReaderUrl: nonEmpty(e.PAGE_READER_URL)?.replace(/\/+$/, ''),
     messengerApiUrl: (nonEmpty(e.MESSENGER_API_URL) ?? 'https://api.telegram.org').replace(/\/+$/, ''),
     payprovApiUrl: (nonEmpty(e.PAYPROV_API_URL) ?? 'https://api.monobank.ua').replace(/\/+$/, ''),
-    planPricesUah: { min: price(e.PLAN_PRICE_UAH_MIN, 199), cloud: price(e.PLAN_PRICE_UAH_CLOUD, 799), max: price(e.PLAN_PRICE_UAH_MAX, 479) },
+    planPricesUah: {
+      min: price(e.PLAN_PRICE_UAH_MIN, 199),
+      cloud: price(e.PLAN_PRICE_UAH_CLOUD, 799),
+      max: price(e.PLAN_PRICE_UAH_MAX, 479),
+    },
     containerRuntime: (nonEmpty(e.CONTAINER_RUNTIME) as Config['containerRuntime'] | undefined) ?? 'process',
     dockerHost: nonEmpty(e.DOCKER_HOST),
     trustProxy: truthy(e.TRUST_PROXY),

@@ -18,7 +18,16 @@ describe('graceful start and stop', () => {
     const dataDir = fs.mkdtempSync(path.join(path.resolve('.tmp'), 'main-'));
     const port = await freePort();
     const child = spawn(process.execPath, ['--import', 'tsx', 'server/src/main.ts'], {
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir, DATABASE_URL: 'memory://', PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', BREACH_CHECK_URL: 'off' },
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        DATA_DIR: dataDir,
+        DATABASE_URL: 'memory://',
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'warn',
+        BREACH_CHECK_URL: 'off',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';

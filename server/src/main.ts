@@ -24,11 +24,23 @@ async function main() {
   }
   const log = pino(loggerOptions(config.logLevel));
   fs.mkdirSync(config.dataDir, { recursive: true });
-  const keys = ensureKeys(config.dataDir, { crmSecret: config.crmSecret, secretEncryptionKey: config.secretEncryptionKey });
+  const keys = ensureKeys(config.dataDir, {
+    crmSecret: config.crmSecret,
+    secretEncryptionKey: config.secretEncryptionKey,
+  });
   const started = Date.now();
   const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir });
   const applied = await migrateToLatest(database.db);
-  log.info({ database: database.kind, location: database.location, vector: database.vector, migrations_applied: applied.length, ms: Date.now() - started }, 'database ready');
+  log.info(
+    {
+      database: database.kind,
+      location: database.location,
+      vector: database.vector,
+      migrations_applied: applied.length,
+      ms: Date.now() - started,
+    },
+    'database ready',
+  );
   const deps = createDeps(config, database, keys, log);
   const imported = await deps.secrets.importMissing(config.managedSecretsFromEnv);
   if (imported.length) log.info({ names: imported }, 'managed secrets imported into the secret store');

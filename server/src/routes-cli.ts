@@ -6,10 +6,31 @@ import { loadConfig } from './config.ts';
 import { buildApp, createDeps } from './app.ts';
 import type { Database } from './db/database.ts';
 
-const refuse = new Proxy({}, { get: () => { throw new Error('no database in routes listing'); } });
-const database = { db: refuse, kind: 'pglite', vector: false, executeSql: async () => ({ rows: [] }), close: async () => {} } as unknown as Database;
+const refuse = new Proxy(
+  {},
+  {
+    get: () => {
+      throw new Error('no database in routes listing');
+    },
+  },
+);
+const database = {
+  db: refuse,
+  kind: 'pglite',
+  vector: false,
+  executeSql: async () => ({ rows: [] }),
+  close: async () => {},
+} as unknown as Database;
 const config = loadConfig({ DATA_DIR: process.env.DATA_DIR ?? './data' });
-const silent = { info() {}, warn() {}, error() {}, debug() {}, child() { return silent; } };
+const silent = {
+  info() {},
+  warn() {},
+  error() {},
+  debug() {},
+  child() {
+    return silent;
+  },
+};
 const deps = createDeps(config, database, { crmSecret: 'x'.repeat(32), secretEncryptionKey: 'y'.repeat(32) }, silent);
 const app = await buildApp(deps, { logger: false });
 process.stdout.write([...new Set(app.routeList)].join('\n') + '\n');

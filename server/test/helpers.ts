@@ -13,9 +13,21 @@ import { openDatabase, type Database } from '../src/db/database.ts';
 import { buildApp, createDeps, type App, type AppDeps } from '../src/app.ts';
 import { hashPassword } from '../src/modules/accounts/accounts.service.ts';
 
-export const TEST_KEYS = { crmSecret: 'test-signing-secret-0123456789abcdef', secretEncryptionKey: 'test-encryption-key-0123456789abcdef' };
+export const TEST_KEYS = {
+  crmSecret: 'test-signing-secret-0123456789abcdef',
+  secretEncryptionKey: 'test-encryption-key-0123456789abcdef',
+};
 
-const silent: any = { info() {}, warn() {}, error() {}, debug() {}, trace() {}, fatal() {}, child: () => silent, level: 'silent' };
+const silent: any = {
+  info() {},
+  warn() {},
+  error() {},
+  debug() {},
+  trace() {},
+  fatal() {},
+  child: () => silent,
+  level: 'silent',
+};
 
 export interface TestApp {
   app: App;
@@ -70,7 +82,9 @@ export async function openTestDatabase(dataDir: string): Promise<{ database: Dat
  * @param opts.env extra environment (validated by the real config schema); BREACH_CHECK_URL defaults to off.
  * @param opts.overrides providers to swap (stand-ins), as `createDeps` takes them.
  */
-export async function buildTestApp(opts: { env?: Record<string, string>; overrides?: Partial<AppDeps>; logger?: any } = {}): Promise<TestApp> {
+export async function buildTestApp(
+  opts: { env?: Record<string, string>; overrides?: Partial<AppDeps>; logger?: any } = {},
+): Promise<TestApp> {
   const dataDir = fs.mkdtempSync(path.join(path.resolve('.tmp'), 'data-'));
   const { database, drop } = await openTestDatabase(dataDir);
   const config = loadConfig({ DATA_DIR: dataDir, BREACH_CHECK_URL: 'off', APP_URL: 'http://app.test', ...opts.env });
@@ -154,7 +168,11 @@ export async function createUser(
     })
     .returning('id')
     .executeTakeFirstOrThrow();
-  await t.db.updateTable('users').set({ chat_id: String(row.id) }).where('id', '=', row.id).execute();
+  await t.db
+    .updateTable('users')
+    .set({ chat_id: String(row.id) })
+    .where('id', '=', row.id)
+    .execute();
   const token = await t.deps.tokens.sign({ sub: row.id, role: opts.role ?? 'user', pv: 0, chat_id: String(row.id) });
   return { id: row.id, email, password, token };
 }
@@ -163,8 +181,16 @@ export async function createUser(
  * Create a project row and its working directory directly (for areas that need a project to exist).
  * @returns the project id, name and directory.
  */
-export async function createProject(t: TestApp, ownerId: number, name = `p${++seq}`): Promise<{ id: number; name: string; dir: string }> {
-  const row = await t.db.insertInto('projects').values({ owner_id: ownerId, name, display_name: name }).returning('id').executeTakeFirstOrThrow();
+export async function createProject(
+  t: TestApp,
+  ownerId: number,
+  name = `p${++seq}`,
+): Promise<{ id: number; name: string; dir: string }> {
+  const row = await t.db
+    .insertInto('projects')
+    .values({ owner_id: ownerId, name, display_name: name })
+    .returning('id')
+    .executeTakeFirstOrThrow();
   const dir = t.deps.access.projectDir(row.id);
   fs.mkdirSync(dir, { recursive: true });
   return { id: row.id, name, dir };
@@ -174,13 +200,20 @@ export async function createProject(t: TestApp, ownerId: number, name = `p${++se
  * A multipart/form-data body for `api(..., {payload, headers})`.
  * Parts with `filename` are files; others are fields.
  */
-export function multipartBody(parts: Array<{ name: string; value: string | Buffer; filename?: string; contentType?: string }>): { payload: Buffer; headers: Record<string, string> } {
+export function multipartBody(
+  parts: Array<{ name: string; value: string | Buffer; filename?: string; contentType?: string }>,
+): { payload: Buffer; headers: Record<string, string> } {
   const boundary = `----test${crypto.randomBytes(8).toString('hex')}`;
   const chunks: Buffer[] = [];
   for (const p of parts) {
     let head = `--${boundary}\r\nContent-Disposition: form-data; name="${p.name}"`;
-    if (p.filename !== undefined) head += `; filename="${p.filename}"\r\nContent-Type: ${p.contentType ?? 'application/octet-stream'}`;
-    chunks.push(Buffer.from(`${head}\r\n\r\n`), Buffer.isBuffer(p.value) ? p.value : Buffer.from(p.value), Buffer.from('\r\n'));
+    if (p.filename !== undefined)
+      head += `; filename="${p.filename}"\r\nContent-Type: ${p.contentType ?? 'application/octet-stream'}`;
+    chunks.push(
+      Buffer.from(`${head}\r\n\r\n`),
+      Buffer.isBuffer(p.value) ? p.value : Buffer.from(p.value),
+      Buffer.from('\r\n'),
+    );
   }
   chunks.push(Buffer.from(`--${boundary}--\r\n`));
   return { payload: Buffer.concat(chunks), headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } };
@@ -191,5 +224,10 @@ export const IMAGES = {
   png: Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(64, 1)]),
   gif: Buffer.concat([Buffer.from('GIF89a', 'latin1'), Buffer.alloc(64, 1)]),
   jpeg: Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0]), Buffer.alloc(64, 1)]),
-  webp: Buffer.concat([Buffer.from('RIFF', 'latin1'), Buffer.from([64, 0, 0, 0]), Buffer.from('WEBPVP8 ', 'latin1'), Buffer.alloc(64, 1)]),
+  webp: Buffer.concat([
+    Buffer.from('RIFF', 'latin1'),
+    Buffer.from([64, 0, 0, 0]),
+    Buffer.from('WEBPVP8 ', 'latin1'),
+    Buffer.alloc(64, 1),
+  ]),
 };

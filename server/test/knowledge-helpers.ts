@@ -9,16 +9,25 @@ import { KNOWLEDGE_INDEX_JOB, type DocType, type IndexJob, type LoadedDocument }
 export function memoryDocs(deps: AppDeps, types: DocType[] = ['wiki', 'issue', 'skill', 'transcript']) {
   const docs = new Map<string, LoadedDocument>();
   const key = (projectId: number | null, docType: DocType, docId: string) => `${projectId ?? 0}|${docType}|${docId}`;
-  for (const t of types) deps.docSources.register(t, async (projectId, docId) => docs.get(key(projectId, t, docId)) ?? null);
+  for (const t of types)
+    deps.docSources.register(t, async (projectId, docId) => docs.get(key(projectId, t, docId)) ?? null);
   return {
     docs,
     async put(projectId: number | null, docType: DocType, docId: string, title: string, text: string) {
       docs.set(key(projectId, docType, docId), { title, text, scope: projectId === null ? 'global' : 'project' });
-      await deps.jobs.send(KNOWLEDGE_INDEX_JOB, { project_id: projectId, doc_type: docType, doc_id: docId } satisfies IndexJob);
+      await deps.jobs.send(KNOWLEDGE_INDEX_JOB, {
+        project_id: projectId,
+        doc_type: docType,
+        doc_id: docId,
+      } satisfies IndexJob);
     },
     async remove(projectId: number | null, docType: DocType, docId: string) {
       docs.delete(key(projectId, docType, docId));
-      await deps.jobs.send(KNOWLEDGE_INDEX_JOB, { project_id: projectId, doc_type: docType, doc_id: docId } satisfies IndexJob);
+      await deps.jobs.send(KNOWLEDGE_INDEX_JOB, {
+        project_id: projectId,
+        doc_type: docType,
+        doc_id: docId,
+      } satisfies IndexJob);
     },
   };
 }

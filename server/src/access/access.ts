@@ -8,7 +8,6 @@ import type { DB } from '../db/types.ts';
 import { actorFromUser, type Actor } from '../http/auth.ts';
 import { Forbidden, NotFound } from '../http/errors.ts';
 
-
 export interface ProjectRef {
   id: number;
   owner_id: number;
@@ -50,7 +49,17 @@ export function createAccess(db: Kysely<DB>, dataDir: string): Access {
       const row = await db
         .selectFrom('projects')
         .innerJoin('users', 'users.id', 'projects.owner_id')
-        .select(['projects.name as projectName', 'users.id', 'users.email', 'users.name', 'users.role', 'users.plan', 'users.email_verified', 'users.chat_id', 'users.created_at'])
+        .select([
+          'projects.name as projectName',
+          'users.id',
+          'users.email',
+          'users.name',
+          'users.role',
+          'users.plan',
+          'users.email_verified',
+          'users.chat_id',
+          'users.created_at',
+        ])
         .where('projects.id', '=', projectId)
         .executeTakeFirst();
       if (!row) throw new NotFound('The project of this run no longer exists.', 'project_not_found');

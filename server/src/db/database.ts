@@ -103,9 +103,13 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
  */
 async function detectVector(db: Kysely<DB>): Promise<boolean> {
   try {
-    const have = await sql<{ n: number }>`select count(*)::int as n from pg_extension where extname = 'vector'`.execute(db);
+    const have = await sql<{ n: number }>`select count(*)::int as n from pg_extension where extname = 'vector'`.execute(
+      db,
+    );
     if (have.rows[0].n > 0) return true;
-    const avail = await sql<{ n: number }>`select count(*)::int as n from pg_available_extensions where name = 'vector'`.execute(db);
+    const avail = await sql<{
+      n: number;
+    }>`select count(*)::int as n from pg_available_extensions where name = 'vector'`.execute(db);
     if (avail.rows[0].n === 0) return false;
     await sql`create extension if not exists vector`.execute(db);
     return true;

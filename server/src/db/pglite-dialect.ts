@@ -66,7 +66,10 @@ class PGliteConnection implements DatabaseConnection {
 export class PGliteDriver implements Driver {
   private readonly conn: PGliteConnection;
   private releaseFn: (() => void) | undefined;
-  constructor(private readonly pg: PGlite, readonly lock: Lock) {
+  constructor(
+    private readonly pg: PGlite,
+    readonly lock: Lock,
+  ) {
     this.conn = new PGliteConnection(pg);
   }
   async init(): Promise<void> {}
@@ -94,7 +97,10 @@ export class PGliteDriver implements Driver {
 
 /** Kysely dialect for a PGlite instance; `lock` is shared with every other user of that instance. */
 export class PGliteDialect implements Dialect {
-  constructor(private readonly pg: PGlite, private readonly lock: Lock) {}
+  constructor(
+    private readonly pg: PGlite,
+    private readonly lock: Lock,
+  ) {}
   createAdapter() {
     return new PostgresAdapter();
   }

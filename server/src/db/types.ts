@@ -172,7 +172,14 @@ export interface ProjectsWorkersTables {
     started_at: TimestampDefault;
     updated_at: TimestampDefault;
   };
-  onboarding_videos: { slot: string; url: string | null; seconds: Generated<number>; title: string; updated_at: TimestampDefault; updated_by: string | null };
+  onboarding_videos: {
+    slot: string;
+    url: string | null;
+    seconds: Generated<number>;
+    title: string;
+    updated_at: TimestampDefault;
+    updated_by: string | null;
+  };
   active_issue_bindings: {
     id: Generated<number>;
     project_id: number;
@@ -392,4 +399,10 @@ export interface IndexHelpTables {
   help_usage: { user_id: number; day: string; used: Generated<number> };
 }
 
-export interface DB extends Omit<FoundationTables, 'projects' | 'workers'>, ProjectsWorkersTables, UsageTables, KnowledgeTables, RuntimeTables, IndexHelpTables {}
+export interface DB
+  extends Omit<FoundationTables, 'projects' | 'workers'>,
+    ProjectsWorkersTables,
+    UsageTables,
+    KnowledgeTables,
+    RuntimeTables,
+    IndexHelpTables {}

@@ -75,7 +75,17 @@ describe('user cache of the auth hook', () => {
   it('keeps a row for its time to live and forgets it on invalidate', async () => {
     const { createUserCache } = await import('./auth.ts');
     const cache = createUserCache(50);
-    const row = { id: 7, email: 'a@b.c', name: null, role: 'user' as const, plan: 'free', email_verified: true, password_version: 0, chat_id: '7', created_at: new Date() };
+    const row = {
+      id: 7,
+      email: 'a@b.c',
+      name: null,
+      role: 'user' as const,
+      plan: 'free',
+      email_verified: true,
+      password_version: 0,
+      chat_id: '7',
+      created_at: new Date(),
+    };
     cache.set(row);
     expect(cache.get(7)).toBe(row);
     cache.invalidate(7);

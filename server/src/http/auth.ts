@@ -118,11 +118,20 @@ export function createUserCache(ttlMs = 1000, max = 10_000): UserCache {
   };
 }
 
-export function installAuth(app: FastifyInstance, deps: { db: Kysely<DB>; tokens: Tokens; operatorEmail?: string; userCache?: UserCache }): void {
+export function installAuth(
+  app: FastifyInstance,
+  deps: { db: Kysely<DB>; tokens: Tokens; operatorEmail?: string; userCache?: UserCache },
+): void {
   app.decorateRequest('actor', undefined);
 
   /** Set `req.actor` from a verified token and its stored user row (or the claims when the store is unreachable). */
-  const admit = (req: FastifyRequest, mode: AuthMode, claims: TokenClaims, row: AuthUserRow | undefined, storeReachable: boolean): void => {
+  const admit = (
+    req: FastifyRequest,
+    mode: AuthMode,
+    claims: TokenClaims,
+    row: AuthUserRow | undefined,
+    storeReachable: boolean,
+  ): void => {
     if (storeReachable) {
       if (!row) {
         if (mode === 'public') return;
@@ -146,7 +155,8 @@ export function installAuth(app: FastifyInstance, deps: { db: Kysely<DB>; tokens
         isOperator: false,
       };
     }
-    if (mode === 'admin' && !req.actor.isAdmin) throw new Forbidden('This action needs an administrator.', 'admin_required');
+    if (mode === 'admin' && !req.actor.isAdmin)
+      throw new Forbidden('This action needs an administrator.', 'admin_required');
   };
 
   /** The full path: verify the token, read the user row. */
@@ -154,7 +164,9 @@ export function installAuth(app: FastifyInstance, deps: { db: Kysely<DB>; tokens
     const claims = await deps.tokens.verify(token);
     if (!claims || 'expired' in claims) {
       if (mode === 'public') return;
-      throw claims ? new Unauthorized('Your session has expired; please log in again.', 'token_expired') : new Unauthorized('The token is not valid.', 'invalid_token');
+      throw claims
+        ? new Unauthorized('Your session has expired; please log in again.', 'token_expired')
+        : new Unauthorized('The token is not valid.', 'invalid_token');
     }
     let row: AuthUserRow | undefined = deps.userCache?.get(claims.sub);
     let storeReachable = true;
@@ -162,7 +174,17 @@ export function installAuth(app: FastifyInstance, deps: { db: Kysely<DB>; tokens
       try {
         row = await deps.db
           .selectFrom('users')
-          .select(['id', 'email', 'name', 'role', 'plan', 'email_verified', 'password_version', 'chat_id', 'created_at'])
+          .select([
+            'id',
+            'email',
+            'name',
+            'role',
+            'plan',
+            'email_verified',
+            'password_version',
+            'chat_id',
+            'created_at',
+          ])
           .where('id', '=', claims.sub)
           .executeTakeFirst();
         if (row) deps.userCache?.set(row);

@@ -31,7 +31,11 @@ export class PaymentRequired extends AppError {
   }
 }
 export class Forbidden extends AppError {
-  constructor(message = 'You do not have access to this resource.', code = 'forbidden', fields?: Record<string, unknown>) {
+  constructor(
+    message = 'You do not have access to this resource.',
+    code = 'forbidden',
+    fields?: Record<string, unknown>,
+  ) {
     super(403, code, message, fields);
   }
 }
@@ -51,7 +55,11 @@ export class Gone extends AppError {
   }
 }
 export class PayloadTooLarge extends AppError {
-  constructor(message = 'The request body is too large.', code = 'payload_too_large', fields?: Record<string, unknown>) {
+  constructor(
+    message = 'The request body is too large.',
+    code = 'payload_too_large',
+    fields?: Record<string, unknown>,
+  ) {
     super(413, code, message, fields);
   }
 }
@@ -105,10 +113,21 @@ export function installErrorHandling(app: FastifyInstance): void {
     if (known) return reply.status(known[0]).send({ error: known[1], message: known[2] });
     const status = typeof fe.statusCode === 'number' ? fe.statusCode : 500;
     if (status >= 400 && status < 500) {
-      return reply.status(status).send({ error: status === 404 ? 'not_found' : 'invalid_request', message: 'The request could not be processed.' });
+      return reply
+        .status(status)
+        .send({
+          error: status === 404 ? 'not_found' : 'invalid_request',
+          message: 'The request could not be processed.',
+        });
     }
     req.log.error({ err }, 'unexpected failure');
-    return reply.status(500).send({ error: 'internal_error', message: 'Something went wrong on our side; the request id helps us find it.', request_id: req.id });
+    return reply
+      .status(500)
+      .send({
+        error: 'internal_error',
+        message: 'Something went wrong on our side; the request id helps us find it.',
+        request_id: req.id,
+      });
   });
   app.setNotFoundHandler((req, reply) => {
     reply.status(404).send({ error: 'not_found', message: `No route ${req.method} ${req.url.split('?')[0]}.` });

@@ -70,10 +70,14 @@ describe('durable job queue', () => {
   it('retries a failing job', async () => {
     const q = createJobQueue(database, quiet);
     let attempts = 0;
-    q.define('test.retry', async () => {
-      attempts++;
-      if (attempts < 2) throw new Error('first attempt fails');
-    }, { retryDelay: 1 });
+    q.define(
+      'test.retry',
+      async () => {
+        attempts++;
+        if (attempts < 2) throw new Error('first attempt fails');
+      },
+      { retryDelay: 1 },
+    );
     await q.start();
     await q.send('test.retry', {}, { retryLimit: 2 });
     await waitFor(() => attempts >= 2, 15000);

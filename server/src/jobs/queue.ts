@@ -42,7 +42,11 @@ export interface SendOptions {
 }
 
 export interface JobQueue {
-  define<T extends object>(name: string, handler: (data: T, ctx: JobHandlerContext) => Promise<void>, opts?: DefineOptions): void;
+  define<T extends object>(
+    name: string,
+    handler: (data: T, ctx: JobHandlerContext) => Promise<void>,
+    opts?: DefineOptions,
+  ): void;
   /**
    * Declare a queue this process sends to (possibly inside transactions) without consuming it here:
    * it is created when the queue starts, so a send inside a transaction needs no statement outside it
@@ -74,7 +78,10 @@ interface Definition {
   opts: DefineOptions;
 }
 
-export function createJobQueue(database: Database, log: { error: (o: object, m: string) => void; warn: (o: object, m: string) => void }): JobQueue {
+export function createJobQueue(
+  database: Database,
+  log: { error: (o: object, m: string) => void; warn: (o: object, m: string) => void },
+): JobQueue {
   const defs = new Map<string, Definition>();
   const workerIds = new Map<string, string[]>();
   let boss: PgBoss | undefined;
@@ -90,7 +97,10 @@ export function createJobQueue(database: Database, log: { error: (o: object, m: 
   let stopped = false;
   const make = () =>
     new PgBoss({
-      db: { executeSql: (text: string, values: any[]) => (stopped ? new Promise<{ rows: any[] }>(() => {}) : database.executeSql(text, values)) },
+      db: {
+        executeSql: (text: string, values: any[]) =>
+          stopped ? new Promise<{ rows: any[] }>(() => {}) : database.executeSql(text, values),
+      },
       schema: 'pgboss',
       supervise: true,
       schedule: false,
@@ -143,24 +153,32 @@ export function createJobQueue(database: Database, log: { error: (o: object, m: 
           const ids: string[] = [];
           for (let i = 0; i < (def.opts.concurrency ?? 1); i++) {
             let self = '';
-            self = await b.work(name, { batchSize: def.opts.batchSize ?? 1, pollingIntervalSeconds: def.opts.pollingIntervalSeconds ?? 1, includeMetadata: true }, async (jobs) => {
-              // A fetch that was under way when stop() began: hand the jobs back (they are retried later)
-              // instead of running them against a database that is about to close.
-              if (stopping) throw new Error('job queue is stopping');
-              const run = (async () => {
-                for (const job of jobs) {
-                  await def.handler(job.data, { id: job.id, retryCount: job.retryCount });
+            self = await b.work(
+              name,
+              {
+                batchSize: def.opts.batchSize ?? 1,
+                pollingIntervalSeconds: def.opts.pollingIntervalSeconds ?? 1,
+                includeMetadata: true,
+              },
+              async (jobs) => {
+                // A fetch that was under way when stop() began: hand the jobs back (they are retried later)
+                // instead of running them against a database that is about to close.
+                if (stopping) throw new Error('job queue is stopping');
+                const run = (async () => {
+                  for (const job of jobs) {
+                    await def.handler(job.data, { id: job.id, retryCount: job.retryCount });
+                  }
+                })();
+                inFlight.add(run);
+                try {
+                  await run;
+                } finally {
+                  inFlight.delete(run);
+                  // A poller that found work looks again at once instead of sleeping its polling interval.
+                  if (jobs.length) setImmediate(() => boss?.notifyWorker(self));
                 }
-              })();
-              inFlight.add(run);
-              try {
-                await run;
-              } finally {
-                inFlight.delete(run);
-                // A poller that found work looks again at once instead of sleeping its polling interval.
-                if (jobs.length) setImmediate(() => boss?.notifyWorker(self));
-              }
-            });
+              },
+            );
             ids.push(self);
           }
           workerIds.set(name, ids);

@@ -13,7 +13,8 @@ export interface Keys {
 
 /** Read or create the key file. Values given in the environment win and are never written to disk. */
 export function ensureKeys(dataDir: string, given: { crmSecret?: string; secretEncryptionKey?: string }): Keys {
-  if (given.crmSecret && given.secretEncryptionKey) return { crmSecret: given.crmSecret, secretEncryptionKey: given.secretEncryptionKey };
+  if (given.crmSecret && given.secretEncryptionKey)
+    return { crmSecret: given.crmSecret, secretEncryptionKey: given.secretEncryptionKey };
   const file = path.join(dataDir, 'keys.json');
   let stored: Partial<Keys> = {};
   if (fs.existsSync(file)) stored = JSON.parse(fs.readFileSync(file, 'utf8')) as Partial<Keys>;
@@ -25,5 +26,8 @@ export function ensureKeys(dataDir: string, given: { crmSecret?: string; secretE
     fs.mkdirSync(dataDir, { recursive: true });
     fs.writeFileSync(file, JSON.stringify(next, null, 2), { mode: 0o600 });
   }
-  return { crmSecret: given.crmSecret ?? next.crmSecret, secretEncryptionKey: given.secretEncryptionKey ?? next.secretEncryptionKey };
+  return {
+    crmSecret: given.crmSecret ?? next.crmSecret,
+    secretEncryptionKey: given.secretEncryptionKey ?? next.secretEncryptionKey,
+  };
 }

@@ -29,7 +29,9 @@ export function createSecretStore(db: Kysely<DB>, sealer: Sealer): SecretStore {
       await db
         .insertInto('secrets')
         .values({ name, value_enc, updated_by: by ?? null })
-        .onConflict((oc) => oc.column('name').doUpdateSet({ value_enc, updated_by: by ?? null, updated_at: new Date() }))
+        .onConflict((oc) =>
+          oc.column('name').doUpdateSet({ value_enc, updated_by: by ?? null, updated_at: new Date() }),
+        )
         .execute();
     },
     async delete(name) {

@@ -39,7 +39,13 @@ describe('AES-256-GCM sealing', () => {
       b[0] ^= 1;
       return b.toString('base64url');
     };
-    for (const bad of [[v, iv, tag, flip(ct)], [v, iv, flip(tag), ct], [v, flip(iv), tag, ct], ['v2', iv, tag, ct], [v, iv, tag]].map((p) => p.join('.'))) {
+    for (const bad of [
+      [v, iv, tag, flip(ct)],
+      [v, iv, flip(tag), ct],
+      [v, flip(iv), tag, ct],
+      ['v2', iv, tag, ct],
+      [v, iv, tag],
+    ].map((p) => p.join('.'))) {
       expect(() => sealer.open(bad), bad).toThrow('secret_unreadable');
     }
     expect(() => sealer.open('garbage')).toThrow('secret_unreadable');
@@ -91,7 +97,11 @@ describe('secret store', () => {
     expect(await store.get('PLATFORM_LLM_KEY')).toBe('sk-platform-first');
     await store.set('PLATFORM_LLM_KEY', 'sk-platform-second', 'other@example.com');
     expect(await store.get('PLATFORM_LLM_KEY')).toBe('sk-platform-second');
-    const row = await database.db.selectFrom('secrets').selectAll().where('name', '=', 'PLATFORM_LLM_KEY').executeTakeFirstOrThrow();
+    const row = await database.db
+      .selectFrom('secrets')
+      .selectAll()
+      .where('name', '=', 'PLATFORM_LLM_KEY')
+      .executeTakeFirstOrThrow();
     expect(row.value_enc).not.toContain('sk-platform');
     expect(sealer.open(row.value_enc)).toBe('sk-platform-second');
     await store.set('EMAIL_API_KEY', 'mail-key-123');
@@ -106,7 +116,12 @@ describe('secret store', () => {
 
   it('importMissing imports only absent names; an environment value never overwrites a stored one', async () => {
     await store.set('MASTER_BOT_TOKEN', 'stored-by-admin', 'admin@example.com');
-    const imported = await store.importMissing({ MASTER_BOT_TOKEN: 'from-environment', PAYPROV_MERCHANT_TOKEN: 'merchant-env', IDP_CLIENT_ID: undefined, CODEHOST_CLIENT_ID: '' });
+    const imported = await store.importMissing({
+      MASTER_BOT_TOKEN: 'from-environment',
+      PAYPROV_MERCHANT_TOKEN: 'merchant-env',
+      IDP_CLIENT_ID: undefined,
+      CODEHOST_CLIENT_ID: '',
+    });
     expect(imported).toEqual(['PAYPROV_MERCHANT_TOKEN']);
     expect(await store.get('MASTER_BOT_TOKEN')).toBe('stored-by-admin');
     expect(await store.get('PAYPROV_MERCHANT_TOKEN')).toBe('merchant-env');
@@ -138,7 +153,10 @@ describe('development keys (DATA_DIR/keys.json)', () => {
 
   it('environment values win and are never written', () => {
     const dir = tmpDir();
-    const both = ensureKeys(dir, { crmSecret: 'env-signing-secret-123456', secretEncryptionKey: 'env-encryption-key-123456' });
+    const both = ensureKeys(dir, {
+      crmSecret: 'env-signing-secret-123456',
+      secretEncryptionKey: 'env-encryption-key-123456',
+    });
     expect(both).toEqual({ crmSecret: 'env-signing-secret-123456', secretEncryptionKey: 'env-encryption-key-123456' });
     expect(fs.existsSync(path.join(dir, 'keys.json'))).toBe(false);
 

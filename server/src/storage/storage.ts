@@ -25,7 +25,8 @@ export interface BlobStorage {
 export function createBlobStorage(dataDir: string): BlobStorage {
   const root = path.join(dataDir, 'blobs');
   const pathOf = (key: string) => {
-    if (!key || key.includes('\0') || path.isAbsolute(key) || key.split(/[\\/]/).includes('..')) throw new Error(`invalid blob key`);
+    if (!key || key.includes('\0') || path.isAbsolute(key) || key.split(/[\\/]/).includes('..'))
+      throw new Error(`invalid blob key`);
     return path.join(root, key);
   };
   return {

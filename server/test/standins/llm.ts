@@ -11,12 +11,19 @@ import http from 'node:http';
 import crypto from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 
-export type ScriptBlock = { type: 'text'; text: string } | { type: 'tool_use'; name: string; input: Record<string, unknown>; id?: string };
+export type ScriptBlock =
+  | { type: 'text'; text: string }
+  | { type: 'tool_use'; name: string; input: Record<string, unknown>; id?: string };
 
 export interface ScriptedReply {
   content?: ScriptBlock[];
   stop_reason?: string;
-  usage?: { input_tokens?: number; output_tokens?: number; cache_read_input_tokens?: number; cache_creation_input_tokens?: number };
+  usage?: {
+    input_tokens?: number;
+    output_tokens?: number;
+    cache_read_input_tokens?: number;
+    cache_creation_input_tokens?: number;
+  };
   /** Answer an error with this HTTP status instead (e.g. 529 overloaded, 429, 401). */
   status?: number;
   errorType?: string;
@@ -68,15 +75,25 @@ export async function startLlmStandIn(opts: { responder?: Responder; embeddingDi
       return json(res, 200, {
         object: 'list',
         model: body.model,
-        data: inputs.map((t, index) => ({ object: 'embedding', index, embedding: fakeEmbedding(String(t), opts.embeddingDims ?? 64) })),
+        data: inputs.map((t, index) => ({
+          object: 'embedding',
+          index,
+          embedding: fakeEmbedding(String(t), opts.embeddingDims ?? 64),
+        })),
         usage: { prompt_tokens: inputs.length, total_tokens: inputs.length },
       });
     }
     const reply = queued.length ? queued.shift()! : await responder(rec);
     if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
     if (reply.status && reply.status >= 400) {
-      if (path.endsWith('/messages')) return json(res, reply.status, { type: 'error', error: { type: reply.errorType ?? 'api_error', message: 'scripted failure' } });
-      return json(res, reply.status, { error: { message: 'scripted failure', type: reply.errorType ?? 'server_error' } });
+      if (path.endsWith('/messages'))
+        return json(res, reply.status, {
+          type: 'error',
+          error: { type: reply.errorType ?? 'api_error', message: 'scripted failure' },
+        });
+      return json(res, reply.status, {
+        error: { message: 'scripted failure', type: reply.errorType ?? 'server_error' },
+      });
     }
     if (path.endsWith('/v1/messages')) return anthropic(res, body, reply);
     if (path.endsWith('/chat/completions')) return openai(res, body, reply);
@@ -102,7 +119,11 @@ export async function startLlmStandIn(opts: { responder?: Responder; embeddingDi
     },
     /** Model-call requests only (not embeddings). */
     modelCalls: () => requests.filter((r) => !r.path.endsWith('/embeddings')),
-    close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }
 
@@ -111,45 +132,101 @@ function json(res: http.ServerResponse, status: number, body: unknown) {
 }
 
 function blocksOf(reply: ScriptedReply) {
-  return (reply.content ?? []).map((b) => (b.type === 'tool_use' ? { ...b, id: b.id ?? `toolu_${crypto.randomBytes(6).toString('hex')}` } : b));
+  return (reply.content ?? []).map((b) =>
+    b.type === 'tool_use' ? { ...b, id: b.id ?? `toolu_${crypto.randomBytes(6).toString('hex')}` } : b,
+  );
 }
 
 function anthropic(res: http.ServerResponse, body: any, reply: ScriptedReply) {
   const blocks = blocksOf(reply);
   const stop = reply.stop_reason ?? (blocks.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn');
-  const usage = { input_tokens: reply.usage?.input_tokens ?? 10, output_tokens: reply.usage?.output_tokens ?? 5, cache_read_input_tokens: reply.usage?.cache_read_input_tokens ?? 0, cache_creation_input_tokens: reply.usage?.cache_creation_input_tokens ?? 0 };
+  const usage = {
+    input_tokens: reply.usage?.input_tokens ?? 10,
+    output_tokens: reply.usage?.output_tokens ?? 5,
+    cache_read_input_tokens: reply.usage?.cache_read_input_tokens ?? 0,
+    cache_creation_input_tokens: reply.usage?.cache_creation_input_tokens ?? 0,
+  };
   const id = `msg_${crypto.randomBytes(6).toString('hex')}`;
   if (!body.stream) {
-    return json(res, 200, { id, type: 'message', role: 'assistant', model: body.model, content: blocks, stop_reason: stop, stop_sequence: null, usage });
+    return json(res, 200, {
+      id,
+      type: 'message',
+      role: 'assistant',
+      model: body.model,
+      content: blocks,
+      stop_reason: stop,
+      stop_sequence: null,
+      usage,
+    });
   }
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   const send = (event: string, data: unknown) => res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
-  send('message_start', { type: 'message_start', message: { id, type: 'message', role: 'assistant', model: body.model, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } } });
+  send('message_start', {
+    type: 'message_start',
+    message: {
+      id,
+      type: 'message',
+      role: 'assistant',
+      model: body.model,
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: { ...usage, output_tokens: 1 },
+    },
+  });
   blocks.forEach((b, index) => {
     if (b.type === 'text') {
       send('content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '' } });
       const words = b.text.match(/\S+\s*/g) ?? [b.text];
-      for (const w of words) send('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text: w } });
+      for (const w of words)
+        send('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text: w } });
     } else {
-      send('content_block_start', { type: 'content_block_start', index, content_block: { type: 'tool_use', id: b.id, name: b.name, input: {} } });
+      send('content_block_start', {
+        type: 'content_block_start',
+        index,
+        content_block: { type: 'tool_use', id: b.id, name: b.name, input: {} },
+      });
       const js = JSON.stringify(b.input);
       const mid = Math.floor(js.length / 2);
-      send('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: js.slice(0, mid) } });
-      send('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: js.slice(mid) } });
+      send('content_block_delta', {
+        type: 'content_block_delta',
+        index,
+        delta: { type: 'input_json_delta', partial_json: js.slice(0, mid) },
+      });
+      send('content_block_delta', {
+        type: 'content_block_delta',
+        index,
+        delta: { type: 'input_json_delta', partial_json: js.slice(mid) },
+      });
     }
     send('content_block_stop', { type: 'content_block_stop', index });
   });
-  send('message_delta', { type: 'message_delta', delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: usage.output_tokens } });
+  send('message_delta', {
+    type: 'message_delta',
+    delta: { stop_reason: stop, stop_sequence: null },
+    usage: { output_tokens: usage.output_tokens },
+  });
   send('message_stop', { type: 'message_stop' });
   res.end();
 }
 
 function openai(res: http.ServerResponse, body: any, reply: ScriptedReply) {
   const blocks = blocksOf(reply);
-  const text = blocks.filter((b) => b.type === 'text').map((b) => (b as { text: string }).text).join('');
-  const calls = blocks.filter((b) => b.type === 'tool_use') as Array<{ id: string; name: string; input: Record<string, unknown> }>;
+  const text = blocks
+    .filter((b) => b.type === 'text')
+    .map((b) => (b as { text: string }).text)
+    .join('');
+  const calls = blocks.filter((b) => b.type === 'tool_use') as Array<{
+    id: string;
+    name: string;
+    input: Record<string, unknown>;
+  }>;
   const finish = calls.length ? 'tool_calls' : reply.stop_reason === 'max_tokens' ? 'length' : 'stop';
-  const usage = { prompt_tokens: reply.usage?.input_tokens ?? 10, completion_tokens: reply.usage?.output_tokens ?? 5, total_tokens: (reply.usage?.input_tokens ?? 10) + (reply.usage?.output_tokens ?? 5) };
+  const usage = {
+    prompt_tokens: reply.usage?.input_tokens ?? 10,
+    completion_tokens: reply.usage?.output_tokens ?? 5,
+    total_tokens: (reply.usage?.input_tokens ?? 10) + (reply.usage?.output_tokens ?? 5),
+  };
   const id = `chatcmpl-${crypto.randomBytes(6).toString('hex')}`;
   const created = Math.floor(Date.now() / 1000);
   if (!body.stream) {
@@ -158,21 +235,46 @@ function openai(res: http.ServerResponse, body: any, reply: ScriptedReply) {
       object: 'chat.completion',
       created,
       model: body.model,
-      choices: [{ index: 0, finish_reason: finish, message: { role: 'assistant', content: text || null, ...(calls.length ? { tool_calls: calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.input) } })) } : {}) } }],
+      choices: [
+        {
+          index: 0,
+          finish_reason: finish,
+          message: {
+            role: 'assistant',
+            content: text || null,
+            ...(calls.length
+              ? {
+                  tool_calls: calls.map((c) => ({
+                    id: c.id,
+                    type: 'function',
+                    function: { name: c.name, arguments: JSON.stringify(c.input) },
+                  })),
+                }
+              : {}),
+          },
+        },
+      ],
       usage,
     });
   }
   res.writeHead(200, { 'content-type': 'text/event-stream' });
-  const chunk = (delta: unknown, finish_reason: string | null = null) => res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: body.model, choices: [{ index: 0, delta, finish_reason }] })}\n\n`);
+  const chunk = (delta: unknown, finish_reason: string | null = null) =>
+    res.write(
+      `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: body.model, choices: [{ index: 0, delta, finish_reason }] })}\n\n`,
+    );
   chunk({ role: 'assistant', content: '' });
   for (const w of text.match(/\S+\s*/g) ?? []) chunk({ content: w });
   calls.forEach((c, index) => {
     const js = JSON.stringify(c.input);
-    chunk({ tool_calls: [{ index, id: c.id, type: 'function', function: { name: c.name, arguments: js.slice(0, 3) } }] });
+    chunk({
+      tool_calls: [{ index, id: c.id, type: 'function', function: { name: c.name, arguments: js.slice(0, 3) } }],
+    });
     chunk({ tool_calls: [{ index, function: { arguments: js.slice(3) } }] });
   });
   chunk({}, finish);
-  res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: body.model, choices: [], usage })}\n\n`);
+  res.write(
+    `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: body.model, choices: [], usage })}\n\n`,
+  );
   res.write('data: [DONE]\n\n');
   res.end();
 }

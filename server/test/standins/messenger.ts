@@ -19,7 +19,8 @@ export async function startMessengerStandIn(bots: Record<string, { id: number; u
     req.on('data', (c) => (raw += c));
     req.on('end', () => {
       const m = /^\/bot([^/]+)\/([A-Za-z]+)/.exec(req.url ?? '');
-      const send = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+      const send = (status: number, body: unknown) =>
+        res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
       if (!m) return send(404, { ok: false, error_code: 404, description: 'Not Found' });
       const [, token, method] = m;
       let body: any = {};
@@ -31,10 +32,18 @@ export async function startMessengerStandIn(bots: Record<string, { id: number; u
       calls.push({ method, token, body });
       const bot = bots[token];
       if (!bot) return send(401, { ok: false, error_code: 401, description: 'Unauthorized' });
-      if (method === 'getMe') return send(200, { ok: true, result: { id: bot.id, is_bot: true, first_name: bot.username, username: bot.username } });
+      if (method === 'getMe')
+        return send(200, {
+          ok: true,
+          result: { id: bot.id, is_bot: true, first_name: bot.username, username: bot.username },
+        });
       if (method === 'sendMessage') {
-        if (!body.chat_id || !body.text) return send(400, { ok: false, error_code: 400, description: 'Bad Request: chat_id and text are required' });
-        return send(200, { ok: true, result: { message_id: calls.length, chat: { id: body.chat_id }, text: body.text } });
+        if (!body.chat_id || !body.text)
+          return send(400, { ok: false, error_code: 400, description: 'Bad Request: chat_id and text are required' });
+        return send(200, {
+          ok: true,
+          result: { message_id: calls.length, chat: { id: body.chat_id }, text: body.text },
+        });
       }
       return send(404, { ok: false, error_code: 404, description: 'Not Found' });
     });
@@ -46,6 +55,10 @@ export async function startMessengerStandIn(bots: Record<string, { id: number; u
     calls,
     /** Register another valid token. */
     addBot: (token: string, bot: { id: number; username: string }) => (bots[token] = bot),
-    close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }

@@ -37,7 +37,9 @@ export async function startSmtpStandIn() {
           raw,
           headers,
           body: rest.join('\n\n'),
-          decoded: raw.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_m, h) => String.fromCharCode(parseInt(h, 16))),
+          decoded: raw
+            .replace(/=\r?\n/g, '')
+            .replace(/=([0-9A-F]{2})/g, (_m, h) => String.fromCharCode(parseInt(h, 16))),
         });
         cb();
       });

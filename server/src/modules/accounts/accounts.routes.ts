@@ -14,9 +14,15 @@ import { DateTime, errors } from '../../http/schemas.ts';
 
 const meta = (req: FastifyRequest) => ({ ip: req.ip, userAgent: req.headers['user-agent'] });
 
-
 export const accountsModule: Module = async (app, deps) => {
-  const accounts = createAccountsService({ db: deps.db, tokens: deps.tokens, mailer: deps.mailer, breach: deps.breach, appUrl: deps.config.appUrl, userCache: deps.userCache });
+  const accounts = createAccountsService({
+    db: deps.db,
+    tokens: deps.tokens,
+    mailer: deps.mailer,
+    breach: deps.breach,
+    appUrl: deps.config.appUrl,
+    userCache: deps.userCache,
+  });
   const invites = createInvitesService({ db: deps.db, mailer: deps.mailer, appUrl: deps.config.appUrl });
   const settings = createSettingsService({ db: deps.db, sealer: deps.sealer });
   const pub = { auth: 'public' as const };
@@ -27,79 +33,228 @@ export const accountsModule: Module = async (app, deps) => {
     '/api/auth/register',
     {
       config: pub,
-      schema: { tags, security: [], summary: 'Register with an invite code', body: S.RegisterBody, response: { 201: S.AuthAnswer, ...errors(400, 403, 409, 429) } },
+      schema: {
+        tags,
+        security: [],
+        summary: 'Register with an invite code',
+        body: S.RegisterBody,
+        response: { 201: S.AuthAnswer, ...errors(400, 403, 409, 429) },
+      },
     },
     async (req, reply) => reply.status(201).send(await accounts.register(req.body, meta(req))),
   );
   app.post(
     '/api/auth/login',
-    { config: pub, schema: { tags, security: [], summary: 'Log in', body: S.LoginBody, response: { 200: S.AuthAnswer, ...errors(400, 401) } } },
+    {
+      config: pub,
+      schema: {
+        tags,
+        security: [],
+        summary: 'Log in',
+        body: S.LoginBody,
+        response: { 200: S.AuthAnswer, ...errors(400, 401) },
+      },
+    },
     async (req) => accounts.login(req.body, meta(req)),
   );
   app.post(
     '/api/auth/verify-email',
-    { config: pub, schema: { tags, security: [], summary: 'Confirm the e-mail address with the token of the link', body: S.TokenBody, response: { 200: Type.Object({ ok: Type.Boolean(), email_verified: Type.Boolean() }), ...errors(400) } } },
+    {
+      config: pub,
+      schema: {
+        tags,
+        security: [],
+        summary: 'Confirm the e-mail address with the token of the link',
+        body: S.TokenBody,
+        response: { 200: Type.Object({ ok: Type.Boolean(), email_verified: Type.Boolean() }), ...errors(400) },
+      },
+    },
     async (req) => accounts.verifyEmail(req.body.token),
   );
   app.post(
     '/api/auth/resend-verification',
-    { schema: { tags, summary: 'Send a new verification link to the caller', response: { 200: Type.Object({ ok: Type.Boolean(), email_verified: Type.Boolean() }), ...errors(401) } } },
+    {
+      schema: {
+        tags,
+        summary: 'Send a new verification link to the caller',
+        response: { 200: Type.Object({ ok: Type.Boolean(), email_verified: Type.Boolean() }), ...errors(401) },
+      },
+    },
     async (req) => accounts.resendVerification(requireActor(req)),
   );
   app.post(
     '/api/auth/forgot-password',
-    { config: pub, schema: { tags, security: [], summary: 'E-mail a password-reset link (always answers ok)', body: S.ForgotBody, response: { 200: S.Ok, ...errors(400) } } },
+    {
+      config: pub,
+      schema: {
+        tags,
+        security: [],
+        summary: 'E-mail a password-reset link (always answers ok)',
+        body: S.ForgotBody,
+        response: { 200: S.Ok, ...errors(400) },
+      },
+    },
     async (req) => accounts.forgotPassword(req.body.email),
   );
   app.post(
     '/api/auth/reset-password',
-    { config: pub, schema: { tags, security: [], summary: 'Set a new password with the token of the reset link (breach-screened)', body: S.ResetBody, response: { 200: S.Ok, ...errors(400) } } },
+    {
+      config: pub,
+      schema: {
+        tags,
+        security: [],
+        summary: 'Set a new password with the token of the reset link (breach-screened)',
+        body: S.ResetBody,
+        response: { 200: S.Ok, ...errors(400) },
+      },
+    },
     async (req) => accounts.resetPassword(req.body, meta(req)),
   );
   app.post(
     '/api/auth/change-password',
-    { schema: { tags, summary: 'Change the password; earlier tokens stop working', body: S.ChangeBody, response: { 200: Type.Object({ ok: Type.Boolean(), token: Type.String() }), ...errors(400, 401) } } },
+    {
+      schema: {
+        tags,
+        summary: 'Change the password; earlier tokens stop working',
+        body: S.ChangeBody,
+        response: { 200: Type.Object({ ok: Type.Boolean(), token: Type.String() }), ...errors(400, 401) },
+      },
+    },
     async (req) => accounts.changePassword(requireActor(req), req.body, meta(req)),
   );
   app.post(
     '/api/auth/waitlist',
-    { config: pub, schema: { tags, security: [], summary: 'Apply for the beta waitlist', body: S.WaitlistBody, response: { 201: S.Ok, ...errors(400) } } },
+    {
+      config: pub,
+      schema: {
+        tags,
+        security: [],
+        summary: 'Apply for the beta waitlist',
+        body: S.WaitlistBody,
+        response: { 201: S.Ok, ...errors(400) },
+      },
+    },
     async (req, reply) => reply.status(201).send(await invites.apply(req.body)),
   );
-  app.get('/api/auth/me', { schema: { tags, summary: 'The caller', response: { 200: S.User, ...errors(401) } } }, async (req) => toPublicUser(requireActor(req)));
+  app.get(
+    '/api/auth/me',
+    { schema: { tags, summary: 'The caller', response: { 200: S.User, ...errors(401) } } },
+    async (req) => toPublicUser(requireActor(req)),
+  );
 
   const adminTags = ['admin'];
-  app.get('/api/crm/admin/invites', { config: admin, schema: { tags: adminTags, summary: 'All invite codes', response: { 200: S.InviteList, ...errors(401, 403) } } }, async () => invites.list());
+  app.get(
+    '/api/crm/admin/invites',
+    {
+      config: admin,
+      schema: { tags: adminTags, summary: 'All invite codes', response: { 200: S.InviteList, ...errors(401, 403) } },
+    },
+    async () => invites.list(),
+  );
   app.post(
     '/api/crm/admin/invites',
-    { config: admin, schema: { tags: adminTags, summary: 'Generate invite codes', body: S.GenerateInvitesBody, response: { 200: S.GenerateInvitesAnswer, ...errors(400, 401, 403) } } },
+    {
+      config: admin,
+      schema: {
+        tags: adminTags,
+        summary: 'Generate invite codes',
+        body: S.GenerateInvitesBody,
+        response: { 200: S.GenerateInvitesAnswer, ...errors(400, 401, 403) },
+      },
+    },
     async (req) => invites.create(requireActor(req), req.body),
   );
   app.delete(
     '/api/crm/admin/invites/:code',
-    { config: admin, schema: { tags: adminTags, summary: 'Revoke an unused code', params: Type.Object({ code: Type.String({ maxLength: 64 }) }), response: { 200: Type.Object({ ok: Type.Boolean(), code: Type.String() }), ...errors(401, 403, 404, 409) } } },
+    {
+      config: admin,
+      schema: {
+        tags: adminTags,
+        summary: 'Revoke an unused code',
+        params: Type.Object({ code: Type.String({ maxLength: 64 }) }),
+        response: { 200: Type.Object({ ok: Type.Boolean(), code: Type.String() }), ...errors(401, 403, 404, 409) },
+      },
+    },
     async (req) => invites.revoke(req.params.code),
   );
-  app.get('/api/crm/admin/waitlist', { config: admin, schema: { tags: adminTags, summary: 'Beta waitlist applications', response: { 200: Type.Object({ entries: Type.Array(S.WaitlistEntry) }), ...errors(401, 403) } } }, async () => invites.listWaitlist());
+  app.get(
+    '/api/crm/admin/waitlist',
+    {
+      config: admin,
+      schema: {
+        tags: adminTags,
+        summary: 'Beta waitlist applications',
+        response: { 200: Type.Object({ entries: Type.Array(S.WaitlistEntry) }), ...errors(401, 403) },
+      },
+    },
+    async () => invites.listWaitlist(),
+  );
   app.post(
     '/api/crm/admin/waitlist/:id/approve',
-    { config: admin, schema: { tags: adminTags, summary: 'Approve: generate and e-mail an invite code', params: S.IdParam, response: { 200: Type.Object({ ok: Type.Boolean(), invite_code: Type.String(), email_sent: Type.Boolean() }), ...errors(401, 403, 404, 409) } } },
+    {
+      config: admin,
+      schema: {
+        tags: adminTags,
+        summary: 'Approve: generate and e-mail an invite code',
+        params: S.IdParam,
+        response: {
+          200: Type.Object({ ok: Type.Boolean(), invite_code: Type.String(), email_sent: Type.Boolean() }),
+          ...errors(401, 403, 404, 409),
+        },
+      },
+    },
     async (req) => invites.approve(requireActor(req), req.params.id),
   );
   app.post(
     '/api/crm/admin/waitlist/:id/reject',
-    { config: admin, schema: { tags: adminTags, summary: 'Reject an application', params: S.IdParam, response: { 200: S.Ok, ...errors(401, 403, 404, 409) } } },
+    {
+      config: admin,
+      schema: {
+        tags: adminTags,
+        summary: 'Reject an application',
+        params: S.IdParam,
+        response: { 200: S.Ok, ...errors(401, 403, 404, 409) },
+      },
+    },
     async (req) => invites.reject(req.params.id),
   );
-  app.get('/api/crm/admin/users', { config: admin, schema: { tags: adminTags, summary: 'Users, newest first', response: { 200: Type.Object({ users: Type.Array(S.User), total: Type.Integer() }), ...errors(401, 403) } } }, async () => accounts.listUsers());
+  app.get(
+    '/api/crm/admin/users',
+    {
+      config: admin,
+      schema: {
+        tags: adminTags,
+        summary: 'Users, newest first',
+        response: { 200: Type.Object({ users: Type.Array(S.User), total: Type.Integer() }), ...errors(401, 403) },
+      },
+    },
+    async () => accounts.listUsers(),
+  );
   app.post(
     '/api/crm/admin/users',
-    { config: admin, schema: { tags: adminTags, summary: 'Create a user (no invite needed)', body: S.AdminCreateUserBody, response: { 201: Type.Object({ user: S.User }), ...errors(400, 401, 403, 409) } } },
+    {
+      config: admin,
+      schema: {
+        tags: adminTags,
+        summary: 'Create a user (no invite needed)',
+        body: S.AdminCreateUserBody,
+        response: { 201: Type.Object({ user: S.User }), ...errors(400, 401, 403, 409) },
+      },
+    },
     async (req, reply) => reply.status(201).send(await accounts.adminCreateUser(req.body)),
   );
   app.post(
     '/api/crm/admin/users/:id/plan',
-    { config: admin, schema: { tags: adminTags, summary: "Set a user's plan", params: S.IdParam, body: Type.Object({ plan: S.PlanName }), response: { 200: Type.Object({ ok: Type.Boolean(), plan: Type.String() }), ...errors(400, 401, 403, 404) } } },
+    {
+      config: admin,
+      schema: {
+        tags: adminTags,
+        summary: "Set a user's plan",
+        params: S.IdParam,
+        body: Type.Object({ plan: S.PlanName }),
+        response: { 200: Type.Object({ ok: Type.Boolean(), plan: Type.String() }), ...errors(400, 401, 403, 404) },
+      },
+    },
     async (req) => accounts.setPlan(req.params.id, req.body.plan),
   );
   app.get(
@@ -112,7 +267,17 @@ export const accountsModule: Module = async (app, deps) => {
         querystring: Type.Object({ limit: Type.Integer({ minimum: 1, maximum: 500, default: 50 }) }),
         response: {
           200: Type.Object({
-            items: Type.Array(Type.Object({ id: Type.Integer(), to: Type.String(), subject: Type.String(), text: Type.String(), kind: Type.String(), status: Type.String(), created_at: DateTime() })),
+            items: Type.Array(
+              Type.Object({
+                id: Type.Integer(),
+                to: Type.String(),
+                subject: Type.String(),
+                text: Type.String(),
+                kind: Type.String(),
+                status: Type.String(),
+                created_at: DateTime(),
+              }),
+            ),
             total: Type.Integer(),
           }),
           ...errors(401, 403),
@@ -123,10 +288,27 @@ export const accountsModule: Module = async (app, deps) => {
   );
 
   const accountTags = ['account'];
-  app.get('/api/crm/account/settings', { schema: { tags: accountTags, summary: 'Account settings (the LLM key masked)', response: { 200: S.Settings, ...errors(401) } } }, async (req) => settings.get(requireActor(req)));
+  app.get(
+    '/api/crm/account/settings',
+    {
+      schema: {
+        tags: accountTags,
+        summary: 'Account settings (the LLM key masked)',
+        response: { 200: S.Settings, ...errors(401) },
+      },
+    },
+    async (req) => settings.get(requireActor(req)),
+  );
   app.put(
     '/api/crm/account/settings',
-    { schema: { tags: accountTags, summary: 'Update account settings', body: S.SettingsBody, response: { 200: S.Settings, ...errors(400, 401) } } },
+    {
+      schema: {
+        tags: accountTags,
+        summary: 'Update account settings',
+        body: S.SettingsBody,
+        response: { 200: S.Settings, ...errors(400, 401) },
+      },
+    },
     async (req) => settings.update(requireActor(req), req.body),
   );
 

@@ -5,7 +5,9 @@ export { ErrorBody, Ok, IdParam } from '../../http/schemas.ts';
 
 export const Email = Type.String({ minLength: 3, maxLength: 254, pattern: '^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$' });
 export const Password = Type.String({ minLength: 1, maxLength: 1024 });
-export const PlanName = Type.Union(['free', 'min', 'cloud', 'max', 'starter', 'starter_cloud', 'beta'].map((p) => Type.Literal(p)));
+export const PlanName = Type.Union(
+  ['free', 'min', 'cloud', 'max', 'starter', 'starter_cloud', 'beta'].map((p) => Type.Literal(p)),
+);
 
 export const User = Type.Object({
   id: Type.Integer(),
@@ -41,9 +43,20 @@ export const Invite = Type.Object({
   used_at: Nullable(DateTime()),
   used_by_email: Type.Union([Type.String(), Type.Null()]),
 });
-export const InviteList = Type.Object({ invites: Type.Array(Invite), total_active: Type.Integer(), total_used: Type.Integer() });
-export const GenerateInvitesBody = Type.Object({ count: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 1 })), note: Type.Optional(Type.String({ maxLength: 200 })) });
-export const GenerateInvitesAnswer = Type.Object({ ok: Type.Boolean(), codes: Type.Array(Type.String()), count: Type.Integer() });
+export const InviteList = Type.Object({
+  invites: Type.Array(Invite),
+  total_active: Type.Integer(),
+  total_used: Type.Integer(),
+});
+export const GenerateInvitesBody = Type.Object({
+  count: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 1 })),
+  note: Type.Optional(Type.String({ maxLength: 200 })),
+});
+export const GenerateInvitesAnswer = Type.Object({
+  ok: Type.Boolean(),
+  codes: Type.Array(Type.String()),
+  count: Type.Integer(),
+});
 
 export const WaitlistEntry = Type.Object({
   id: Type.Integer(),
@@ -68,6 +81,10 @@ export const Settings = Type.Object({
   upload_transcripts: Type.Boolean(),
 });
 export const SettingsBody = Type.Object({
-  llm_key: Type.Optional(Type.Union([Type.String({ maxLength: 512 }), Type.Null()], { description: 'the own LLM-provider key; empty string or null removes it' })),
+  llm_key: Type.Optional(
+    Type.Union([Type.String({ maxLength: 512 }), Type.Null()], {
+      description: 'the own LLM-provider key; empty string or null removes it',
+    }),
+  ),
   upload_transcripts: Type.Optional(Type.Boolean()),
 });

@@ -28,7 +28,17 @@ export type PublicUser = Omit<AuthUserRow, 'password_version' | 'chat_id'> & { c
 /** The user columns read here: those of the auth hook. */
 type UserRow = AuthUserRow;
 
-const USER_COLS = ['id', 'email', 'name', 'role', 'plan', 'email_verified', 'password_version', 'chat_id', 'created_at'] as const;
+const USER_COLS = [
+  'id',
+  'email',
+  'name',
+  'role',
+  'plan',
+  'email_verified',
+  'password_version',
+  'chat_id',
+  'created_at',
+] as const;
 
 export const toPublicUser = (u: UserRow | Actor): PublicUser => ({
   id: u.id,
@@ -62,14 +72,18 @@ export function createAccountsService(deps: AccountsDeps) {
   const { db, tokens, mailer, breach, appUrl } = deps;
   const changed = (id: number) => deps.userCache?.invalidate(id);
 
-  const issueToken = (u: UserRow) => tokens.sign({ sub: u.id, role: u.role, pv: u.password_version, chat_id: u.chat_id ?? String(u.id) });
+  const issueToken = (u: UserRow) =>
+    tokens.sign({ sub: u.id, role: u.role, pv: u.password_version, chat_id: u.chat_id ?? String(u.id) });
 
   /** Reject a new password that breaks the rule or appears in the breach corpus (Authentication rule 9). */
   async function screenNewPassword(pw: string): Promise<void> {
     const problem = passwordProblem(pw);
     if (problem) throw new BadRequest('weak_password', problem);
     if (await breach.isBreached(pw)) {
-      throw new BadRequest('breached_password', 'This password appears in a known data breach; please choose another one.');
+      throw new BadRequest(
+        'breached_password',
+        'This password appears in a known data breach; please choose another one.',
+      );
     }
   }
 
@@ -81,7 +95,11 @@ export function createAccountsService(deps: AccountsDeps) {
       .where('ip', '=', ip)
       .where('created_at', '>', sql<Date>`now() - interval '24 hours'`)
       .executeTakeFirstOrThrow();
-    if (recent.n >= SIGNUP_LIMIT) throw new TooManyRequests('signup_limit', 'Too many accounts were created from this address in the last 24 hours; try again later.');
+    if (recent.n >= SIGNUP_LIMIT)
+      throw new TooManyRequests(
+        'signup_limit',
+        'Too many accounts were created from this address in the last 24 hours; try again later.',
+      );
   }
 
   async function authEvent(userId: number | null, type: string, meta?: RequestMeta, tx?: Transaction<DB>) {
@@ -95,7 +113,12 @@ export function createAccountsService(deps: AccountsDeps) {
     const token = randomToken();
     await (tx ?? db)
       .insertInto('email_tokens')
-      .values({ user_id: user.id, kind: 'verify', token_hash: sha256hex(token), expires_at: new Date(Date.now() + VERIFY_TTL_MS) })
+      .values({
+        user_id: user.id,
+        kind: 'verify',
+        token_hash: sha256hex(token),
+        expires_at: new Date(Date.now() + VERIFY_TTL_MS),
+      })
       .execute();
     return async () =>
       mailer.send({
@@ -109,7 +132,14 @@ export function createAccountsService(deps: AccountsDeps) {
   /** Create a user row inside `tx`. @throws Conflict('email_taken'). */
   async function insertUser(
     tx: Transaction<DB>,
-    input: { email: string; passwordHash: string; name?: string | null; role?: 'user' | 'admin'; plan?: string; emailVerified?: boolean },
+    input: {
+      email: string;
+      passwordHash: string;
+      name?: string | null;
+      role?: 'user' | 'admin';
+      plan?: string;
+      emailVerified?: boolean;
+    },
   ): Promise<UserRow> {
     const exists = await tx.selectFrom('users').select('id').where('email', '=', input.email).executeTakeFirst();
     if (exists) throw new Conflict('email_taken', 'An account with this e-mail already exists.');
@@ -127,7 +157,11 @@ export function createAccountsService(deps: AccountsDeps) {
       .returning(USER_COLS)
       .executeTakeFirstOrThrow();
     // chat_id of accounts made here: the user id as a string (CONTRACT.md §3).
-    await tx.updateTable('users').set({ chat_id: String(row.id) }).where('id', '=', row.id).execute();
+    await tx
+      .updateTable('users')
+      .set({ chat_id: String(row.id) })
+      .where('id', '=', row.id)
+      .execute();
     return { ...row, chat_id: String(row.id) };
   }
 
@@ -174,10 +208,16 @@ export function createAccountsService(deps: AccountsDeps) {
     /** POST /api/auth/login → `{token, user, needs_verification}`; 401 `invalid_credentials` for any mismatch. */
     async login(input: { email: string; password: string }, meta: RequestMeta) {
       const email = normalizeEmail(input.email);
-      const row = await db.selectFrom('users').select([...USER_COLS, 'password_hash']).where('email', '=', email).executeTakeFirst();
+      const row = await db
+        .selectFrom('users')
+        .select([...USER_COLS, 'password_hash'])
+        .where('email', '=', email)
+        .executeTakeFirst();
       // Verify against a fixed hash when the user is unknown, so timing does not tell which e-mails exist.
       dummyHash ??= hashPassword(randomToken());
-      const ok = row ? await argonVerify(row.password_hash, input.password).catch(() => false) : (await argonVerify(await dummyHash, input.password).catch(() => false), false);
+      const ok = row
+        ? await argonVerify(row.password_hash, input.password).catch(() => false)
+        : (await argonVerify(await dummyHash, input.password).catch(() => false), false);
       if (!row || !ok) {
         if (row) await authEvent(row.id, 'login_failed', meta);
         throw new Unauthorized('The e-mail or password is wrong.', 'invalid_credentials');
@@ -199,7 +239,11 @@ export function createAccountsService(deps: AccountsDeps) {
           .returning('user_id')
           .executeTakeFirst();
         if (!t) return false;
-        await tx.updateTable('users').set({ email_verified: true, updated_at: new Date() }).where('id', '=', t.user_id).execute();
+        await tx
+          .updateTable('users')
+          .set({ email_verified: true, updated_at: new Date() })
+          .where('id', '=', t.user_id)
+          .execute();
         return t.user_id;
       });
       if (done) changed(done);
@@ -234,7 +278,12 @@ export function createAccountsService(deps: AccountsDeps) {
       const token = randomToken();
       await db
         .insertInto('email_tokens')
-        .values({ user_id: user.id, kind: 'reset', token_hash: sha256hex(token), expires_at: new Date(Date.now() + RESET_TTL_MS) })
+        .values({
+          user_id: user.id,
+          kind: 'reset',
+          token_hash: sha256hex(token),
+          expires_at: new Date(Date.now() + RESET_TTL_MS),
+        })
         .execute();
       await mailer.send({
         to: user.email,
@@ -274,7 +323,12 @@ export function createAccountsService(deps: AccountsDeps) {
         if (!t) return undefined;
         const u = await tx
           .updateTable('users')
-          .set({ password_hash: passwordHash, password_version: sql`password_version + 1`, email_verified: true, updated_at: new Date() })
+          .set({
+            password_hash: passwordHash,
+            password_version: sql`password_version + 1`,
+            email_verified: true,
+            updated_at: new Date(),
+          })
           .where('id', '=', t.user_id)
           .returning(['id', 'email'])
           .executeTakeFirst();
@@ -283,7 +337,12 @@ export function createAccountsService(deps: AccountsDeps) {
       });
       if (!user) throw new BadRequest('invalid_token', 'This reset link is not valid or has expired.');
       changed(user.id);
-      await mailer.send({ to: user.email, kind: 'password_changed', subject: 'Your password was changed', text: 'The password of your account was just reset. If this was not you, reset it again at once and contact support.' });
+      await mailer.send({
+        to: user.email,
+        kind: 'password_changed',
+        subject: 'Your password was changed',
+        text: 'The password of your account was just reset. If this was not you, reset it again at once and contact support.',
+      });
       return { ok: true };
     },
 
@@ -311,7 +370,12 @@ export function createAccountsService(deps: AccountsDeps) {
         return u;
       });
       changed(actor.id);
-      await mailer.send({ to: updated.email, kind: 'password_changed', subject: 'Your password was changed', text: 'The password of your account was just changed. If this was not you, reset it at once and contact support.' });
+      await mailer.send({
+        to: updated.email,
+        kind: 'password_changed',
+        subject: 'Your password was changed',
+        text: 'The password of your account was just changed. If this was not you, reset it at once and contact support.',
+      });
       return { ok: true, token: await issueToken(updated) };
     },
 
@@ -321,16 +385,28 @@ export function createAccountsService(deps: AccountsDeps) {
      */
     async ensureAdmin(emailInput: string, password: string): Promise<'created' | 'promoted' | 'present'> {
       const email = normalizeEmail(emailInput);
-      const row = await db.selectFrom('users').select(['id', 'role', 'email_verified']).where('email', '=', email).executeTakeFirst();
+      const row = await db
+        .selectFrom('users')
+        .select(['id', 'role', 'email_verified'])
+        .where('email', '=', email)
+        .executeTakeFirst();
       if (row) {
         if (row.role === 'admin' && row.email_verified) return 'present';
-        await db.updateTable('users').set({ role: 'admin', email_verified: true, updated_at: new Date() }).where('id', '=', row.id).execute();
+        await db
+          .updateTable('users')
+          .set({ role: 'admin', email_verified: true, updated_at: new Date() })
+          .where('id', '=', row.id)
+          .execute();
         changed(row.id);
         return 'promoted';
       }
       const passwordHash = await hashPassword(password);
       try {
-        await db.transaction().execute((tx) => insertUser(tx, { email, passwordHash, role: 'admin', emailVerified: true, name: 'Administrator' }));
+        await db
+          .transaction()
+          .execute((tx) =>
+            insertUser(tx, { email, passwordHash, role: 'admin', emailVerified: true, name: 'Administrator' }),
+          );
       } catch (err) {
         if (err instanceof Conflict) return 'present'; // another instance created it at the same moment
         throw err;
@@ -346,18 +422,39 @@ export function createAccountsService(deps: AccountsDeps) {
     },
 
     /** POST /api/crm/admin/users → 201 `{user}`: no invite, not counted toward the signup limit. */
-    async adminCreateUser(input: { email: string; password: string; name?: string; role?: 'user' | 'admin'; plan?: string; email_verified?: boolean }) {
+    async adminCreateUser(input: {
+      email: string;
+      password: string;
+      name?: string;
+      role?: 'user' | 'admin';
+      plan?: string;
+      email_verified?: boolean;
+    }) {
       await screenNewPassword(input.password);
       const passwordHash = await hashPassword(input.password);
-      const user = await db.transaction().execute((tx) =>
-        insertUser(tx, { email: normalizeEmail(input.email), passwordHash, name: input.name?.trim() || null, role: input.role, plan: input.plan, emailVerified: input.email_verified }),
-      );
+      const user = await db
+        .transaction()
+        .execute((tx) =>
+          insertUser(tx, {
+            email: normalizeEmail(input.email),
+            passwordHash,
+            name: input.name?.trim() || null,
+            role: input.role,
+            plan: input.plan,
+            emailVerified: input.email_verified,
+          }),
+        );
       return { user: toPublicUser(user) };
     },
 
     /** POST /api/crm/admin/users/:id/plan `{plan}` → `{ok, plan}`; 404 for an unknown user. */
     async setPlan(userId: number, plan: string) {
-      const row = await db.updateTable('users').set({ plan, updated_at: new Date() }).where('id', '=', userId).returning('plan').executeTakeFirst();
+      const row = await db
+        .updateTable('users')
+        .set({ plan, updated_at: new Date() })
+        .where('id', '=', userId)
+        .returning('plan')
+        .executeTakeFirst();
       if (!row) throw new NotFound('No user has this id.', 'user_not_found');
       changed(userId);
       return { ok: true, plan: row.plan };

@@ -57,7 +57,12 @@ describe('registration with an invite code', () => {
     const code = await invite();
     expect(code).toMatch(/^svc-[A-Z0-9]{4}-[A-Z0-9]{4}$/);
     const email = uniqueEmail('new');
-    const res = await register({ email: email.toUpperCase(), password: 'a fine passphrase', invite_code: code.toLowerCase(), name: 'Ann' });
+    const res = await register({
+      email: email.toUpperCase(),
+      password: 'a fine passphrase',
+      invite_code: code.toLowerCase(),
+      name: 'Ann',
+    });
     expect(res.status).toBe(201);
     expect(res.body.needs_verification).toBe(true);
     expect(res.body.user).toMatchObject({ email, name: 'Ann', role: 'user', plan: 'free', email_verified: false });
@@ -65,7 +70,16 @@ describe('registration with an invite code', () => {
     const me = await api(t.app, 'GET', '/api/auth/me', { token: res.body.token });
     expect(me.status).toBe(200);
     expect(me.body).toMatchObject({ id: res.body.user.id, email, role: 'user', email_verified: false });
-    expect(Object.keys(me.body).sort()).toEqual(['chat_id', 'created_at', 'email', 'email_verified', 'id', 'name', 'plan', 'role']);
+    expect(Object.keys(me.body).sort()).toEqual([
+      'chat_id',
+      'created_at',
+      'email',
+      'email_verified',
+      'id',
+      'name',
+      'plan',
+      'role',
+    ]);
     const again = await register({ email: uniqueEmail(), password: 'a fine passphrase', invite_code: code });
     expect(again.status).toBe(403);
     expect(again.body.error).toBe('invalid_invite');
@@ -95,20 +109,30 @@ describe('registration with an invite code', () => {
   it('allows 3 signups per client address per 24 h, then 429; other addresses are unaffected', async () => {
     const ip = '203.0.113.77';
     for (let i = 0; i < 3; i++) {
-      const r = await register({ email: uniqueEmail(), password: 'a fine passphrase', invite_code: await invite() }, ip);
+      const r = await register(
+        { email: uniqueEmail(), password: 'a fine passphrase', invite_code: await invite() },
+        ip,
+      );
       expect(r.status).toBe(201);
     }
     const code = await invite();
     const blocked = await register({ email: uniqueEmail(), password: 'a fine passphrase', invite_code: code }, ip);
     expect(blocked.status).toBe(429);
     expect(blocked.body.error).toBe('signup_limit');
-    const other = await register({ email: uniqueEmail(), password: 'a fine passphrase', invite_code: code }, '203.0.113.78');
+    const other = await register(
+      { email: uniqueEmail(), password: 'a fine passphrase', invite_code: code },
+      '203.0.113.78',
+    );
     expect(other.status).toBe(201);
   });
 
   it('signups older than 24 h do not count', async () => {
     const ip = '203.0.113.90';
-    for (let i = 0; i < 3; i++) await t.db.insertInto('signups').values({ ip, user_id: null, created_at: new Date(Date.now() - 25 * 3600_000) }).execute();
+    for (let i = 0; i < 3; i++)
+      await t.db
+        .insertInto('signups')
+        .values({ ip, user_id: null, created_at: new Date(Date.now() - 25 * 3600_000) })
+        .execute();
     const r = await register({ email: uniqueEmail(), password: 'a fine passphrase', invite_code: await invite() }, ip);
     expect(r.status).toBe(201);
   });
@@ -155,10 +179,14 @@ describe('login and tokens', () => {
     const ok = await api(t.app, 'POST', '/api/auth/login', { body: { email: u.email, password: u.password } });
     expect(ok.status).toBe(200);
     expect(ok.body.needs_verification).toBe(true);
-    const wrong = await api(t.app, 'POST', '/api/auth/login', { body: { email: u.email, password: 'not the password' } });
+    const wrong = await api(t.app, 'POST', '/api/auth/login', {
+      body: { email: u.email, password: 'not the password' },
+    });
     expect(wrong.status).toBe(401);
     expect(wrong.body.error).toBe('invalid_credentials');
-    const unknown = await api(t.app, 'POST', '/api/auth/login', { body: { email: uniqueEmail(), password: 'whatever123' } });
+    const unknown = await api(t.app, 'POST', '/api/auth/login', {
+      body: { email: uniqueEmail(), password: 'whatever123' },
+    });
     expect(unknown.status).toBe(401);
     expect(unknown.body.error).toBe('invalid_credentials');
   });
@@ -166,7 +194,10 @@ describe('login and tokens', () => {
   it('issues an HS256 token with sub, role, pv, chat_id and a 24 h lifetime', async () => {
     const u = await createUser(t);
     const res = await api(t.app, 'POST', '/api/auth/login', { body: { email: u.email, password: u.password } });
-    const [h, p] = res.body.token.split('.').slice(0, 2).map((s: string) => JSON.parse(Buffer.from(s, 'base64url').toString()));
+    const [h, p] = res.body.token
+      .split('.')
+      .slice(0, 2)
+      .map((s: string) => JSON.parse(Buffer.from(s, 'base64url').toString()));
     expect(h.alg).toBe('HS256');
     expect(p).toMatchObject({ sub: String(u.id), role: 'user', pv: 0, chat_id: String(u.id) });
     expect(p.exp - p.iat).toBe(24 * 3600);
@@ -175,10 +206,24 @@ describe('login and tokens', () => {
   it('401 for missing, garbage, forged, expired and alg:none tokens', async () => {
     const u = await createUser(t);
     const key = new TextEncoder().encode(TEST_KEYS.crmSecret);
-    const forged = await new SignJWT({ role: 'admin', pv: 0, chat_id: String(u.id) }).setProtectedHeader({ alg: 'HS256' }).setSubject(String(u.id)).setIssuedAt().setExpirationTime('1h').sign(new TextEncoder().encode('another secret entirely 123456'));
-    const expired = await new SignJWT({ role: 'user', pv: 0, chat_id: String(u.id) }).setProtectedHeader({ alg: 'HS256' }).setSubject(String(u.id)).setIssuedAt(Math.floor(Date.now() / 1000) - 90000).setExpirationTime(Math.floor(Date.now() / 1000) - 3600).sign(key);
+    const forged = await new SignJWT({ role: 'admin', pv: 0, chat_id: String(u.id) })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject(String(u.id))
+      .setIssuedAt()
+      .setExpirationTime('1h')
+      .sign(new TextEncoder().encode('another secret entirely 123456'));
+    const expired = await new SignJWT({ role: 'user', pv: 0, chat_id: String(u.id) })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject(String(u.id))
+      .setIssuedAt(Math.floor(Date.now() / 1000) - 90000)
+      .setExpirationTime(Math.floor(Date.now() / 1000) - 3600)
+      .sign(key);
     const none = `${Buffer.from(JSON.stringify({ alg: 'none', typ: 'JWT' })).toString('base64url')}.${Buffer.from(JSON.stringify({ sub: String(u.id), role: 'admin', pv: 0, exp: Math.floor(Date.now() / 1000) + 3600 })).toString('base64url')}.`;
-    const hs512 = await new SignJWT({ role: 'user', pv: 0 }).setProtectedHeader({ alg: 'HS512' }).setSubject(String(u.id)).setExpirationTime('1h').sign(new TextEncoder().encode(TEST_KEYS.crmSecret.padEnd(64, 'x')));
+    const hs512 = await new SignJWT({ role: 'user', pv: 0 })
+      .setProtectedHeader({ alg: 'HS512' })
+      .setSubject(String(u.id))
+      .setExpirationTime('1h')
+      .sign(new TextEncoder().encode(TEST_KEYS.crmSecret.padEnd(64, 'x')));
     const cases: Array<[string | undefined, string]> = [
       [undefined, 'unauthorized'],
       ['garbage', 'invalid_token'],
@@ -238,7 +283,11 @@ describe('e-mail verification', () => {
     const res = await api(t.app, 'POST', '/api/auth/resend-verification', { token: u.token });
     expect(res.status).toBe(200);
     const token = linkToken(lastMailTo(u.email)!.decoded, 'http://app.test/verify-email')!;
-    await t.db.updateTable('email_tokens').set({ expires_at: new Date(Date.now() - 1000) }).where('user_id', '=', u.id).execute();
+    await t.db
+      .updateTable('email_tokens')
+      .set({ expires_at: new Date(Date.now() - 1000) })
+      .where('user_id', '=', u.id)
+      .execute();
     const r = await api(t.app, 'POST', '/api/auth/verify-email', { body: { token } });
     expect(r.status).toBe(400);
   });
@@ -259,33 +308,50 @@ describe('password reset and change', () => {
     const breached = await api(t.app, 'POST', '/api/auth/reset-password', { body: { token, password: BREACHED } });
     expect(breached.status).toBe(400);
     expect(breached.body.error).toBe('breached_password');
-    const ok = await api(t.app, 'POST', '/api/auth/reset-password', { body: { token, password: 'brand new passphrase' } });
+    const ok = await api(t.app, 'POST', '/api/auth/reset-password', {
+      body: { token, password: 'brand new passphrase' },
+    });
     expect(ok.status).toBe(200);
     const old = await api(t.app, 'GET', '/api/auth/me', { token: u.token });
     expect(old.status).toBe(401);
     expect(old.body.error).toBe('password_changed');
     expect(old.body.message).toMatch(/log in again/);
-    const login = await api(t.app, 'POST', '/api/auth/login', { body: { email: u.email, password: 'brand new passphrase' } });
+    const login = await api(t.app, 'POST', '/api/auth/login', {
+      body: { email: u.email, password: 'brand new passphrase' },
+    });
     expect(login.status).toBe(200);
     expect(login.body.user).toBeTruthy();
-    const reuse = await api(t.app, 'POST', '/api/auth/reset-password', { body: { token, password: 'another passphrase' } });
+    const reuse = await api(t.app, 'POST', '/api/auth/reset-password', {
+      body: { token, password: 'another passphrase' },
+    });
     expect(reuse.status).toBe(400);
     expect(reuse.body.error).toBe('invalid_token');
   });
 
   it('change-password checks the current password, screens the new one, returns a new token and revokes old ones', async () => {
     const u = await createUser(t);
-    const wrong = await api(t.app, 'POST', '/api/auth/change-password', { token: u.token, body: { current_password: 'nope nope nope', new_password: 'new passphrase 1' } });
+    const wrong = await api(t.app, 'POST', '/api/auth/change-password', {
+      token: u.token,
+      body: { current_password: 'nope nope nope', new_password: 'new passphrase 1' },
+    });
     expect(wrong.status).toBe(400);
     expect(wrong.body.error).toBe('wrong_password');
-    const breached = await api(t.app, 'POST', '/api/auth/change-password', { token: u.token, body: { current_password: u.password, new_password: BREACHED } });
+    const breached = await api(t.app, 'POST', '/api/auth/change-password', {
+      token: u.token,
+      body: { current_password: u.password, new_password: BREACHED },
+    });
     expect(breached.body.error).toBe('breached_password');
-    const ok = await api(t.app, 'POST', '/api/auth/change-password', { token: u.token, body: { current_password: u.password, new_password: 'new passphrase 1' } });
+    const ok = await api(t.app, 'POST', '/api/auth/change-password', {
+      token: u.token,
+      body: { current_password: u.password, new_password: 'new passphrase 1' },
+    });
     expect(ok.status).toBe(200);
     expect((await api(t.app, 'GET', '/api/auth/me', { token: u.token })).status).toBe(401);
     expect((await api(t.app, 'GET', '/api/auth/me', { token: ok.body.token })).status).toBe(200);
     expect(lastMailTo(u.email)!.headers.subject).toMatch(/password was changed/i);
-    const noToken = await api(t.app, 'POST', '/api/auth/change-password', { body: { current_password: 'x', new_password: 'y' } });
+    const noToken = await api(t.app, 'POST', '/api/auth/change-password', {
+      body: { current_password: 'x', new_password: 'y' },
+    });
     expect(noToken.status).toBe(401);
   });
 });
@@ -312,20 +378,33 @@ describe('hostile input', () => {
   });
 
   it('oversized bodies give 413 and malformed JSON 400, without a stack trace', async () => {
-    const big = await api(t.app, 'POST', '/api/auth/login', { payload: JSON.stringify({ email: 'a@b.c', password: 'x'.repeat(2 * 1024 * 1024) }), headers: { 'content-type': 'application/json' } });
+    const big = await api(t.app, 'POST', '/api/auth/login', {
+      payload: JSON.stringify({ email: 'a@b.c', password: 'x'.repeat(2 * 1024 * 1024) }),
+      headers: { 'content-type': 'application/json' },
+    });
     expect(big.status).toBe(413);
     expect(big.body.error).toBe('payload_too_large');
-    const bad = await api(t.app, 'POST', '/api/auth/login', { payload: '{"email":', headers: { 'content-type': 'application/json' } });
+    const bad = await api(t.app, 'POST', '/api/auth/login', {
+      payload: '{"email":',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(bad.status).toBe(400);
     expect(bad.text).not.toMatch(/at .*\.ts:\d+/);
   });
 
   it('SQL and HTML in strings are stored and returned verbatim', async () => {
     const name = `Robert'); DROP TABLE users;-- <script>alert(1)</script>`;
-    const res = await register({ email: uniqueEmail(), password: 'a fine passphrase', invite_code: await invite(), name });
+    const res = await register({
+      email: uniqueEmail(),
+      password: 'a fine passphrase',
+      invite_code: await invite(),
+      name,
+    });
     expect(res.status).toBe(201);
     expect(res.body.user.name).toBe(name);
-    const login = await api(t.app, 'POST', '/api/auth/login', { body: { email: "' OR 1=1 --@x.io", password: "' OR '1'='1" } });
+    const login = await api(t.app, 'POST', '/api/auth/login', {
+      body: { email: "' OR 1=1 --@x.io", password: "' OR '1'='1" },
+    });
     expect(login.status).toBe(401);
     expect((await api(t.app, 'GET', '/api/auth/me', { token: admin.token })).status).toBe(200);
   });

@@ -13,7 +13,12 @@ export function createInvitesService(deps: { db: Kysely<DB>; mailer: Mailer; app
   const { db, mailer, appUrl } = deps;
 
   /** Insert `count` fresh codes (retrying the rare collision). */
-  async function generate(count: number, note: string | null, createdBy: number | null, tx: Kysely<DB> = db): Promise<string[]> {
+  async function generate(
+    count: number,
+    note: string | null,
+    createdBy: number | null,
+    tx: Kysely<DB> = db,
+  ): Promise<string[]> {
     const codes: string[] = [];
     while (codes.length < count) {
       const code = newInviteCode();
@@ -40,7 +45,13 @@ export function createInvitesService(deps: { db: Kysely<DB>; mailer: Mailer; app
       const rows = await db
         .selectFrom('invites')
         .leftJoin('users', 'users.id', 'invites.used_by')
-        .select(['invites.code', 'invites.note', 'invites.created_at', 'invites.used_at', 'users.email as used_by_email'])
+        .select([
+          'invites.code',
+          'invites.note',
+          'invites.created_at',
+          'invites.used_at',
+          'users.email as used_by_email',
+        ])
         .orderBy('invites.created_at', 'desc')
         .orderBy('invites.code')
         .execute();
@@ -56,7 +67,12 @@ export function createInvitesService(deps: { db: Kysely<DB>; mailer: Mailer; app
     async revoke(codeInput: string) {
       const code = normalizeInviteCode(codeInput);
       if (!code) throw new NotFound('No invite has this code.', 'invite_not_found');
-      const del = await db.deleteFrom('invites').where('code', '=', code).where('used_at', 'is', null).returning('code').executeTakeFirst();
+      const del = await db
+        .deleteFrom('invites')
+        .where('code', '=', code)
+        .where('used_at', 'is', null)
+        .returning('code')
+        .executeTakeFirst();
       if (del) return { ok: true, code };
       const exists = await db.selectFrom('invites').select('code').where('code', '=', code).executeTakeFirst();
       if (exists) throw new Conflict('invite_used', 'This code was already used and cannot be revoked.');
@@ -75,7 +91,12 @@ export function createInvitesService(deps: { db: Kysely<DB>; mailer: Mailer; app
 
     /** GET /admin/waitlist → `{entries:[{id,email,message,status,created_at}]}` newest first. */
     async listWaitlist() {
-      const entries = await db.selectFrom('beta_waitlist').select(['id', 'email', 'message', 'status', 'created_at']).orderBy('id', 'desc').limit(1000).execute();
+      const entries = await db
+        .selectFrom('beta_waitlist')
+        .select(['id', 'email', 'message', 'status', 'created_at'])
+        .orderBy('id', 'desc')
+        .limit(1000)
+        .execute();
       return { entries };
     },
 
@@ -86,11 +107,21 @@ export function createInvitesService(deps: { db: Kysely<DB>; mailer: Mailer; app
      */
     async approve(actor: Actor, id: number) {
       const result = await db.transaction().execute(async (tx) => {
-        const entry = await tx.selectFrom('beta_waitlist').select(['id', 'email', 'status']).where('id', '=', id).forUpdate().executeTakeFirst();
+        const entry = await tx
+          .selectFrom('beta_waitlist')
+          .select(['id', 'email', 'status'])
+          .where('id', '=', id)
+          .forUpdate()
+          .executeTakeFirst();
         if (!entry) throw new NotFound('No waitlist application has this id.', 'waitlist_entry_not_found');
-        if (entry.status !== 'open') throw new Conflict('already_decided', `This application was already ${entry.status}.`);
+        if (entry.status !== 'open')
+          throw new Conflict('already_decided', `This application was already ${entry.status}.`);
         const [code] = await generate(1, `waitlist #${entry.id} ${entry.email}`, actor.id, tx);
-        await tx.updateTable('beta_waitlist').set({ status: 'approved', invite_code: code, decided_at: new Date() }).where('id', '=', id).execute();
+        await tx
+          .updateTable('beta_waitlist')
+          .set({ status: 'approved', invite_code: code, decided_at: new Date() })
+          .where('id', '=', id)
+          .execute();
         return { email: entry.email, code };
       });
       const sent = await mailer.send({
@@ -104,7 +135,13 @@ export function createInvitesService(deps: { db: Kysely<DB>; mailer: Mailer; app
 
     /** POST /admin/waitlist/:id/reject → `{ok:true}`; 404 unknown id; 409 when not open. */
     async reject(id: number) {
-      const res = await db.updateTable('beta_waitlist').set({ status: 'rejected', decided_at: new Date() }).where('id', '=', id).where('status', '=', 'open').returning('id').executeTakeFirst();
+      const res = await db
+        .updateTable('beta_waitlist')
+        .set({ status: 'rejected', decided_at: new Date() })
+        .where('id', '=', id)
+        .where('status', '=', 'open')
+        .returning('id')
+        .executeTakeFirst();
       if (res) return { ok: true };
       const entry = await db.selectFrom('beta_waitlist').select('status').where('id', '=', id).executeTakeFirst();
       if (!entry) throw new NotFound('No waitlist application has this id.', 'waitlist_entry_not_found');

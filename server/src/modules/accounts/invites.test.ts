@@ -5,7 +5,16 @@ import { loadConfig } from '../../config.ts';
 import { buildApp, createDeps, type App } from '../../app.ts';
 
 const CODE = /^svc-[A-Z0-9]{4}-[A-Z0-9]{4}$/;
-const silent: any = { info() {}, warn() {}, error() {}, debug() {}, trace() {}, fatal() {}, child: () => silent, level: 'silent' };
+const silent: any = {
+  info() {},
+  warn() {},
+  error() {},
+  debug() {},
+  trace() {},
+  fatal() {},
+  child: () => silent,
+  level: 'silent',
+};
 
 let t: TestApp;
 let smtp: Awaited<ReturnType<typeof startSmtpStandIn>>;
@@ -14,7 +23,8 @@ let user: Awaited<ReturnType<typeof createUser>>;
 let ipSeq = 0;
 const freshIp = () => `10.20.${Math.floor(++ipSeq / 250)}.${ipSeq % 250}`;
 
-const register = (body: Record<string, unknown>, ip = freshIp()) => api(t.app, 'POST', '/api/auth/register', { body, headers: { 'x-forwarded-for': ip } });
+const register = (body: Record<string, unknown>, ip = freshIp()) =>
+  api(t.app, 'POST', '/api/auth/register', { body, headers: { 'x-forwarded-for': ip } });
 
 async function invite(): Promise<string> {
   const res = await api(t.app, 'POST', '/api/crm/admin/invites', { token: admin.token, body: { count: 1 } });
@@ -81,7 +91,10 @@ describe('admin routes need an administrator', () => {
 
 describe('invite codes', () => {
   it('generates count codes of the format svc-XXXX-XXXX with a note; one by default', async () => {
-    const res = await api(t.app, 'POST', '/api/crm/admin/invites', { token: admin.token, body: { count: 3, note: 'conference batch' } });
+    const res = await api(t.app, 'POST', '/api/crm/admin/invites', {
+      token: admin.token,
+      body: { count: 3, note: 'conference batch' },
+    });
     expect(res.status).toBe(200);
     expect(res.body.ok).toBe(true);
     expect(res.body.count).toBe(3);
@@ -91,7 +104,8 @@ describe('invite codes', () => {
     const list = await api(t.app, 'GET', '/api/crm/admin/invites', { token: admin.token });
     const mine = list.body.invites.filter((i: any) => res.body.codes.includes(i.code));
     expect(mine).toHaveLength(3);
-    for (const i of mine) expect(i).toMatchObject({ note: 'conference batch', status: 'active', used_at: null, used_by_email: null });
+    for (const i of mine)
+      expect(i).toMatchObject({ note: 'conference batch', status: 'active', used_at: null, used_by_email: null });
     const one = await api(t.app, 'POST', '/api/crm/admin/invites', { token: admin.token, body: {} });
     expect(one.status).toBe(200);
     expect(one.body.codes).toHaveLength(1);
@@ -142,7 +156,9 @@ describe('invite codes', () => {
     expect(again.status).toBe(404);
 
     const usedCode = await invite();
-    expect((await register({ email: uniqueEmail(), password: 'a fine passphrase', invite_code: usedCode })).status).toBe(201);
+    expect(
+      (await register({ email: uniqueEmail(), password: 'a fine passphrase', invite_code: usedCode })).status,
+    ).toBe(201);
     const used = await api(t.app, 'DELETE', `/api/crm/admin/invites/${usedCode}`, { token: admin.token });
     expect(used.status).toBe(409);
     expect(used.body.error).toBe('invite_used');
@@ -163,7 +179,9 @@ describe('beta waitlist', () => {
     const first = await api(t.app, 'POST', '/api/auth/waitlist', { body: { email, message: 'I run a small agency' } });
     expect(first.status).toBe(201);
     expect(first.body).toEqual({ ok: true });
-    const second = await api(t.app, 'POST', '/api/auth/waitlist', { body: { email: email.toUpperCase(), message: 'again' } });
+    const second = await api(t.app, 'POST', '/api/auth/waitlist', {
+      body: { email: email.toUpperCase(), message: 'again' },
+    });
     expect(second.status).toBe(201);
     expect(second.body).toEqual({ ok: true });
     const entries = await waitlistEntry(email);
@@ -220,8 +238,12 @@ describe('beta waitlist', () => {
     expect(res.body).toEqual({ ok: true });
     expect((await waitlistEntry(email))[0].status).toBe('rejected');
     expect(smtp.messages.length).toBe(sentBefore);
-    expect((await api(t.app, 'POST', `/api/crm/admin/waitlist/${entry.id}/reject`, { token: admin.token })).status).toBe(409);
-    expect((await api(t.app, 'POST', `/api/crm/admin/waitlist/${entry.id}/approve`, { token: admin.token })).status).toBe(409);
+    expect(
+      (await api(t.app, 'POST', `/api/crm/admin/waitlist/${entry.id}/reject`, { token: admin.token })).status,
+    ).toBe(409);
+    expect(
+      (await api(t.app, 'POST', `/api/crm/admin/waitlist/${entry.id}/approve`, { token: admin.token })).status,
+    ).toBe(409);
     for (const action of ['approve', 'reject']) {
       const r = await api(t.app, 'POST', `/api/crm/admin/waitlist/999999/${action}`, { token: admin.token });
       expect(r.status, action).toBe(404);
@@ -236,7 +258,9 @@ describe('beta waitlist', () => {
       const a = await createUser(local, { role: 'admin' });
       const email = uniqueEmail('outbox');
       expect((await api(local.app, 'POST', '/api/auth/waitlist', { body: { email } })).status).toBe(201);
-      const entry = (await api(local.app, 'GET', '/api/crm/admin/waitlist', { token: a.token })).body.entries.find((e: any) => e.email === email);
+      const entry = (await api(local.app, 'GET', '/api/crm/admin/waitlist', { token: a.token })).body.entries.find(
+        (e: any) => e.email === email,
+      );
       const res = await api(local.app, 'POST', `/api/crm/admin/waitlist/${entry.id}/approve`, { token: a.token });
       expect(res.status).toBe(200);
       expect(res.body).toMatchObject({ ok: true, email_sent: false });
@@ -272,17 +296,33 @@ describe('admin user management', () => {
       body: { email, password: 'a fine passphrase', name: 'Made By Admin', plan: 'beta', email_verified: true },
     });
     expect(res.status).toBe(201);
-    expect(res.body.user).toMatchObject({ email, name: 'Made By Admin', role: 'user', plan: 'beta', email_verified: true, chat_id: String(res.body.user.id) });
+    expect(res.body.user).toMatchObject({
+      email,
+      name: 'Made By Admin',
+      role: 'user',
+      plan: 'beta',
+      email_verified: true,
+      chat_id: String(res.body.user.id),
+    });
     const login = await api(t.app, 'POST', '/api/auth/login', { body: { email, password: 'a fine passphrase' } });
     expect(login.status).toBe(200);
     expect(login.body.needs_verification).toBe(false);
-    const dup = await api(t.app, 'POST', '/api/crm/admin/users', { token: admin.token, body: { email: email.toUpperCase(), password: 'a fine passphrase' } });
+    const dup = await api(t.app, 'POST', '/api/crm/admin/users', {
+      token: admin.token,
+      body: { email: email.toUpperCase(), password: 'a fine passphrase' },
+    });
     expect(dup.status).toBe(409);
     expect(dup.body.error).toBe('email_taken');
-    const bad = await api(t.app, 'POST', '/api/crm/admin/users', { token: admin.token, body: { email: uniqueEmail(), password: 'a fine passphrase', plan: 'platinum' } });
+    const bad = await api(t.app, 'POST', '/api/crm/admin/users', {
+      token: admin.token,
+      body: { email: uniqueEmail(), password: 'a fine passphrase', plan: 'platinum' },
+    });
     expect(bad.status).toBe(400);
     expect(bad.body.error).toBe('invalid_request');
-    const adminMade = await api(t.app, 'POST', '/api/crm/admin/users', { token: admin.token, body: { email: uniqueEmail(), password: 'a fine passphrase', role: 'admin' } });
+    const adminMade = await api(t.app, 'POST', '/api/crm/admin/users', {
+      token: admin.token,
+      body: { email: uniqueEmail(), password: 'a fine passphrase', role: 'admin' },
+    });
     expect(adminMade.status).toBe(201);
     expect(adminMade.body.user).toMatchObject({ role: 'admin', plan: 'free', email_verified: false });
   });
@@ -290,27 +330,46 @@ describe('admin user management', () => {
   it('accounts made by an admin do not count toward the 3-per-address signup limit', async () => {
     const ip = '198.51.100.33';
     for (let i = 0; i < 4; i++) {
-      const res = await api(t.app, 'POST', '/api/crm/admin/users', { token: admin.token, body: { email: uniqueEmail('bulk'), password: 'a fine passphrase' }, headers: { 'x-forwarded-for': ip } });
+      const res = await api(t.app, 'POST', '/api/crm/admin/users', {
+        token: admin.token,
+        body: { email: uniqueEmail('bulk'), password: 'a fine passphrase' },
+        headers: { 'x-forwarded-for': ip },
+      });
       expect(res.status).toBe(201);
     }
     for (let i = 0; i < 3; i++) {
-      const r = await register({ email: uniqueEmail(), password: 'a fine passphrase', invite_code: await invite() }, ip);
+      const r = await register(
+        { email: uniqueEmail(), password: 'a fine passphrase', invite_code: await invite() },
+        ip,
+      );
       expect(r.status, `signup ${i + 1}`).toBe(201);
     }
-    const blocked = await register({ email: uniqueEmail(), password: 'a fine passphrase', invite_code: await invite() }, ip);
+    const blocked = await register(
+      { email: uniqueEmail(), password: 'a fine passphrase', invite_code: await invite() },
+      ip,
+    );
     expect(blocked.status).toBe(429);
   });
 
   it('sets a plan: {ok, plan}; the user sees it; unknown user 404; unknown plan 400', async () => {
     const u = await createUser(t);
-    const res = await api(t.app, 'POST', `/api/crm/admin/users/${u.id}/plan`, { token: admin.token, body: { plan: 'min' } });
+    const res = await api(t.app, 'POST', `/api/crm/admin/users/${u.id}/plan`, {
+      token: admin.token,
+      body: { plan: 'min' },
+    });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ ok: true, plan: 'min' });
     expect((await api(t.app, 'GET', '/api/auth/me', { token: u.token })).body.plan).toBe('min');
-    const unknown = await api(t.app, 'POST', '/api/crm/admin/users/999999/plan', { token: admin.token, body: { plan: 'min' } });
+    const unknown = await api(t.app, 'POST', '/api/crm/admin/users/999999/plan', {
+      token: admin.token,
+      body: { plan: 'min' },
+    });
     expect(unknown.status).toBe(404);
     expect(unknown.body.error).toBe('user_not_found');
-    const bad = await api(t.app, 'POST', `/api/crm/admin/users/${u.id}/plan`, { token: admin.token, body: { plan: 'gold' } });
+    const bad = await api(t.app, 'POST', `/api/crm/admin/users/${u.id}/plan`, {
+      token: admin.token,
+      body: { plan: 'gold' },
+    });
     expect(bad.status).toBe(400);
     expect((await api(t.app, 'GET', '/api/auth/me', { token: u.token })).body.plan).toBe('min');
   });
@@ -347,7 +406,9 @@ describe('bootstrap admin (ADMIN_EMAIL / ADMIN_PASSWORD)', () => {
       await new Promise((r) => setTimeout(r, 1100));
       const me = await api(b.app, 'GET', '/api/auth/me', { token: u.token });
       expect(me.body).toMatchObject({ id: u.id, role: 'admin', email_verified: true });
-      expect((await api(b.app, 'POST', '/api/auth/login', { body: { email: u.email, password: u.password } })).status).toBe(200);
+      expect(
+        (await api(b.app, 'POST', '/api/auth/login', { body: { email: u.email, password: u.password } })).status,
+      ).toBe(200);
       expect((await api(b.app, 'GET', '/api/crm/admin/users', { token: u.token })).status).toBe(200);
     } finally {
       await b.close();

@@ -7,7 +7,8 @@ const DEFAULTS = { llm_key: null, llm_key_set: false, upload_transcripts: false 
 let t: TestApp;
 
 const newKey = () => `sk-ant-api03-${crypto.randomBytes(24).toString('base64url')}`;
-const storedRow = (userId: number) => t.db.selectFrom('account_settings').selectAll().where('user_id', '=', userId).executeTakeFirst();
+const storedRow = (userId: number) =>
+  t.db.selectFrom('account_settings').selectAll().where('user_id', '=', userId).executeTakeFirst();
 
 beforeAll(async () => {
   t = await buildTestApp();
@@ -89,7 +90,12 @@ describe('account settings', () => {
 
   it('wrong types give 400 invalid_request', async () => {
     const u = await createUser(t);
-    for (const body of [{ llm_key: { nested: 'object' } }, { upload_transcripts: 'perhaps' }, { upload_transcripts: { on: true } }, { llm_key: 'x'.repeat(513) }]) {
+    for (const body of [
+      { llm_key: { nested: 'object' } },
+      { upload_transcripts: 'perhaps' },
+      { upload_transcripts: { on: true } },
+      { llm_key: 'x'.repeat(513) },
+    ]) {
       const res = await api(t.app, 'PUT', URL, { token: u.token, body });
       expect(res.status, JSON.stringify(body).slice(0, 60)).toBe(400);
       expect(res.body.error).toBe('invalid_request');

@@ -18,7 +18,14 @@ export const runtimeAnalyticsModule: Module = async (app, deps) => {
         tags,
         summary: 'Agent run latency by stage (nearest-rank p50/p90)',
         querystring: Type.Object({ days: Type.Integer({ minimum: 1, maximum: 90, default: 7 }) }),
-        response: { 200: Type.Object({ windowDays: Type.Integer(), sampleSize: Type.Integer(), stages: Type.Object({ queue_ms: Stage, prep_ms: Stage, gen_ms: Stage, total_ms: Stage }) }), ...errors(400, 401, 403) },
+        response: {
+          200: Type.Object({
+            windowDays: Type.Integer(),
+            sampleSize: Type.Integer(),
+            stages: Type.Object({ queue_ms: Stage, prep_ms: Stage, gen_ms: Stage, total_ms: Stage }),
+          }),
+          ...errors(400, 401, 403),
+        },
       },
     },
     async (req) => analytics.responseLatency(req.query.days),
@@ -37,7 +44,9 @@ export const runtimeAnalyticsModule: Module = async (app, deps) => {
             applied: Type.Integer(),
             escalated: Type.Integer(),
             escalationReasons: Type.Record(Type.String(), Type.Integer()),
-            byModel: Type.Array(Type.Object({ model: Type.String(), turns: Type.Integer(), total_tokens: Type.Integer() })),
+            byModel: Type.Array(
+              Type.Object({ model: Type.String(), turns: Type.Integer(), total_tokens: Type.Integer() }),
+            ),
           }),
           ...errors(400, 401, 403),
         },

@@ -39,7 +39,12 @@ export function createRuntimeAnalytics(deps: { db: Kysely<DB> }) {
       return {
         windowDays: days,
         sampleSize: Number(row?.sample ?? 0),
-        stages: Object.fromEntries(STAGES.map((c) => [c, { p50: num(row?.[`${c}_p50`]), p90: num(row?.[`${c}_p90`]), n: Number(row?.[`${c}_n`] ?? 0) }])) as Record<(typeof STAGES)[number], { p50: number | null; p90: number | null; n: number }>,
+        stages: Object.fromEntries(
+          STAGES.map((c) => [
+            c,
+            { p50: num(row?.[`${c}_p50`]), p90: num(row?.[`${c}_p90`]), n: Number(row?.[`${c}_n`] ?? 0) },
+          ]),
+        ) as Record<(typeof STAGES)[number], { p50: number | null; p90: number | null; n: number }>,
       };
     },
 
@@ -56,20 +61,30 @@ export function createRuntimeAnalytics(deps: { db: Kysely<DB> }) {
       const byModel = await db
         .selectFrom('token_usage')
         .innerJoin('agent_runs', 'agent_runs.id', 'token_usage.run_id')
-        .select(['token_usage.model', sql<number>`count(*)::int`.as('turns'), sql<number>`coalesce(sum(token_usage.total_tokens), 0)::int`.as('total_tokens')])
+        .select([
+          'token_usage.model',
+          sql<number>`count(*)::int`.as('turns'),
+          sql<number>`coalesce(sum(token_usage.total_tokens), 0)::int`.as('total_tokens'),
+        ])
         .where('agent_runs.cascade', '=', true)
         .where('token_usage.created_at', '>=', from)
         .groupBy('token_usage.model')
         .orderBy('turns', 'desc')
         .execute();
       const escalationReasons: Record<string, number> = {};
-      for (const e of events) if (e.type === 'cascade_escalated') escalationReasons[e.class ?? 'unknown'] = (escalationReasons[e.class ?? 'unknown'] ?? 0) + Number(e.n);
+      for (const e of events)
+        if (e.type === 'cascade_escalated')
+          escalationReasons[e.class ?? 'unknown'] = (escalationReasons[e.class ?? 'unknown'] ?? 0) + Number(e.n);
       return {
         windowDays: days,
         applied: events.filter((e) => e.type === 'cascade_applied').reduce((a, e) => a + Number(e.n), 0),
         escalated: Object.values(escalationReasons).reduce((a, n) => a + n, 0),
         escalationReasons,
-        byModel: byModel.map((m) => ({ model: m.model ?? 'unknown', turns: Number(m.turns), total_tokens: Number(m.total_tokens) })),
+        byModel: byModel.map((m) => ({
+          model: m.model ?? 'unknown',
+          turns: Number(m.turns),
+          total_tokens: Number(m.total_tokens),
+        })),
       };
     },
   };

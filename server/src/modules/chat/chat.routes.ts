@@ -23,9 +23,13 @@ export const chatModule: Module = async (app, deps) => {
       schema: {
         tags,
         summary: 'Chat with a worker; the reply streams as server-sent events',
-        description: 'Events: text_delta {delta}, tool_result {tool, is_error, …}, cascade_escalated {class, from, to}, done {message_id, user_message_id, run_id, status, usage, error}. Comment heartbeats every 15 s.',
+        description:
+          'Events: text_delta {delta}, tool_result {tool, is_error, …}, cascade_escalated {class, from, to}, done {message_id, user_message_id, run_id, status, usage, error}. Comment heartbeats every 15 s.',
         params: NameParam,
-        body: Type.Object({ text: Type.String({ minLength: 1, maxLength: 32_000 }), worker_id: Type.Optional(Id) }, { additionalProperties: false }),
+        body: Type.Object(
+          { text: Type.String({ minLength: 1, maxLength: 32_000 }), worker_id: Type.Optional(Id) },
+          { additionalProperties: false },
+        ),
         produces: ['text/event-stream'],
         response: { 200: Type.String({ description: 'text/event-stream' }), ...errors(400, 401, 403, 404, 429, 503) },
       },
@@ -44,10 +48,23 @@ export const chatModule: Module = async (app, deps) => {
         tags,
         summary: 'Chat history, oldest first (page back with before=<smallest id>)',
         params: NameParam,
-        querystring: Type.Object({ worker_id: Type.Optional(Id), limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })), before: Type.Optional(Id) }),
+        querystring: Type.Object({
+          worker_id: Type.Optional(Id),
+          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
+          before: Type.Optional(Id),
+        }),
         response: {
           200: Type.Object({
-            messages: Type.Array(Type.Object({ id: Type.Integer(), role: Type.Union([Type.Literal('user'), Type.Literal('assistant')]), worker_id: Nullable(Type.Integer()), content: Type.String(), created_at: DateTime(), run_id: Nullable(Type.Integer()) })),
+            messages: Type.Array(
+              Type.Object({
+                id: Type.Integer(),
+                role: Type.Union([Type.Literal('user'), Type.Literal('assistant')]),
+                worker_id: Nullable(Type.Integer()),
+                content: Type.String(),
+                created_at: DateTime(),
+                run_id: Nullable(Type.Integer()),
+              }),
+            ),
             has_more: Type.Boolean(),
           }),
           ...errors(400, 401, 403, 404),
@@ -58,12 +75,27 @@ export const chatModule: Module = async (app, deps) => {
   );
   app.get(
     '/api/crm/projects/:name/active-role',
-    { schema: { tags, summary: 'The worker the chat talks to by default', params: NameParam, response: { 200: ActiveRole, ...errors(401, 403, 404) } } },
+    {
+      schema: {
+        tags,
+        summary: 'The worker the chat talks to by default',
+        params: NameParam,
+        response: { 200: ActiveRole, ...errors(401, 403, 404) },
+      },
+    },
     async (req) => chat.getActiveRole(requireActor(req), req.params.name),
   );
   app.post(
     '/api/crm/projects/:name/active-role',
-    { schema: { tags, summary: 'Choose the worker the chat talks to', params: NameParam, body: Type.Object({ worker_id: Id }, { additionalProperties: false }), response: { 200: ActiveRole, ...errors(400, 401, 403, 404) } } },
+    {
+      schema: {
+        tags,
+        summary: 'Choose the worker the chat talks to',
+        params: NameParam,
+        body: Type.Object({ worker_id: Id }, { additionalProperties: false }),
+        response: { 200: ActiveRole, ...errors(400, 401, 403, 404) },
+      },
+    },
     async (req) => chat.setActiveRole(requireActor(req), req.params.name, req.body.worker_id),
   );
 };

@@ -20,10 +20,18 @@ export interface SseEvent {
   data: Record<string, unknown>;
 }
 
-export function createChatService(deps: { db: Kysely<DB>; access: Access; runtime: RuntimeService; events: RunEvents }) {
+export function createChatService(deps: {
+  db: Kysely<DB>;
+  access: Access;
+  runtime: RuntimeService;
+  events: RunEvents;
+}) {
   const { db } = deps;
 
-  const workerRole = (w: { id: number; role: string | null; label: string }) => ({ worker_id: w.id, role: w.role ?? w.label });
+  const workerRole = (w: { id: number; role: string | null; label: string }) => ({
+    worker_id: w.id,
+    role: w.role ?? w.label,
+  });
 
   /** The caller's active role in the project, else the first worker; null when the project has none. */
   async function active(project: ProjectRef, userId: number) {
@@ -36,7 +44,14 @@ export function createChatService(deps: { db: Kysely<DB>; access: Access; runtim
       .where('workers.project_id', '=', project.id)
       .executeTakeFirst();
     if (chosen) return chosen;
-    return db.selectFrom('workers').select(['id', 'role', 'label']).where('project_id', '=', project.id).orderBy('position').orderBy('id').limit(1).executeTakeFirst();
+    return db
+      .selectFrom('workers')
+      .select(['id', 'role', 'label'])
+      .where('project_id', '=', project.id)
+      .orderBy('position')
+      .orderBy('id')
+      .limit(1)
+      .executeTakeFirst();
   }
 
   return {
@@ -50,12 +65,19 @@ export function createChatService(deps: { db: Kysely<DB>; access: Access; runtim
     /** `POST /projects/:name/active-role` `{worker_id}` → `{worker_id, role}`. @throws 404 `worker_not_found`. */
     async setActiveRole(actor: Actor, name: string, workerId: number) {
       const project = await deps.access.project(actor, name);
-      const w = await db.selectFrom('workers').select(['id', 'role', 'label']).where('id', '=', workerId).where('project_id', '=', project.id).executeTakeFirst();
+      const w = await db
+        .selectFrom('workers')
+        .select(['id', 'role', 'label'])
+        .where('id', '=', workerId)
+        .where('project_id', '=', project.id)
+        .executeTakeFirst();
       if (!w) throw new NotFound(`Worker ${workerId} was not found in this project.`, 'worker_not_found');
       await db
         .insertInto('chat_active_roles')
         .values({ project_id: project.id, user_id: actor.id, worker_id: w.id })
-        .onConflict((oc) => oc.columns(['project_id', 'user_id']).doUpdateSet({ worker_id: w.id, updated_at: new Date() }))
+        .onConflict((oc) =>
+          oc.columns(['project_id', 'user_id']).doUpdateSet({ worker_id: w.id, updated_at: new Date() }),
+        )
         .execute();
       return workerRole(w);
     },
@@ -69,13 +91,21 @@ export function createChatService(deps: { db: Kysely<DB>; access: Access; runtim
     async history(actor: Actor, name: string, q: { worker_id?: number; limit?: number; before?: number }) {
       const project = await deps.access.project(actor, name);
       const limit = q.limit ?? 50;
-      let query = db.selectFrom('chat_messages').select(['id', 'role', 'worker_id', 'content', 'created_at', 'run_id']).where('project_id', '=', project.id);
+      let query = db
+        .selectFrom('chat_messages')
+        .select(['id', 'role', 'worker_id', 'content', 'created_at', 'run_id'])
+        .where('project_id', '=', project.id);
       if (q.worker_id !== undefined) {
         const w = q.worker_id;
-        query = query.where((eb) => eb.or([eb('worker_id', '=', w), eb('recipients', '@>', sql<any>`${JSON.stringify([w])}::jsonb`)]));
+        query = query.where((eb) =>
+          eb.or([eb('worker_id', '=', w), eb('recipients', '@>', sql<any>`${JSON.stringify([w])}::jsonb`)]),
+        );
       }
       if (q.before !== undefined) query = query.where('id', '<', q.before);
-      const rows = await query.orderBy('id', 'desc').limit(limit + 1).execute();
+      const rows = await query
+        .orderBy('id', 'desc')
+        .limit(limit + 1)
+        .execute();
       return { messages: rows.slice(0, limit).reverse(), has_more: rows.length > limit };
     },
 
@@ -93,14 +123,19 @@ export function createChatService(deps: { db: Kysely<DB>; access: Access; runtim
       const queue: RunEvent[] = [];
       let wake: (() => void) | undefined;
       let unsubscribe = () => {};
-      const submitted = await deps.runtime.submit(actor, name, { worker_id: workerId, text: body.text }, {
-        beforeCommit: ([runId]) => {
-          unsubscribe = deps.events.subscribe(runId, (e) => {
-            queue.push(e);
-            wake?.();
-          });
+      const submitted = await deps.runtime.submit(
+        actor,
+        name,
+        { worker_id: workerId, text: body.text },
+        {
+          beforeCommit: ([runId]) => {
+            unsubscribe = deps.events.subscribe(runId, (e) => {
+              queue.push(e);
+              wake?.();
+            });
+          },
         },
-      });
+      );
       const runId = submitted.run_ids[0];
       async function* events(): AsyncGenerator<SseEvent> {
         let sawText = false;
@@ -136,7 +171,15 @@ export function createChatService(deps: { db: Kysely<DB>; access: Access; runtim
           if (!sawText && run.reply) yield { event: 'text_delta', data: { delta: run.reply } };
           yield {
             event: 'done',
-            data: { message_id: run.reply_message_id, user_message_id: submitted.message_id, run_id: run.id, status: run.status, usage: run.usage, error: run.error, error_message: run.error_message },
+            data: {
+              message_id: run.reply_message_id,
+              user_message_id: submitted.message_id,
+              run_id: run.id,
+              status: run.status,
+              usage: run.usage,
+              error: run.error,
+              error_message: run.error_message,
+            },
           };
         }
       }

@@ -42,11 +42,24 @@ describe('chat over SSE', () => {
   it('streams text deltas, tool results and done, and records both messages', async () => {
     const { u, p, w1, w2 } = await setup();
     s.enqueue(
-      { content: [{ type: 'text', text: 'Filing it now.' }, { type: 'tool_use', name: 'create_issue', input: { title: 'Broken link', priority: 'P2' } }], usage: { input_tokens: 30, output_tokens: 6 } },
-      { content: [{ type: 'text', text: 'Created the issue for you.' }], usage: { input_tokens: 40, output_tokens: 9 } },
+      {
+        content: [
+          { type: 'text', text: 'Filing it now.' },
+          { type: 'tool_use', name: 'create_issue', input: { title: 'Broken link', priority: 'P2' } },
+        ],
+        usage: { input_tokens: 30, output_tokens: 6 },
+      },
+      {
+        content: [{ type: 'text', text: 'Created the issue for you.' }],
+        usage: { input_tokens: 40, output_tokens: 9 },
+      },
     );
     const before = s.modelCalls().length;
-    const res = await t.app.inject({ method: 'POST', url: `/api/crm/projects/${p.name}/chat?token=${u.token}`, payload: { text: 'the footer link is broken', worker_id: w2.id } });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: `/api/crm/projects/${p.name}/chat?token=${u.token}`,
+      payload: { text: 'the footer link is broken', worker_id: w2.id },
+    });
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toMatch(/^text\/event-stream/);
     const events = parseSse(res.body);
@@ -58,9 +71,15 @@ describe('chat over SSE', () => {
     expect(issues.issues.get(tool.data.issue_id as number)?.title).toBe('Broken link');
     const done = events.at(-1)!;
     expect(done.event).toBe('done');
-    expect(done.data).toMatchObject({ status: 'succeeded', usage: { input_tokens: 70, output_tokens: 15, total_tokens: 85 }, error: null });
+    expect(done.data).toMatchObject({
+      status: 'succeeded',
+      usage: { input_tokens: 70, output_tokens: 15, total_tokens: 85 },
+      error: null,
+    });
     expect(s.modelCalls().slice(before)[0].body.stream).toBe(true);
-    const hist = await api(t.app, 'GET', `/api/crm/projects/${p.name}/chat/history?worker_id=${w2.id}`, { token: u.token });
+    const hist = await api(t.app, 'GET', `/api/crm/projects/${p.name}/chat/history?worker_id=${w2.id}`, {
+      token: u.token,
+    });
     expect(hist.body.messages.map((m: any) => [m.role, m.worker_id, m.content])).toEqual([
       ['user', w2.id, 'the footer link is broken'],
       ['assistant', w2.id, 'Filing it now.\n\nCreated the issue for you.'],
@@ -68,20 +87,39 @@ describe('chat over SSE', () => {
     expect(hist.body.messages[1].id).toBe(done.data.message_id);
     expect(hist.body.messages[0].id).toBe(done.data.user_message_id);
     // The other worker's history is empty.
-    expect((await api(t.app, 'GET', `/api/crm/projects/${p.name}/chat/history?worker_id=${w1.id}`, { token: u.token })).body.messages).toEqual([]);
+    expect(
+      (await api(t.app, 'GET', `/api/crm/projects/${p.name}/chat/history?worker_id=${w1.id}`, { token: u.token })).body
+        .messages,
+    ).toEqual([]);
   });
 
   it('talks to the active role by default and ends with done on a failed run', async () => {
     const { u, p, w2 } = await setup();
     const before = s.modelCalls().length;
-    expect((await api(t.app, 'GET', `/api/crm/projects/${p.name}/active-role`, { token: u.token })).body).toMatchObject({ role: 'pm' });
-    const set = await api(t.app, 'POST', `/api/crm/projects/${p.name}/active-role`, { token: u.token, body: { worker_id: w2.id } });
+    expect((await api(t.app, 'GET', `/api/crm/projects/${p.name}/active-role`, { token: u.token })).body).toMatchObject(
+      { role: 'pm' },
+    );
+    const set = await api(t.app, 'POST', `/api/crm/projects/${p.name}/active-role`, {
+      token: u.token,
+      body: { worker_id: w2.id },
+    });
     expect(set.body).toEqual({ worker_id: w2.id, role: 'developer' });
-    expect((await api(t.app, 'GET', `/api/crm/projects/${p.name}/active-role`, { token: u.token })).body).toEqual({ worker_id: w2.id, role: 'developer' });
+    expect((await api(t.app, 'GET', `/api/crm/projects/${p.name}/active-role`, { token: u.token })).body).toEqual({
+      worker_id: w2.id,
+      role: 'developer',
+    });
     s.enqueue({ status: 400, errorType: 'invalid_request_error' });
-    const res = await t.app.inject({ method: 'POST', url: `/api/crm/projects/${p.name}/chat`, headers: { authorization: `Bearer ${u.token}` }, payload: { text: 'hello' } });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: `/api/crm/projects/${p.name}/chat`,
+      headers: { authorization: `Bearer ${u.token}` },
+      payload: { text: 'hello' },
+    });
     const events = parseSse(res.body);
-    expect(events.at(-1)).toMatchObject({ event: 'done', data: { status: 'failed', error: 'llm_invalid_request', message_id: null } });
+    expect(events.at(-1)).toMatchObject({
+      event: 'done',
+      data: { status: 'failed', error: 'llm_invalid_request', message_id: null },
+    });
     expect(s.modelCalls().slice(before)[0].body.system).toContain('Dev');
     const runs = await t.db.selectFrom('agent_runs').select('worker_id').where('project_id', '=', p.id).execute();
     expect(runs).toEqual([{ worker_id: w2.id }]);
@@ -89,15 +127,27 @@ describe('chat over SSE', () => {
 
   it('refuses before streaming: 429 on a spent budget, 400 without workers', async () => {
     const { u, p, w1 } = await setup();
-    await t.db.insertInto('token_usage').values({ user_id: u.id, project_id: p.id, worker_id: w1.id, total_tokens: 100_000 }).execute();
-    const r = await api(t.app, 'POST', `/api/crm/projects/${p.name}/chat`, { token: u.token, body: { text: 'hi', worker_id: w1.id } });
+    await t.db
+      .insertInto('token_usage')
+      .values({ user_id: u.id, project_id: p.id, worker_id: w1.id, total_tokens: 100_000 })
+      .execute();
+    const r = await api(t.app, 'POST', `/api/crm/projects/${p.name}/chat`, {
+      token: u.token,
+      body: { text: 'hi', worker_id: w1.id },
+    });
     expect(r.status).toBe(429);
     expect(r.body.error).toBe('token_budget_exceeded');
     const empty = await createProject(t, u.id);
-    const r2 = await api(t.app, 'POST', `/api/crm/projects/${empty.name}/chat`, { token: u.token, body: { text: 'hi' } });
+    const r2 = await api(t.app, 'POST', `/api/crm/projects/${empty.name}/chat`, {
+      token: u.token,
+      body: { text: 'hi' },
+    });
     expect(r2.status).toBe(400);
     expect(r2.body.error).toBe('no_worker');
-    expect((await api(t.app, 'GET', `/api/crm/projects/${empty.name}/active-role`, { token: u.token })).body).toEqual({ worker_id: null, role: null });
+    expect((await api(t.app, 'GET', `/api/crm/projects/${empty.name}/active-role`, { token: u.token })).body).toEqual({
+      worker_id: null,
+      role: null,
+    });
   });
 });
 
@@ -108,7 +158,14 @@ describe('chat history paging', () => {
     for (let i = 1; i <= 7; i++) {
       const row = await t.db
         .insertInto('chat_messages')
-        .values({ project_id: p.id, user_id: u.id, worker_id: i === 4 ? null : w1.id, recipients: JSON.stringify(i === 4 ? [w1.id, w2.id] : [w1.id]), role: i % 2 ? 'user' : 'assistant', content: `m${i}` })
+        .values({
+          project_id: p.id,
+          user_id: u.id,
+          worker_id: i === 4 ? null : w1.id,
+          recipients: JSON.stringify(i === 4 ? [w1.id, w2.id] : [w1.id]),
+          role: i % 2 ? 'user' : 'assistant',
+          content: `m${i}`,
+        })
         .returning('id')
         .executeTakeFirstOrThrow();
       ids.push(row.id);
@@ -133,16 +190,41 @@ describe('access and validation', () => {
     const other = await createUser(t);
     const routes: Array<[string, string, unknown, string, unknown]> = [
       ['POST', `/api/crm/projects/${p.name}/chat`, { text: 'x' }, `/api/crm/projects/${p.name}/chat`, { text: '' }],
-      ['GET', `/api/crm/projects/${p.name}/chat/history`, undefined, `/api/crm/projects/${p.name}/chat/history?limit=500`, undefined],
+      [
+        'GET',
+        `/api/crm/projects/${p.name}/chat/history`,
+        undefined,
+        `/api/crm/projects/${p.name}/chat/history?limit=500`,
+        undefined,
+      ],
       ['GET', `/api/crm/projects/${p.name}/active-role`, undefined, '', undefined],
-      ['POST', `/api/crm/projects/${p.name}/active-role`, { worker_id: w1.id }, `/api/crm/projects/${p.name}/active-role`, { worker_id: 'x' }],
+      [
+        'POST',
+        `/api/crm/projects/${p.name}/active-role`,
+        { worker_id: w1.id },
+        `/api/crm/projects/${p.name}/active-role`,
+        { worker_id: 'x' },
+      ],
     ];
     for (const [method, url, body, badUrl, badBody] of routes) {
       expect((await api(t.app, method as any, url, { body })).status, `${method} ${url}`).toBe(401);
       expect((await api(t.app, method as any, url, { token: other.token, body })).status, `${method} ${url}`).toBe(403);
-      if (badUrl) expect((await api(t.app, method as any, badUrl, { token: u.token, body: badBody })).body.error, `${method} ${badUrl}`).toBe('invalid_request');
+      if (badUrl)
+        expect(
+          (await api(t.app, method as any, badUrl, { token: u.token, body: badBody })).body.error,
+          `${method} ${badUrl}`,
+        ).toBe('invalid_request');
     }
-    expect((await api(t.app, 'POST', `/api/crm/projects/${p.name}/active-role`, { token: u.token, body: { worker_id: 999999 } })).status).toBe(404);
-    expect((await api(t.app, 'GET', `/api/crm/projects/${p.name}/chat/history?before=0`, { token: u.token })).status).toBe(400);
+    expect(
+      (
+        await api(t.app, 'POST', `/api/crm/projects/${p.name}/active-role`, {
+          token: u.token,
+          body: { worker_id: 999999 },
+        })
+      ).status,
+    ).toBe(404);
+    expect(
+      (await api(t.app, 'GET', `/api/crm/projects/${p.name}/chat/history?before=0`, { token: u.token })).status,
+    ).toBe(400);
   });
 });

@@ -6,12 +6,22 @@ import type { ServerResponse } from 'node:http';
 
 /** Write the SSE head (status 200, no caching, no proxy buffering). */
 export function openSse(res: ServerResponse, headers: Record<string, string> = {}) {
-  res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive', 'x-accel-buffering': 'no', ...headers });
+  res.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache, no-transform',
+    connection: 'keep-alive',
+    'x-accel-buffering': 'no',
+    ...headers,
+  });
   res.flushHeaders?.();
 }
 
 /** Stream `events` until they end or the client leaves; then end the response. */
-export async function pipeSse(res: ServerResponse, events: AsyncGenerator<{ event: string; data: unknown }>, opts: { heartbeatMs?: number } = {}) {
+export async function pipeSse(
+  res: ServerResponse,
+  events: AsyncGenerator<{ event: string; data: unknown }>,
+  opts: { heartbeatMs?: number } = {},
+) {
   const beat = setInterval(() => {
     if (!res.writableEnded) res.write(': ping\n\n');
   }, opts.heartbeatMs ?? 15_000);

@@ -10,7 +10,12 @@ import { createDocsService } from './docs.service.ts';
 
 const Lang = Type.Union([Type.Literal('en'), Type.Literal('uk')], { default: 'en' });
 const Node = Type.Recursive((This) =>
-  Type.Object({ path: Type.String(), title: Type.String(), lang: Type.String(), children: Type.Optional(Type.Array(This)) }),
+  Type.Object({
+    path: Type.String(),
+    title: Type.String(),
+    lang: Type.String(),
+    children: Type.Optional(Type.Array(This)),
+  }),
 );
 
 export const docsModule: Module = (app, deps) => {
@@ -25,7 +30,12 @@ export const docsModule: Module = (app, deps) => {
   app.addHook('onReady', async () => {
     try {
       const pages = docs.allPages();
-      const rows = await deps.db.selectFrom('knowledge_documents').select('doc_id').where('doc_type', '=', 'doc').where('project_id', 'is', null).execute();
+      const rows = await deps.db
+        .selectFrom('knowledge_documents')
+        .select('doc_id')
+        .where('doc_type', '=', 'doc')
+        .where('project_id', 'is', null)
+        .execute();
       const gone = rows.map((r) => r.doc_id).filter((d) => !pages.includes(d));
       for (const doc_id of [...pages, ...gone]) {
         const job: IndexJob = { project_id: null, doc_type: 'doc', doc_id };
@@ -47,7 +57,13 @@ export const docsModule: Module = (app, deps) => {
     '/api/crm/docs/tree',
     {
       config: pub,
-      schema: { tags, security: [], summary: 'The public documentation tree', querystring: Type.Object({ lang: Type.Optional(Lang) }), response: { 200: Type.Object({ lang: Type.String(), tree: Type.Array(Node) }), ...errors(400) } },
+      schema: {
+        tags,
+        security: [],
+        summary: 'The public documentation tree',
+        querystring: Type.Object({ lang: Type.Optional(Lang) }),
+        response: { 200: Type.Object({ lang: Type.String(), tree: Type.Array(Node) }), ...errors(400) },
+      },
     },
     async (req) => docs.tree(req.query.lang),
   );
@@ -61,7 +77,14 @@ export const docsModule: Module = (app, deps) => {
         summary: 'One documentation page (falls back to the other language)',
         querystring: Type.Object({ path: Type.String({ minLength: 1, maxLength: 300 }), lang: Type.Optional(Lang) }),
         response: {
-          200: Type.Object({ path: Type.String(), lang: Type.String(), requested_lang: Type.String(), fallback: Type.Boolean(), title: Type.String(), content: Type.String() }),
+          200: Type.Object({
+            path: Type.String(),
+            lang: Type.String(),
+            requested_lang: Type.String(),
+            fallback: Type.Boolean(),
+            title: Type.String(),
+            content: Type.String(),
+          }),
           ...errors(400, 403, 404),
         },
       },

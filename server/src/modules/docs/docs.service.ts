@@ -64,7 +64,8 @@ export function createDocsService(opts: { root?: string } = {}) {
     let rel = p.trim().replace(/^\/+/, '');
     if (!rel.endsWith('.md')) rel += '.md';
     const segs = rel.slice(0, -3).split('/');
-    if (rel.length > 300 || segs.some((s) => !SEGMENT.test(s))) throw new BadRequest('invalid_path', 'The path must be a page of the documentation, e.g. getting-started.md.');
+    if (rel.length > 300 || segs.some((s) => !SEGMENT.test(s)))
+      throw new BadRequest('invalid_path', 'The path must be a page of the documentation, e.g. getting-started.md.');
     return rel;
   };
 
@@ -72,11 +73,13 @@ export function createDocsService(opts: { root?: string } = {}) {
   const read = (lang: Lang, rel: string): string | null => {
     const base = path.join(root, lang);
     const file = path.resolve(base, rel);
-    if (!file.startsWith(base + path.sep)) throw new Forbidden('This path is outside the documentation.', 'forbidden_path');
+    if (!file.startsWith(base + path.sep))
+      throw new Forbidden('This path is outside the documentation.', 'forbidden_path');
     if (!fs.existsSync(file)) return null;
     const real = fs.realpathSync(file);
     const realRoot = fs.realpathSync(root);
-    if (!real.startsWith(realRoot + path.sep)) throw new Forbidden('This path is outside the documentation.', 'forbidden_path');
+    if (!real.startsWith(realRoot + path.sep))
+      throw new Forbidden('This path is outside the documentation.', 'forbidden_path');
     if (!fs.statSync(real).isFile()) return null;
     return fs.readFileSync(real, 'utf8');
   };
@@ -133,7 +136,14 @@ export function createDocsService(opts: { root?: string } = {}) {
         content = read(other, rel);
       }
       if (content === null) throw new NotFound(`No documentation page '${rel}'.`, 'doc_not_found');
-      return { path: rel, lang: served, requested_lang: lang, fallback: served !== lang, title: titleOf(content, rel), content };
+      return {
+        path: rel,
+        lang: served,
+        requested_lang: lang,
+        fallback: served !== lang,
+        title: titleOf(content, rel),
+        content,
+      };
     },
 
     /** Every page as `<lang>/<path>` (for indexing). */

@@ -18,7 +18,20 @@ describe('public documentation', () => {
     expect(en.body.lang).toBe('en');
     const paths = en.body.tree.map((n: any) => n.path);
     expect(paths[0]).toBe('getting-started.md');
-    for (const p of ['projects-and-workers.md', 'issues.md', 'skills.md', 'wiki.md', 'notes.md', 'transcripts.md', 'voice.md', 'cli.md', 'plans-and-billing.md', 'cloud-container.md', 'privacy.md']) expect(paths).toContain(p);
+    for (const p of [
+      'projects-and-workers.md',
+      'issues.md',
+      'skills.md',
+      'wiki.md',
+      'notes.md',
+      'transcripts.md',
+      'voice.md',
+      'cli.md',
+      'plans-and-billing.md',
+      'cloud-container.md',
+      'privacy.md',
+    ])
+      expect(paths).toContain(p);
     expect(en.body.tree[0]).toMatchObject({ title: 'Getting started', lang: 'en' });
     // a page that exists only in Ukrainian is listed, served in Ukrainian
     expect(en.body.tree.find((n: any) => n.path === 'terminology.md')).toMatchObject({ lang: 'uk' });
@@ -43,7 +56,16 @@ describe('public documentation', () => {
   });
 
   it('refuses path traversal and never returns files outside the docs folder', async () => {
-    for (const p of ['../../package.json', '..%2F..%2Fpackage.json', '../en/wiki.md', '/etc/passwd', 'en/../../README.md', '%2e%2e/%2e%2e/README.md', 'wiki.md%00.txt', 'a\\..\\b.md']) {
+    for (const p of [
+      '../../package.json',
+      '..%2F..%2Fpackage.json',
+      '../en/wiki.md',
+      '/etc/passwd',
+      'en/../../README.md',
+      '%2e%2e/%2e%2e/README.md',
+      'wiki.md%00.txt',
+      'a\\..\\b.md',
+    ]) {
       const r = await api(t.app, 'GET', `/api/crm/docs/file?path=${p}`);
       expect([400, 403, 404], p).toContain(r.status);
       expect(r.text).not.toContain('"dependencies"');
@@ -53,7 +75,11 @@ describe('public documentation', () => {
   });
 
   it('indexes the public docs as global documents at start', async () => {
-    const rows = await t.db.selectFrom('knowledge_documents').select(['doc_id', 'scope', 'project_id']).where('doc_type', '=', 'doc').execute();
+    const rows = await t.db
+      .selectFrom('knowledge_documents')
+      .select(['doc_id', 'scope', 'project_id'])
+      .where('doc_type', '=', 'doc')
+      .execute();
     expect(rows.length).toBeGreaterThan(10);
     expect(rows.every((r) => r.scope === 'global' && r.project_id === null)).toBe(true);
     expect(rows.map((r) => r.doc_id)).toContain('en/getting-started.md');
@@ -66,7 +92,9 @@ describe('public documentation', () => {
     fs.writeFileSync(path.join(outside, 'secret.md'), 'top secret');
     fs.symlinkSync(path.join(outside, 'secret.md'), path.join(root, 'en', 'leak.md'));
     const docs = createDocsService({ root });
-    expect(() => docs.file('leak.md')).toThrowError(expect.objectContaining({ statusCode: 403, code: 'forbidden_path' }));
+    expect(() => docs.file('leak.md')).toThrowError(
+      expect.objectContaining({ statusCode: 403, code: 'forbidden_path' }),
+    );
     fs.rmSync(root, { recursive: true });
     fs.rmSync(outside, { recursive: true });
   });

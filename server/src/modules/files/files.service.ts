@@ -64,7 +64,8 @@ export function createFilesService(deps: { access: Access; options: FilesOptions
     }
   }
 
-  const entryType = (st: fs.Stats): Entry['type'] => (st.isSymbolicLink() ? 'symlink' : st.isDirectory() ? 'dir' : st.isFile() ? 'file' : 'other');
+  const entryType = (st: fs.Stats): Entry['type'] =>
+    st.isSymbolicLink() ? 'symlink' : st.isDirectory() ? 'dir' : st.isFile() ? 'file' : 'other';
 
   return {
     /** `{path, entries}` of a folder: folders first, then by name. @throws NotFound; BadRequest `not_a_directory`. */
@@ -80,9 +81,17 @@ export function createFilesService(deps: { access: Access; options: FilesOptions
       for (const d of dirents) {
         const st2 = await fsp.lstat(path.join(abs, d.name)).catch(() => undefined);
         if (!st2) continue;
-        entries.push({ name: d.name, path: rel ? `${rel}/${d.name}` : d.name, type: entryType(st2), size: st2.isFile() ? st2.size : 0, modified_at: st2.mtime });
+        entries.push({
+          name: d.name,
+          path: rel ? `${rel}/${d.name}` : d.name,
+          type: entryType(st2),
+          size: st2.isFile() ? st2.size : 0,
+          modified_at: st2.mtime,
+        });
       }
-      entries.sort((a, b) => (a.type === 'dir') !== (b.type === 'dir') ? (a.type === 'dir' ? -1 : 1) : a.name.localeCompare(b.name));
+      entries.sort((a, b) =>
+        (a.type === 'dir') !== (b.type === 'dir') ? (a.type === 'dir' ? -1 : 1) : a.name.localeCompare(b.name),
+      );
       return { path: rel, entries };
     },
 
@@ -97,12 +106,25 @@ export function createFilesService(deps: { access: Access; options: FilesOptions
         throw code(err) === 'ENOENT' ? notFound() : err;
       });
       if (st.isDirectory()) throw new BadRequest('is_directory', 'This path is a folder; list it instead.');
-      if (raw) return { raw: true as const, stream: fs.createReadStream(abs), size: st.size, filename: path.basename(abs) };
-      if (st.size > READ_JSON_LIMIT_BYTES) throw new PayloadTooLarge('The file is larger than 5 MB; read it with raw=1.', 'file_too_large', { size: st.size });
+      if (raw)
+        return { raw: true as const, stream: fs.createReadStream(abs), size: st.size, filename: path.basename(abs) };
+      if (st.size > READ_JSON_LIMIT_BYTES)
+        throw new PayloadTooLarge('The file is larger than 5 MB; read it with raw=1.', 'file_too_large', {
+          size: st.size,
+        });
       const buf = await fsp.readFile(abs);
       const text = buf.toString('utf8');
       const binary = buf.includes(0) || !Buffer.from(text, 'utf8').equals(buf);
-      return { raw: false as const, body: { path: rel, content: binary ? buf.toString('base64') : text, encoding: binary ? 'base64' : 'utf8', size: st.size, modified_at: st.mtime } };
+      return {
+        raw: false as const,
+        body: {
+          path: rel,
+          content: binary ? buf.toString('base64') : text,
+          encoding: binary ? 'base64' : 'utf8',
+          size: st.size,
+          modified_at: st.mtime,
+        },
+      };
     },
 
     /** Write a text file (created with its folders, replaced atomically). @throws BadRequest `is_directory`. */
@@ -120,7 +142,8 @@ export function createFilesService(deps: { access: Access; options: FilesOptions
     async mkdir(actor: Actor, name: string, p: string) {
       const project = await deps.access.project(actor, name);
       const { abs, rel } = await resolveInside(project.dir, p);
-      if (!rel || (await fsp.lstat(abs).catch(() => undefined))) throw new Conflict('already_exists', 'Something already exists at this path.');
+      if (!rel || (await fsp.lstat(abs).catch(() => undefined)))
+        throw new Conflict('already_exists', 'Something already exists at this path.');
       await fsp.mkdir(abs, { recursive: true });
       return { ok: true, path: rel };
     },
@@ -172,10 +195,14 @@ export function createFilesService(deps: { access: Access; options: FilesOptions
             continue;
           }
           const filename = path.basename(String(part.filename ?? '').replace(/\\/g, '/'));
-          if (!filename || filename === '.' || filename === '..' || filename.includes('\0')) throw new BadRequest('invalid_filename', 'The uploaded file has no usable name.');
+          if (!filename || filename === '.' || filename === '..' || filename.includes('\0'))
+            throw new BadRequest('invalid_filename', 'The uploaded file has no usable name.');
           const tmp = path.join(tmpDir, String(received.length));
           await pipeline(part.file, fs.createWriteStream(tmp));
-          if (part.file.truncated) throw new PayloadTooLarge('The uploaded file is larger than the limit.', 'payload_too_large', { limit_bytes: options.uploadLimitBytes });
+          if (part.file.truncated)
+            throw new PayloadTooLarge('The uploaded file is larger than the limit.', 'payload_too_large', {
+              limit_bytes: options.uploadLimitBytes,
+            });
           received.push({ tmp, filename, size: (await fsp.stat(tmp)).size });
         }
         if (!received.length) throw new BadRequest('file_required', 'The multipart field `file` is required.');
@@ -203,19 +230,45 @@ export function createFilesService(deps: { access: Access; options: FilesOptions
     async clone(actor: Actor, name: string, body: { url: string; dir?: string }) {
       const u = checkCloneUrl(body.url);
       const project = await deps.access.project(actor, name);
-      const guess = path.posix.basename(u.pathname.replace(/\/+$/, '')).replace(/\.git$/, '').replace(/[^A-Za-z0-9._-]/g, '_') || 'repo';
+      const guess =
+        path.posix
+          .basename(u.pathname.replace(/\/+$/, ''))
+          .replace(/\.git$/, '')
+          .replace(/[^A-Za-z0-9._-]/g, '_') || 'repo';
       const { abs, rel } = await resolveInside(project.dir, body.dir ?? guess);
-      if (!rel || (await fsp.lstat(abs).catch(() => undefined))) throw new Conflict('already_exists', 'The target folder already exists.');
+      if (!rel || (await fsp.lstat(abs).catch(() => undefined)))
+        throw new Conflict('already_exists', 'The target folder already exists.');
       await fsp.mkdir(path.dirname(abs), { recursive: true });
-      const args = ['-c', 'protocol.allow=never', '-c', 'protocol.http.allow=always', '-c', 'protocol.https.allow=always', '-c', 'protocol.git.allow=always', 'clone', '--depth', '1', '--', u.toString(), abs];
+      const args = [
+        '-c',
+        'protocol.allow=never',
+        '-c',
+        'protocol.http.allow=always',
+        '-c',
+        'protocol.https.allow=always',
+        '-c',
+        'protocol.git.allow=always',
+        'clone',
+        '--depth',
+        '1',
+        '--',
+        u.toString(),
+        abs,
+      ];
       const result = await new Promise<{ timedOut: boolean; error?: string }>((resolve) => {
         execFile(
           'git',
           args,
-          { timeout: options.cloneTimeoutMs, killSignal: 'SIGKILL', maxBuffer: 1024 * 1024, env: { ...process.env, GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: 'echo', SSH_ASKPASS: 'echo' } },
+          {
+            timeout: options.cloneTimeoutMs,
+            killSignal: 'SIGKILL',
+            maxBuffer: 1024 * 1024,
+            env: { ...process.env, GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: 'echo', SSH_ASKPASS: 'echo' },
+          },
           (err, _stdout, stderr) => {
             if (!err) return resolve({ timedOut: false });
-            const timedOut = (err as { killed?: boolean }).killed === true || (err as { signal?: string }).signal === 'SIGKILL';
+            const timedOut =
+              (err as { killed?: boolean }).killed === true || (err as { signal?: string }).signal === 'SIGKILL';
             const line = String(stderr).trim().split('\n').filter(Boolean).pop() ?? err.message;
             resolve({ timedOut, error: line.replace(/\/\/[^/@\s]*@/g, '//').slice(0, 300) });
           },
@@ -223,7 +276,12 @@ export function createFilesService(deps: { access: Access; options: FilesOptions
       });
       if (result.error !== undefined || result.timedOut) {
         await fsp.rm(abs, { recursive: true, force: true });
-        if (result.timedOut) throw new Upstream(504, 'clone_timeout', `git clone did not finish within ${Math.round(options.cloneTimeoutMs / 1000)} s.`);
+        if (result.timedOut)
+          throw new Upstream(
+            504,
+            'clone_timeout',
+            `git clone did not finish within ${Math.round(options.cloneTimeoutMs / 1000)} s.`,
+          );
         throw new Upstream(502, 'clone_failed', 'git could not clone the repository.', { detail: result.error });
       }
       return { ok: true, path: rel };

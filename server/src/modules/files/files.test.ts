@@ -42,7 +42,17 @@ beforeAll(async () => {
   // a git repository served by `git daemon` (git://)
   gitRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'gitroot-'));
   const work = path.join(gitRoot, 'work');
-  const git = (...a: string[]) => execFileSync('git', a, { cwd: work, env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@e', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@e' } });
+  const git = (...a: string[]) =>
+    execFileSync('git', a, {
+      cwd: work,
+      env: {
+        ...process.env,
+        GIT_AUTHOR_NAME: 't',
+        GIT_AUTHOR_EMAIL: 't@e',
+        GIT_COMMITTER_NAME: 't',
+        GIT_COMMITTER_EMAIL: 't@e',
+      },
+    });
   fs.mkdirSync(work);
   git('init', '-q');
   fs.writeFileSync(path.join(work, 'README.md'), 'hello from git\n');
@@ -50,9 +60,29 @@ beforeAll(async () => {
   git('commit', '-qm', 'first');
   execFileSync('git', ['clone', '-q', '--bare', work, path.join(gitRoot, 'demo.git')]);
   gitPort = await freePort();
-  daemon = spawn('git', ['daemon', '--reuseaddr', '--export-all', `--base-path=${gitRoot}`, `--port=${gitPort}`, '--listen=127.0.0.1', gitRoot], { stdio: 'ignore' });
+  daemon = spawn(
+    'git',
+    [
+      'daemon',
+      '--reuseaddr',
+      '--export-all',
+      `--base-path=${gitRoot}`,
+      `--port=${gitPort}`,
+      '--listen=127.0.0.1',
+      gitRoot,
+    ],
+    { stdio: 'ignore' },
+  );
   for (let i = 0; i < 50; i++) {
-    const ok = await new Promise<boolean>((r) => net.connect(gitPort, '127.0.0.1').on('connect', function (this: net.Socket) { this.destroy(); r(true); }).on('error', () => r(false)));
+    const ok = await new Promise<boolean>((r) =>
+      net
+        .connect(gitPort, '127.0.0.1')
+        .on('connect', function (this: net.Socket) {
+          this.destroy();
+          r(true);
+        })
+        .on('error', () => r(false)),
+    );
     if (ok) break;
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -76,7 +106,11 @@ function multipart(parts: { name: string; filename?: string; content: string | B
   const boundary = '----testboundary' + Math.random().toString(16).slice(2);
   const chunks: Buffer[] = [];
   for (const p of parts) {
-    chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${p.name}"${p.filename ? `; filename="${p.filename}"` : ''}\r\n${p.filename ? 'Content-Type: application/octet-stream\r\n' : ''}\r\n`));
+    chunks.push(
+      Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="${p.name}"${p.filename ? `; filename="${p.filename}"` : ''}\r\n${p.filename ? 'Content-Type: application/octet-stream\r\n' : ''}\r\n`,
+      ),
+    );
     chunks.push(Buffer.isBuffer(p.content) ? p.content : Buffer.from(p.content));
     chunks.push(Buffer.from('\r\n'));
   }
@@ -93,7 +127,9 @@ describe('files access', () => {
     expect((await api(t.app, 'GET', u(''))).status).toBe(401);
     expect((await api(t.app, 'POST', u('/upload'))).status).toBe(401);
     expect((await get('', other.token)).status).toBe(403);
-    expect((await api(t.app, 'PUT', u('/save'), { token: other.token, body: { path: 'a', content: 'b' } })).status).toBe(403);
+    expect(
+      (await api(t.app, 'PUT', u('/save'), { token: other.token, body: { path: 'a', content: 'b' } })).status,
+    ).toBe(403);
     expect((await upload([{ name: 'file', filename: 'a.txt', content: 'x' }], other.token)).status).toBe(403);
     expect((await get('/read')).status).toBe(400);
     expect((await api(t.app, 'PUT', u('/save'), { token: owner.token, body: { path: 'a' } })).status).toBe(400);
@@ -127,7 +163,10 @@ describe('path confinement', () => {
       await api(t.app, 'PUT', u('/save'), { token: owner.token, body: { path: 'link-out/new.txt', content: 'x' } }),
       await api(t.app, 'PUT', u('/save'), { token: owner.token, body: { path: 'dangling-out', content: 'x' } }),
       await api(t.app, 'DELETE', u('/delete?path=link-out/secret.txt'), { token: owner.token }),
-      await upload([{ name: 'path', content: 'link-out' }, { name: 'file', filename: 'x.txt', content: 'x' }]),
+      await upload([
+        { name: 'path', content: 'link-out' },
+        { name: 'file', filename: 'x.txt', content: 'x' },
+      ]),
     ]) {
       expect(r.status, JSON.stringify(r.body)).toBe(403);
     }
@@ -145,7 +184,10 @@ describe('path confinement', () => {
 
 describe('files', () => {
   it('save, read (json and raw), list, mkdir, create, delete', async () => {
-    const s = await api(t.app, 'PUT', u('/save'), { token: owner.token, body: { path: 'src/app/main.ts', content: 'console.log(1);\n' } });
+    const s = await api(t.app, 'PUT', u('/save'), {
+      token: owner.token,
+      body: { path: 'src/app/main.ts', content: 'console.log(1);\n' },
+    });
     expect(s.status).toBe(200);
     expect(s.body).toMatchObject({ ok: true, path: 'src/app/main.ts', size: 16 });
     const r = await get('/read?path=src/app/main.ts');
@@ -154,33 +196,55 @@ describe('files', () => {
     const b = await get('/read?path=bin.dat');
     expect(b.body.encoding).toBe('base64');
     expect(Buffer.from(b.body.content, 'base64')).toEqual(Buffer.from([0, 1, 2, 255]));
-    const raw = await t.app.inject({ method: 'GET', url: u('/read?path=bin.dat&raw=1'), headers: { authorization: `Bearer ${owner.token}` } });
+    const raw = await t.app.inject({
+      method: 'GET',
+      url: u('/read?path=bin.dat&raw=1'),
+      headers: { authorization: `Bearer ${owner.token}` },
+    });
     expect(raw.headers['content-type'], raw.body).toBe('application/octet-stream');
     expect(raw.rawPayload).toEqual(Buffer.from([0, 1, 2, 255]));
-    expect((await api(t.app, 'POST', u('/mkdir'), { token: owner.token, body: { path: 'docs/notes' } })).status).toBe(201);
-    expect((await api(t.app, 'POST', u('/mkdir'), { token: owner.token, body: { path: 'docs/notes' } })).status).toBe(409);
-    expect((await api(t.app, 'POST', u('/create'), { token: owner.token, body: { path: 'docs/notes/todo.md' } })).status).toBe(201);
-    expect((await api(t.app, 'POST', u('/create'), { token: owner.token, body: { path: 'docs/notes/todo.md' } })).status).toBe(409);
+    expect((await api(t.app, 'POST', u('/mkdir'), { token: owner.token, body: { path: 'docs/notes' } })).status).toBe(
+      201,
+    );
+    expect((await api(t.app, 'POST', u('/mkdir'), { token: owner.token, body: { path: 'docs/notes' } })).status).toBe(
+      409,
+    );
+    expect(
+      (await api(t.app, 'POST', u('/create'), { token: owner.token, body: { path: 'docs/notes/todo.md' } })).status,
+    ).toBe(201);
+    expect(
+      (await api(t.app, 'POST', u('/create'), { token: owner.token, body: { path: 'docs/notes/todo.md' } })).status,
+    ).toBe(409);
     const l = await get('?path=docs/notes');
     expect(l.body.entries).toMatchObject([{ name: 'todo.md', path: 'docs/notes/todo.md', type: 'file', size: 0 }]);
     const root = await get('');
-    expect(root.body.entries.filter((e: any) => e.type === 'dir').map((e: any) => e.name)).toEqual(expect.arrayContaining(['docs', 'src']));
+    expect(root.body.entries.filter((e: any) => e.type === 'dir').map((e: any) => e.name)).toEqual(
+      expect.arrayContaining(['docs', 'src']),
+    );
     expect((await get('/read?path=docs')).body.error).toBe('is_directory');
     expect((await get('/read?path=missing.txt')).status).toBe(404);
     expect((await api(t.app, 'DELETE', u('/delete?path=docs'), { token: owner.token })).status).toBe(200);
     expect(fs.existsSync(path.join(proj.dir, 'docs'))).toBe(false);
     expect((await api(t.app, 'DELETE', u('/delete?path=docs'), { token: owner.token })).status).toBe(404);
-    expect((await api(t.app, 'DELETE', u('/delete?path='), { token: owner.token })).body.error).toBe('cannot_delete_root');
+    expect((await api(t.app, 'DELETE', u('/delete?path='), { token: owner.token })).body.error).toBe(
+      'cannot_delete_root',
+    );
   });
 
   it('uploads into a folder; over the limit answers 413 and leaves nothing; the real limit is 100 MB', async () => {
     expect(defaults.uploadLimitBytes).toBe(100 * 1024 * 1024);
     expect(UPLOAD_LIMIT_BYTES).toBe(100 * 1024 * 1024);
-    const ok = await upload([{ name: 'path', content: 'uploads' }, { name: 'file', filename: 'a.bin', content: Buffer.alloc(4096, 7) }]);
+    const ok = await upload([
+      { name: 'path', content: 'uploads' },
+      { name: 'file', filename: 'a.bin', content: Buffer.alloc(4096, 7) },
+    ]);
     expect(ok.status).toBe(201);
     expect(ok.body.files).toEqual([{ path: 'uploads/a.bin', size: 4096 }]);
     expect(fs.readFileSync(path.join(proj.dir, 'uploads', 'a.bin')).length).toBe(4096);
-    const big = await upload([{ name: 'path', content: 'uploads' }, { name: 'file', filename: 'big.bin', content: Buffer.alloc(4097, 7) }]);
+    const big = await upload([
+      { name: 'path', content: 'uploads' },
+      { name: 'file', filename: 'big.bin', content: Buffer.alloc(4097, 7) },
+    ]);
     expect(big.status).toBe(413);
     expect(big.body.error).toBe('payload_too_large');
     expect(fs.existsSync(path.join(proj.dir, 'uploads', 'big.bin'))).toBe(false);
@@ -194,22 +258,51 @@ describe('files', () => {
   it('clones http(s)/git repositories only, within the time limit (60 s by default)', async () => {
     expect(defaults.cloneTimeoutMs).toBe(60_000);
     expect(CLONE_TIMEOUT_MS).toBe(60_000);
-    for (const url of ['file:///etc', 'ssh://host/x.git', '--upload-pack=touch /tmp/pwn', 'ext::sh -c touch% /tmp/pwn', 'not a url']) {
+    for (const url of [
+      'file:///etc',
+      'ssh://host/x.git',
+      '--upload-pack=touch /tmp/pwn',
+      'ext::sh -c touch% /tmp/pwn',
+      'not a url',
+    ]) {
       const r = await api(t.app, 'POST', u('/clone'), { token: owner.token, body: { url } });
       expect(r.status, url).toBe(400);
       expect(r.body.error).toBe('invalid_url');
     }
-    const c = await api(t.app, 'POST', u('/clone'), { token: owner.token, body: { url: `git://127.0.0.1:${gitPort}/demo.git` } });
+    const c = await api(t.app, 'POST', u('/clone'), {
+      token: owner.token,
+      body: { url: `git://127.0.0.1:${gitPort}/demo.git` },
+    });
     expect(c.status, JSON.stringify(c.body)).toBe(201);
     expect(c.body.path).toBe('demo');
     expect(fs.readFileSync(path.join(proj.dir, 'demo', 'README.md'), 'utf8')).toBe('hello from git\n');
-    expect((await api(t.app, 'POST', u('/clone'), { token: owner.token, body: { url: `git://127.0.0.1:${gitPort}/demo.git` } })).status).toBe(409);
-    expect((await api(t.app, 'POST', u('/clone'), { token: owner.token, body: { url: `git://127.0.0.1:${gitPort}/demo.git`, dir: '../out' } })).status).toBe(403);
-    const missing = await api(t.app, 'POST', u('/clone'), { token: owner.token, body: { url: `git://127.0.0.1:${gitPort}/missing.git`, dir: 'm' } });
+    expect(
+      (
+        await api(t.app, 'POST', u('/clone'), {
+          token: owner.token,
+          body: { url: `git://127.0.0.1:${gitPort}/demo.git` },
+        })
+      ).status,
+    ).toBe(409);
+    expect(
+      (
+        await api(t.app, 'POST', u('/clone'), {
+          token: owner.token,
+          body: { url: `git://127.0.0.1:${gitPort}/demo.git`, dir: '../out' },
+        })
+      ).status,
+    ).toBe(403);
+    const missing = await api(t.app, 'POST', u('/clone'), {
+      token: owner.token,
+      body: { url: `git://127.0.0.1:${gitPort}/missing.git`, dir: 'm' },
+    });
     expect(missing.status).toBe(502);
     expect(missing.body.error).toBe('clone_failed');
     expect(fs.existsSync(path.join(proj.dir, 'm'))).toBe(false);
-    const slow = await api(t.app, 'POST', u('/clone'), { token: owner.token, body: { url: `http://127.0.0.1:${hangPort}/x.git`, dir: 'slow' } });
+    const slow = await api(t.app, 'POST', u('/clone'), {
+      token: owner.token,
+      body: { url: `http://127.0.0.1:${hangPort}/x.git`, dir: 'slow' },
+    });
     expect(slow.status).toBe(504);
     expect(slow.body.error).toBe('clone_timeout');
     expect(fs.existsSync(path.join(proj.dir, 'slow'))).toBe(false);

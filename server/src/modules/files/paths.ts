@@ -25,12 +25,14 @@ async function realpathOrUndefined(p: string): Promise<string | undefined> {
   try {
     return await fs.realpath(p);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR') return undefined;
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR')
+      return undefined;
     throw err;
   }
 }
 
-const within = (root: string, p: string) => p === root || p.startsWith(root.endsWith(path.sep) ? root : root + path.sep);
+const within = (root: string, p: string) =>
+  p === root || p.startsWith(root.endsWith(path.sep) ? root : root + path.sep);
 
 /**
  * Resolve `rel` inside `root` (created when missing).

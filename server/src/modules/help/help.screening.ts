@@ -19,7 +19,8 @@ export const INJECTION_PATTERNS: RegExp[] = [
 /** @returns true when the message matches any injection pattern. */
 export const isInjection = (message: string): boolean => INJECTION_PATTERNS.some((p) => p.test(message));
 
-const GREETING = /^\s*(?:hi|hello|hey|hiya|howdy|yo|good\s+(?:morning|afternoon|evening|day)|greetings|thanks|thank\s+you|привіт|привет|вітаю|доброго\s+дня|добрий\s+(?:день|ранок|вечір)|дякую|hola|salut)(?=$|[\s,!.?])/i;
+const GREETING =
+  /^\s*(?:hi|hello|hey|hiya|howdy|yo|good\s+(?:morning|afternoon|evening|day)|greetings|thanks|thank\s+you|привіт|привет|вітаю|доброго\s+дня|добрий\s+(?:день|ранок|вечір)|дякую|hola|salut)(?=$|[\s,!.?])/i;
 
 /** A short greeting or thanks ("hi", "hello there!", "привіт") — answered by the LLM even without context. */
 export const isGreeting = (message: string): boolean => message.trim().length <= 40 && GREETING.test(message);

@@ -4,13 +4,25 @@ import { DateTime, Nullable } from '../../http/schemas.ts';
 
 export const STATUSES = ['open', 'in_progress', 'blocked', 'deferred', 'closed'] as const;
 export const PRIORITIES = ['P0', 'P1', 'P2', 'P3'] as const;
-export const Status = Type.Union([Type.Literal('open'), Type.Literal('in_progress'), Type.Literal('blocked'), Type.Literal('deferred'), Type.Literal('closed')]);
+export const Status = Type.Union([
+  Type.Literal('open'),
+  Type.Literal('in_progress'),
+  Type.Literal('blocked'),
+  Type.Literal('deferred'),
+  Type.Literal('closed'),
+]);
 export const Priority = Type.Union([Type.Literal('P0'), Type.Literal('P1'), Type.Literal('P2'), Type.Literal('P3')]);
 const statusAlt = STATUSES.join('|');
 
 export const ProjectParam = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) });
-export const IssueParams = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }), id: Type.Integer({ minimum: 1, maximum: 2147483647 }) });
-export const McpParams = Type.Object({ project: Type.String({ minLength: 1, maxLength: 200 }), id: Type.Integer({ minimum: 1, maximum: 2147483647 }) });
+export const IssueParams = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 200 }),
+  id: Type.Integer({ minimum: 1, maximum: 2147483647 }),
+});
+export const McpParams = Type.Object({
+  project: Type.String({ minLength: 1, maxLength: 200 }),
+  id: Type.Integer({ minimum: 1, maximum: 2147483647 }),
+});
 
 export const Entry = Type.Object({
   id: Type.Integer(),
@@ -35,19 +47,32 @@ export const IssueSummary = Type.Object(issueFields);
 export const Issue = Type.Object({ ...issueFields, activity: Type.Array(Entry) });
 
 export const ListQuery = Type.Object({
-  status: Type.Optional(Type.String({ pattern: `^(${statusAlt})(,(${statusAlt}))*$`, description: 'one status or a comma list' })),
+  status: Type.Optional(
+    Type.String({ pattern: `^(${statusAlt})(,(${statusAlt}))*$`, description: 'one status or a comma list' }),
+  ),
   assignee: Type.Optional(Type.String({ maxLength: 200, description: 'exact assignee; `none` for unassigned' })),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 50 })),
   offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000_000, default: 0 })),
 });
-export const IssueList = Type.Object({ issues: Type.Array(IssueSummary), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer() });
+export const IssueList = Type.Object({
+  issues: Type.Array(IssueSummary),
+  total: Type.Integer(),
+  limit: Type.Integer(),
+  offset: Type.Integer(),
+});
 
 const Title = Type.String({ minLength: 1, maxLength: 500 });
 const Description = Type.String({ maxLength: 100_000 });
 const Assignee = Nullable(Type.String({ minLength: 1, maxLength: 200 }));
 const Labels = Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { maxItems: 50 });
 export const CreateBody = Type.Object(
-  { title: Title, description: Type.Optional(Description), priority: Type.Optional(Priority), assignee: Type.Optional(Assignee), labels: Type.Optional(Labels) },
+  {
+    title: Title,
+    description: Type.Optional(Description),
+    priority: Type.Optional(Priority),
+    assignee: Type.Optional(Assignee),
+    labels: Type.Optional(Labels),
+  },
   { additionalProperties: false },
 );
 export const UpdateBody = Type.Object(
@@ -62,7 +87,11 @@ export const UpdateBody = Type.Object(
   { additionalProperties: false },
 );
 export const McpUpdateBody = Type.Object(
-  { status: Type.Optional(Status), assignee: Type.Optional(Assignee), author: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })) },
+  {
+    status: Type.Optional(Status),
+    assignee: Type.Optional(Assignee),
+    author: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  },
   { additionalProperties: false },
 );
 export const LogBody = Type.Object(

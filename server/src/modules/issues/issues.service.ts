@@ -64,7 +64,10 @@ const ISO = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,
 export function parseLogTs(ts: string | undefined, now = new Date()): Date {
   if (ts === undefined) return now;
   const m = ISO.exec(ts.trim());
-  const fail = () => new BadRequest('invalid_timestamp', 'ts must be an ISO-8601 date-time, e.g. 2026-01-31T12:00:00Z.', { field: 'ts' });
+  const fail = () =>
+    new BadRequest('invalid_timestamp', 'ts must be an ISO-8601 date-time, e.g. 2026-01-31T12:00:00Z.', {
+      field: 'ts',
+    });
   if (!m) throw fail();
   const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
   const day = new Date(Date.UTC(y, mo - 1, d));
@@ -92,7 +95,12 @@ export function createIssuesService(deps: IssuesDeps) {
           .where('project_id', '=', project.id)
           .orderBy('number')
           .execute();
-        const body = JSON.stringify({ version: 1, project: project.name, generated_at: new Date().toISOString(), issues: rows });
+        const body = JSON.stringify({
+          version: 1,
+          project: project.name,
+          generated_at: new Date().toISOString(),
+          issues: rows,
+        });
         await atomicWrite(path.join(project.dir, ISSUES_FILE), body + '\n');
       } catch (err) {
         deps.log.warn({ err: (err as Error).message, project: project.id }, 'issues file not written');
@@ -117,7 +125,18 @@ export function createIssuesService(deps: IssuesDeps) {
   async function load(ex: Exec, projectId: number, id: number): Promise<Issue> {
     const row = await ex
       .selectFrom('issues')
-      .select(['number as id', 'title', 'description', 'status', 'assignee', 'priority', 'labels', 'created_by', 'created_at', 'updated_at'])
+      .select([
+        'number as id',
+        'title',
+        'description',
+        'status',
+        'assignee',
+        'priority',
+        'labels',
+        'created_by',
+        'created_at',
+        'updated_at',
+      ])
       .where('project_id', '=', projectId)
       .where('number', '=', id)
       .executeTakeFirst();
@@ -136,7 +155,15 @@ export function createIssuesService(deps: IssuesDeps) {
   const index = (tx: Transaction<DB>, projectId: number, id: number) =>
     deps.jobs.send(KNOWLEDGE_INDEX_JOB, { project_id: projectId, doc_type: 'issue', doc_id: String(id) }, { tx });
 
-  async function addEntry(tx: Transaction<DB>, projectId: number, id: number, kind: string, author: string, message: string, ts?: Date): Promise<IssueEntry> {
+  async function addEntry(
+    tx: Transaction<DB>,
+    projectId: number,
+    id: number,
+    kind: string,
+    author: string,
+    message: string,
+    ts?: Date,
+  ): Promise<IssueEntry> {
     return tx
       .insertInto('issue_activity')
       .values({ project_id: projectId, issue_number: id, kind, author, message, ...(ts ? { ts } : {}) })
@@ -153,7 +180,13 @@ export function createIssuesService(deps: IssuesDeps) {
     labels?: string[];
   }
 
-  async function applyUpdate(actor: Actor, project: ProjectRef, id: number, patch: Patch, author: string): Promise<Issue> {
+  async function applyUpdate(
+    actor: Actor,
+    project: ProjectRef,
+    id: number,
+    patch: Patch,
+    author: string,
+  ): Promise<Issue> {
     const issue = await db.transaction().execute(async (tx) => {
       const cur = await tx
         .selectFrom('issues')
@@ -164,7 +197,8 @@ export function createIssuesService(deps: IssuesDeps) {
         .executeTakeFirst();
       if (!cur) throw new NotFound(`Issue #${id} was not found in this project.`, 'issue_not_found');
       const set: Record<string, unknown> = { updated_at: new Date() };
-      for (const k of ['status', 'assignee', 'title', 'priority', 'description'] as const) if (patch[k] !== undefined) set[k] = patch[k];
+      for (const k of ['status', 'assignee', 'title', 'priority', 'description'] as const)
+        if (patch[k] !== undefined) set[k] = patch[k];
       if (patch.labels !== undefined) set.labels = JSON.stringify([...new Set(patch.labels)]);
       await tx.updateTable('issues').set(set).where('project_id', '=', project.id).where('number', '=', id).execute();
       const status = patch.status ?? cur.status;
@@ -188,7 +222,8 @@ export function createIssuesService(deps: IssuesDeps) {
         );
       } else {
         if (statusChanged) await addEntry(tx, project.id, id, 'status', author, `status ${cur.status} → ${status}`);
-        if (assigneeChanged) await addEntry(tx, project.id, id, 'assign', author, assignee ? `assigned to ${assignee}` : 'unassigned');
+        if (assigneeChanged)
+          await addEntry(tx, project.id, id, 'assign', author, assignee ? `assigned to ${assignee}` : 'unassigned');
       }
       if (statusChanged && status === 'closed') {
         await deps.activity.record(
@@ -226,10 +261,22 @@ export function createIssuesService(deps: IssuesDeps) {
       const offset = q.offset ?? 0;
       let base = db.selectFrom('issues').where('project_id', '=', project.id);
       if (q.status) base = base.where('status', 'in', q.status.split(',') as IssueStatus[]);
-      if (q.assignee !== undefined) base = q.assignee === 'none' ? base.where('assignee', 'is', null) : base.where('assignee', '=', q.assignee);
+      if (q.assignee !== undefined)
+        base = q.assignee === 'none' ? base.where('assignee', 'is', null) : base.where('assignee', '=', q.assignee);
       const [rows, count] = await Promise.all([
         base
-          .select(['number as id', 'title', 'description', 'status', 'assignee', 'priority', 'labels', 'created_by', 'created_at', 'updated_at'])
+          .select([
+            'number as id',
+            'title',
+            'description',
+            'status',
+            'assignee',
+            'priority',
+            'labels',
+            'created_by',
+            'created_at',
+            'updated_at',
+          ])
           .orderBy('number', 'desc')
           .limit(limit)
           .offset(offset)
@@ -240,7 +287,17 @@ export function createIssuesService(deps: IssuesDeps) {
     },
 
     /** Create an issue (status open, priority P2 by default). @returns the issue with its activity. */
-    async create(actor: Actor, name: string, body: { title: string; description?: string; priority?: IssuePriority; assignee?: string | null; labels?: string[] }): Promise<Issue> {
+    async create(
+      actor: Actor,
+      name: string,
+      body: {
+        title: string;
+        description?: string;
+        priority?: IssuePriority;
+        assignee?: string | null;
+        labels?: string[];
+      },
+    ): Promise<Issue> {
       const project = await deps.access.project(actor, name);
       const author = actorName(actor);
       const issue = await db.transaction().execute(async (tx) => {
@@ -287,24 +344,51 @@ export function createIssuesService(deps: IssuesDeps) {
     },
 
     /** Workers' route: status (the five values) and assignee; `author` names who acted (default: the caller). */
-    async mcpUpdate(actor: Actor, projectName: string, id: number, body: { status?: IssueStatus; assignee?: string | null; author?: string }): Promise<Issue> {
+    async mcpUpdate(
+      actor: Actor,
+      projectName: string,
+      id: number,
+      body: { status?: IssueStatus; assignee?: string | null; author?: string },
+    ): Promise<Issue> {
       const project = await deps.access.project(actor, projectName);
-      return applyUpdate(actor, project, id, { status: body.status, assignee: body.assignee }, body.author ?? actorName(actor));
+      return applyUpdate(
+        actor,
+        project,
+        id,
+        { status: body.status, assignee: body.assignee },
+        body.author ?? actorName(actor),
+      );
     },
 
     /**
      * Append a log entry. `ts` (ISO-8601) defaults to now; future values are clamped to now.
      * @throws BadRequest `invalid_timestamp`; NotFound `issue_not_found`. @returns the issue and the new entry.
      */
-    async log(actor: Actor, name: string, id: number, body: { message: string; author?: string; ts?: string }): Promise<{ issue: Issue; entry: IssueEntry }> {
+    async log(
+      actor: Actor,
+      name: string,
+      id: number,
+      body: { message: string; author?: string; ts?: string },
+    ): Promise<{ issue: Issue; entry: IssueEntry }> {
       const ts = parseLogTs(body.ts);
       const project = await deps.access.project(actor, name);
       const author = body.author ?? actorName(actor);
       const out = await db.transaction().execute(async (tx) => {
-        const cur = await tx.selectFrom('issues').select(['title']).where('project_id', '=', project.id).where('number', '=', id).forUpdate().executeTakeFirst();
+        const cur = await tx
+          .selectFrom('issues')
+          .select(['title'])
+          .where('project_id', '=', project.id)
+          .where('number', '=', id)
+          .forUpdate()
+          .executeTakeFirst();
         if (!cur) throw new NotFound(`Issue #${id} was not found in this project.`, 'issue_not_found');
         const entry = await addEntry(tx, project.id, id, 'log', author, body.message, ts);
-        await tx.updateTable('issues').set({ updated_at: new Date() }).where('project_id', '=', project.id).where('number', '=', id).execute();
+        await tx
+          .updateTable('issues')
+          .set({ updated_at: new Date() })
+          .where('project_id', '=', project.id)
+          .where('number', '=', id)
+          .execute();
         await deps.activity.record(
           {
             type: 'issue_log',
@@ -331,7 +415,12 @@ export function createIssuesService(deps: IssuesDeps) {
       try {
         const i = await load(db, projectId, Number(docId));
         const log = i.activity.filter((e) => e.kind === 'log').map((e) => `- ${e.author}: ${e.message}`);
-        const text = [`# #${i.id} ${i.title}`, `Status: ${i.status}; priority ${i.priority}; assignee ${i.assignee ?? 'none'}`, i.description, log.length ? `## Log\n${log.join('\n')}` : '']
+        const text = [
+          `# #${i.id} ${i.title}`,
+          `Status: ${i.status}; priority ${i.priority}; assignee ${i.assignee ?? 'none'}`,
+          i.description,
+          log.length ? `## Log\n${log.join('\n')}` : '',
+        ]
           .filter(Boolean)
           .join('\n\n');
         return { title: `#${i.id} ${i.title}`, text, scope: 'project' };

@@ -15,7 +15,8 @@ let bob: Awaited<ReturnType<typeof createUser>>;
 let annP: { id: number; name: string };
 let bobP: { id: number; name: string };
 
-const search = (token: string, project: string, qs: string) => api(t.app, 'GET', `/api/crm/projects/${project}/rag/search?${qs}`, { token });
+const search = (token: string, project: string, qs: string) =>
+  api(t.app, 'GET', `/api/crm/projects/${project}/rag/search?${qs}`, { token });
 
 beforeAll(async () => {
   llm = await startLlmStandIn();
@@ -34,14 +35,30 @@ describe('documents of the areas reach the index', () => {
   it('finds a distinctive phrase saved in a wiki page, an issue and a project skill; never another user’s', async () => {
     const save = await api(t.app, 'PUT', `/api/crm/projects/${annP.name}/wiki/save`, {
       token: ann.token,
-      body: { path: 'ops/backups.md', content: '# Backups\n\n## Schedule\n\nThe periwinkle walrus snapshot runs at 03:17 every night.' },
+      body: {
+        path: 'ops/backups.md',
+        content: '# Backups\n\n## Schedule\n\nThe periwinkle walrus snapshot runs at 03:17 every night.',
+      },
     });
     expect(save.status).toBe(200);
-    const issue = await api(t.app, 'POST', `/api/crm/projects/${annP.name}/issues`, { token: ann.token, body: { title: 'Tangerine gateway times out', description: 'The tangerine gateway drops requests after 30 s.' } });
+    const issue = await api(t.app, 'POST', `/api/crm/projects/${annP.name}/issues`, {
+      token: ann.token,
+      body: { title: 'Tangerine gateway times out', description: 'The tangerine gateway drops requests after 30 s.' },
+    });
     expect(issue.status).toBe(201);
-    const skill = await api(t.app, 'POST', `/api/crm/projects/${annP.name}/skills`, { token: ann.token, body: { name: 'release-notes', description: 'How we write release notes', content: '# Release notes\n\nAlways mention the saffron changelog.' } });
+    const skill = await api(t.app, 'POST', `/api/crm/projects/${annP.name}/skills`, {
+      token: ann.token,
+      body: {
+        name: 'release-notes',
+        description: 'How we write release notes',
+        content: '# Release notes\n\nAlways mention the saffron changelog.',
+      },
+    });
     expect(skill.status).toBe(201);
-    await api(t.app, 'PUT', `/api/crm/projects/${bobP.name}/wiki/save`, { token: bob.token, body: { path: 'bob.md', content: '# Bob\n\nThe periwinkle walrus belongs to Bob as well.' } });
+    await api(t.app, 'PUT', `/api/crm/projects/${bobP.name}/wiki/save`, {
+      token: bob.token,
+      body: { path: 'bob.md', content: '# Bob\n\nThe periwinkle walrus belongs to Bob as well.' },
+    });
     await waitForIndex(t.deps);
 
     const wiki = await search(ann.token, annP.name, 'q=periwinkle%20walrus%20snapshot');
@@ -60,7 +77,10 @@ describe('documents of the areas reach the index', () => {
   });
 
   it('a later wiki save replaces the old text in the index', async () => {
-    await api(t.app, 'PUT', `/api/crm/projects/${annP.name}/wiki/save`, { token: ann.token, body: { path: 'ops/backups.md', content: '# Backups\n\nNow the vermilion heron snapshot runs hourly.' } });
+    await api(t.app, 'PUT', `/api/crm/projects/${annP.name}/wiki/save`, {
+      token: ann.token,
+      body: { path: 'ops/backups.md', content: '# Backups\n\nNow the vermilion heron snapshot runs hourly.' },
+    });
     await waitForIndex(t.deps);
     const now = await search(ann.token, annP.name, 'q=vermilion%20heron&doc_types=wiki');
     expect(now.body.hits[0]).toMatchObject({ doc_id: 'ops/backups.md' });
@@ -75,7 +95,10 @@ describe('documents of the areas reach the index', () => {
       { content: [{ type: 'tool_use', name: 'search_knowledge', input: { query: 'tangerine gateway', k: 3 } }] },
       { content: [{ type: 'text', text: 'Found it.' }] },
     );
-    const r = await api(t.app, 'POST', `/api/crm/projects/${annP.name}/message`, { token: ann.token, body: { worker_id: w.id, text: 'What do we know about the gateway?' } });
+    const r = await api(t.app, 'POST', `/api/crm/projects/${annP.name}/message`, {
+      token: ann.token,
+      body: { worker_id: w.id, text: 'What do we know about the gateway?' },
+    });
     expect(r.status).toBe(202);
     const run = await waitRun(t, annP.name, r.body.run_ids[0], ann.token);
     expect(run.status).toBe('succeeded');

@@ -84,7 +84,10 @@ export function chunkDocument(title: string, text: string, opts: ChunkOptions = 
   const secs = sections(text);
   if (!secs.length && title.trim()) secs.push({ path: [], lines: [title] });
   for (const s of secs) {
-    const body = s.lines.join('\n').replace(/\n{3,}/g, '\n\n').trim();
+    const body = s.lines
+      .join('\n')
+      .replace(/\n{3,}/g, '\n\n')
+      .trim();
     const path = s.path[0] && s.path[0].toLowerCase() === title.trim().toLowerCase() ? s.path.slice(1) : s.path;
     const heading = [title, ...path].filter(Boolean).join(' › ');
     for (const w of windows(body, max, overlap)) {

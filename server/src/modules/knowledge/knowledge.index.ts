@@ -127,7 +127,9 @@ export function createKnowledgeIndex(deps: {
       .transaction()
       .execute(async (tx) => {
         await sql`set local maintenance_work_mem = '512MB'`.execute(tx);
-        await sql`create index if not exists ${sql.id(`knowledge_chunks_hnsw_${dims}`)} on knowledge_chunks using hnsw ((embedding::vector(${d})) vector_cosine_ops) where dims = ${d}`.execute(tx);
+        await sql`create index if not exists ${sql.id(`knowledge_chunks_hnsw_${dims}`)} on knowledge_chunks using hnsw ((embedding::vector(${d})) vector_cosine_ops) where dims = ${d}`.execute(
+          tx,
+        );
       });
     indexed.add(dims);
   };
@@ -138,7 +140,10 @@ export function createKnowledgeIndex(deps: {
     return dims;
   };
 
-  const store = async (job: IndexJob, doc: { title: string; text: string; scope: 'project' | 'global' }): Promise<IndexOutcome> => {
+  const store = async (
+    job: IndexJob,
+    doc: { title: string; text: string; scope: 'project' | 'global' },
+  ): Promise<IndexOutcome> => {
     const dims = await dimsNow();
     const hash = crypto.createHash('sha256').update(`${doc.scope}\n${doc.title}\n${doc.text}`).digest('hex');
     const existing = await db()
@@ -148,13 +153,16 @@ export function createKnowledgeIndex(deps: {
       .where('doc_type', '=', job.doc_type)
       .where('doc_id', '=', job.doc_id)
       .executeTakeFirst();
-    if (existing && existing.content_hash === hash && existing.embedder === embedder.id && existing.dims === dims) return 'unchanged';
+    if (existing && existing.content_hash === hash && existing.embedder === embedder.id && existing.dims === dims)
+      return 'unchanged';
     const chunks = chunkDocument(doc.title, doc.text);
     const vectors = chunks.length ? await embedder.embed(chunks.map((c) => `${c.title}\n${c.text}`)) : [];
     await db()
       .transaction()
       .execute(async (tx) => {
-        await sql`select pg_advisory_xact_lock(hashtext(${`knowledge:${job.project_id ?? 0}:${job.doc_type}:${job.doc_id}`}))`.execute(tx);
+        await sql`select pg_advisory_xact_lock(hashtext(${`knowledge:${job.project_id ?? 0}:${job.doc_type}:${job.doc_id}`}))`.execute(
+          tx,
+        );
         const row = await sql<{ id: number }>`
           insert into knowledge_documents (project_id, doc_type, doc_id, scope, title, content_hash, embedder, dims, chunk_count, indexed_at)
           values (${job.project_id}, ${job.doc_type}, ${job.doc_id}, ${doc.scope}, ${doc.title}, ${hash}, ${embedder.id}, ${dims}, ${chunks.length}, now())
@@ -207,7 +215,17 @@ export function createKnowledgeIndex(deps: {
     return sql<boolean>`${scope}${types}`;
   };
 
-  type Row = { id: number; project_id: number | null; doc_type: string; doc_id: string; chunk_ix: number; scope: 'project' | 'global'; title: string; text: string; distance: number };
+  type Row = {
+    id: number;
+    project_id: number | null;
+    doc_type: string;
+    doc_id: string;
+    chunk_ix: number;
+    scope: 'project' | 'global';
+    title: string;
+    text: string;
+    distance: number;
+  };
   const cols = sql`c.id, c.project_id, c.doc_type, c.doc_id, c.chunk_ix, c.scope, c.title, c.text`;
 
   const distanceExpr = (qv: number[], dims: number, exact: boolean) =>
@@ -215,7 +233,13 @@ export function createKnowledgeIndex(deps: {
       ? sql`((c.embedding::vector(${sql.lit(dims)})) <=> ${vecLiteral(qv)}::vector(${sql.lit(dims)}))`
       : sql`(1 - (select sum(a::float8 * b::float8) from unnest(c.embedding, ${arrLiteral(qv)}::real[]) as t(a, b)))`;
 
-  const vectorChannel = async (input: SearchInput, qv: number[], dims: number, limit: number, exact = false): Promise<Row[]> => {
+  const vectorChannel = async (
+    input: SearchInput,
+    qv: number[],
+    dims: number,
+    limit: number,
+    exact = false,
+  ): Promise<Row[]> => {
     const dist = distanceExpr(qv, dims, exact);
     const q = sql<Row>`
       select ${cols}, ${dist} as distance
@@ -230,7 +254,9 @@ export function createKnowledgeIndex(deps: {
     if (!scan) {
       const n = await sql<{ n: number }>`
         select count(*)::int as n from (select 1 from knowledge_chunks c
-          where c.dims = ${sql.lit(dims)} and c.embedder = ${embedder.id} and ${scopeFilter(input)} limit ${EXACT_MAX_CANDIDATES + 1}) x`.execute(db());
+          where c.dims = ${sql.lit(dims)} and c.embedder = ${embedder.id} and ${scopeFilter(input)} limit ${EXACT_MAX_CANDIDATES + 1}) x`.execute(
+        db(),
+      );
       scan = n.rows[0].n <= EXACT_MAX_CANDIDATES;
     }
     return db()
@@ -266,7 +292,8 @@ export function createKnowledgeIndex(deps: {
       const [qv] = await embedder.embed([q]);
       return { qv: qv.some((x) => x !== 0) ? qv : null, dims };
     } catch (err) {
-      if (err instanceof EmbeddingsError) throw new Upstream(503, 'embeddings_unavailable', 'The embeddings service is not available; try again later.');
+      if (err instanceof EmbeddingsError)
+        throw new Upstream(503, 'embeddings_unavailable', 'The embeddings service is not available; try again later.');
       throw err;
     }
   };
@@ -278,14 +305,36 @@ export function createKnowledgeIndex(deps: {
       const stale = await db()
         .selectFrom('knowledge_documents')
         .select(['id', 'project_id', 'doc_type', 'doc_id'])
-        .where((eb) => eb.or([eb('embedder', 'is', null), eb('embedder', '!=', embedder.id), eb('dims', 'is', null), eb('dims', '!=', dims)]))
+        .where((eb) =>
+          eb.or([
+            eb('embedder', 'is', null),
+            eb('embedder', '!=', embedder.id),
+            eb('dims', 'is', null),
+            eb('dims', '!=', dims),
+          ]),
+        )
         .execute();
       if (!stale.length) return { requeued: 0 };
-      await db().updateTable('knowledge_documents').set({ content_hash: null }).where('id', 'in', stale.map((s) => s.id)).execute();
+      await db()
+        .updateTable('knowledge_documents')
+        .set({ content_hash: null })
+        .where(
+          'id',
+          'in',
+          stale.map((s) => s.id),
+        )
+        .execute();
       for (const s of stale) {
-        await deps.jobs.send(KNOWLEDGE_INDEX_JOB, { project_id: s.project_id, doc_type: s.doc_type as DocType, doc_id: s.doc_id } satisfies IndexJob);
+        await deps.jobs.send(KNOWLEDGE_INDEX_JOB, {
+          project_id: s.project_id,
+          doc_type: s.doc_type as DocType,
+          doc_id: s.doc_id,
+        } satisfies IndexJob);
       }
-      deps.log.info?.({ requeued: stale.length, embedder: embedder.id, dims }, 'embedder changed: documents queued for re-indexing');
+      deps.log.info?.(
+        { requeued: stale.length, embedder: embedder.id, dims },
+        'embedder changed: documents queued for re-indexing',
+      );
       return { requeued: stale.length };
     },
     async indexDocument(job) {
@@ -305,7 +354,10 @@ export function createKnowledgeIndex(deps: {
     async search(input) {
       const { qv, dims } = await embedQuery(input.q);
       const pool = Math.max(input.k * 4, 24);
-      const [vec, txt] = await Promise.all([qv ? vectorChannel(input, qv, dims, pool) : Promise.resolve([]), textChannel(input, qv, dims, pool)]);
+      const [vec, txt] = await Promise.all([
+        qv ? vectorChannel(input, qv, dims, pool) : Promise.resolve([]),
+        textChannel(input, qv, dims, pool),
+      ]);
       const fused = new Map<number, { row: Row; score: number; keyword: boolean }>();
       vec.forEach((row, i) => fused.set(row.id, { row, score: 1 / (RRF_K + i + 1), keyword: false }));
       txt.forEach((row, i) => {

@@ -13,7 +13,9 @@ import { createKnowledgeService, memoryLoader } from './knowledge.service.ts';
 const NameParam = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) });
 const Hit = Type.Object({
   rank: Type.Integer({ minimum: 1 }),
-  doc_type: Type.String({ description: 'wiki, issue, skill, transcript (also memory, doc, note_source when doc_types is omitted)' }),
+  doc_type: Type.String({
+    description: 'wiki, issue, skill, transcript (also memory, doc, note_source when doc_types is omitted)',
+  }),
   doc_id: Type.String(),
   chunk_ix: Type.Integer({ minimum: 0 }),
   distance: Type.Number({ description: 'cosine distance between the query and the chunk' }),
@@ -25,12 +27,21 @@ const SearchQuery = Type.Object({
   q: Type.String({ minLength: 1, maxLength: 2000 }),
   k: Type.Optional(Type.Integer({ minimum: 1, maximum: 25, default: 6 })),
   include_global: Type.Optional(Type.Boolean({ default: true })),
-  doc_types: Type.Optional(Type.String({ maxLength: 200, description: 'comma subset of wiki, issue, skill, transcript' })),
+  doc_types: Type.Optional(
+    Type.String({ maxLength: 200, description: 'comma subset of wiki, issue, skill, transcript' }),
+  ),
 });
 
 export const knowledgeModule: Module = (app, deps) => {
   const log = app.log;
-  const index = createKnowledgeIndex({ db: deps.db, database: deps.database, embedder: deps.embeddings, docSources: deps.docSources, jobs: deps.jobs, log });
+  const index = createKnowledgeIndex({
+    db: deps.db,
+    database: deps.database,
+    embedder: deps.embeddings,
+    docSources: deps.docSources,
+    jobs: deps.jobs,
+    log,
+  });
   const service = createKnowledgeService({ access: deps.access, index, jobs: deps.jobs });
   deps.docSources.register('memory', memoryLoader({ db: deps.db, access: deps.access }));
   deps.jobs.define<IndexJob>(
@@ -46,7 +57,12 @@ export const knowledgeModule: Module = (app, deps) => {
   // The agent's search_knowledge tool: the project's documents plus global ones, nothing of other projects.
   deps.agentPorts.search = {
     async search(projectId, q, k) {
-      const hits = await index.search({ q, k: Math.min(25, Math.max(1, Math.trunc(k) || 6)), projectIds: [projectId], includeGlobal: true });
+      const hits = await index.search({
+        q,
+        k: Math.min(25, Math.max(1, Math.trunc(k) || 6)),
+        projectIds: [projectId],
+        includeGlobal: true,
+      });
       return hits.map((h) => ({ doc_type: h.doc_type, doc_id: h.doc_id, text: h.text, distance: h.distance }));
     },
   };
@@ -80,7 +96,10 @@ export const knowledgeModule: Module = (app, deps) => {
         summary: 'Hybrid semantic and full-text search over the project (and global) documents',
         params: NameParam,
         querystring: SearchQuery,
-        response: { 200: Type.Object({ query: Type.String(), project: Type.String(), hits: Type.Array(Hit) }), ...errors(400, 401, 403, 404, 503) },
+        response: {
+          200: Type.Object({ query: Type.String(), project: Type.String(), hits: Type.Array(Hit) }),
+          ...errors(400, 401, 403, 404, 503),
+        },
       },
     },
     async (req) => service.search(requireActor(req), req.params.name, req.query),
@@ -92,14 +111,29 @@ export const knowledgeModule: Module = (app, deps) => {
         tags,
         summary: 'Re-embed the project manifest and key files of its working directory (queued)',
         params: NameParam,
-        response: { 200: Type.Object({ ok: Type.Boolean(), project: Type.String(), queued: Type.Array(Type.String()), removed: Type.Array(Type.String()) }), ...errors(401, 403, 404) },
+        response: {
+          200: Type.Object({
+            ok: Type.Boolean(),
+            project: Type.String(),
+            queued: Type.Array(Type.String()),
+            removed: Type.Array(Type.String()),
+          }),
+          ...errors(401, 403, 404),
+        },
       },
     },
     async (req) => service.refreshMemory(requireActor(req), req.params.name),
   );
   app.post(
     '/api/crm/projects/:name/memory/fetch-artifact',
-    { schema: { tags, summary: 'Removed: always 410 Gone', params: NameParam, response: { ...errors(401, 403, 404, 410) } } },
+    {
+      schema: {
+        tags,
+        summary: 'Removed: always 410 Gone',
+        params: NameParam,
+        response: { ...errors(401, 403, 404, 410) },
+      },
+    },
     async (req) => service.fetchArtifact(requireActor(req), req.params.name),
   );
 };

@@ -57,9 +57,19 @@ export function memoryLoader(deps: { db: Kysely<DB>; access: Access }): DocLoade
   return async (projectId, docId) => {
     if (projectId === null) return null;
     if (docId === MANIFEST_DOC_ID) {
-      const p = await deps.db.selectFrom('projects').select(['name', 'display_name', 'description', 'niche', 'team_preset', 'protocol']).where('id', '=', projectId).executeTakeFirst();
+      const p = await deps.db
+        .selectFrom('projects')
+        .select(['name', 'display_name', 'description', 'niche', 'team_preset', 'protocol'])
+        .where('id', '=', projectId)
+        .executeTakeFirst();
       if (!p) return null;
-      const text = [`# ${p.display_name} (${p.name})`, p.description, p.niche ? `Niche: ${p.niche}` : '', p.team_preset ? `Team preset: ${p.team_preset}` : '', p.protocol ? `## Protocol\n${p.protocol}` : '']
+      const text = [
+        `# ${p.display_name} (${p.name})`,
+        p.description,
+        p.niche ? `Niche: ${p.niche}` : '',
+        p.team_preset ? `Team preset: ${p.team_preset}` : '',
+        p.protocol ? `## Protocol\n${p.protocol}` : '',
+      ]
         .filter(Boolean)
         .join('\n\n');
       return { title: `Project ${p.display_name}`, text, scope: 'project' };
@@ -99,16 +109,41 @@ export function createKnowledgeService(deps: { access: Access; index: KnowledgeI
      * @returns `{query, project, hits}`, hits best first with rank, doc_type, doc_id, chunk_ix, distance, scope, title, text.
      * @throws 404/403 from access; 400 `invalid_doc_types`; 503 `embeddings_unavailable`.
      */
-    async search(actor: Actor, name: string, query: SearchQuery): Promise<{ query: string; project: string; hits: Omit<Hit, 'project_id' | 'keyword_match'>[] }> {
+    async search(
+      actor: Actor,
+      name: string,
+      query: SearchQuery,
+    ): Promise<{ query: string; project: string; hits: Omit<Hit, 'project_id' | 'keyword_match'>[] }> {
       const project = await deps.access.project(actor, name);
       let docTypes: string[] | undefined;
       if (query.doc_types !== undefined && query.doc_types.trim() !== '') {
-        docTypes = [...new Set(query.doc_types.split(',').map((s) => s.trim()).filter(Boolean))];
+        docTypes = [
+          ...new Set(
+            query.doc_types
+              .split(',')
+              .map((s) => s.trim())
+              .filter(Boolean),
+          ),
+        ];
         const bad = docTypes.filter((t) => !(SEARCHABLE_TYPES as readonly string[]).includes(t));
-        if (bad.length) throw new BadRequest('invalid_doc_types', `Unknown document type(s): ${bad.join(', ')}; use a comma list of ${SEARCHABLE_TYPES.join(', ')}.`);
+        if (bad.length)
+          throw new BadRequest(
+            'invalid_doc_types',
+            `Unknown document type(s): ${bad.join(', ')}; use a comma list of ${SEARCHABLE_TYPES.join(', ')}.`,
+          );
       }
-      const hits = await deps.index.search({ q: query.q, k: query.k ?? 6, projectIds: [project.id], includeGlobal: query.include_global ?? true, docTypes });
-      return { query: query.q, project: project.name, hits: hits.map(({ project_id: _p, keyword_match: _k, ...h }) => h) };
+      const hits = await deps.index.search({
+        q: query.q,
+        k: query.k ?? 6,
+        projectIds: [project.id],
+        includeGlobal: query.include_global ?? true,
+        docTypes,
+      });
+      return {
+        query: query.q,
+        project: project.name,
+        hits: hits.map(({ project_id: _p, keyword_match: _k, ...h }) => h),
+      };
     },
 
     /**
@@ -117,13 +152,20 @@ export function createKnowledgeService(deps: { access: Access; index: KnowledgeI
      * of memory documents whose file is gone. Unchanged files are skipped by the indexer (content hash).
      * @returns `{ok, project, queued, removed}` (doc_ids).
      */
-    async refreshMemory(actor: Actor, name: string): Promise<{ ok: boolean; project: string; queued: string[]; removed: string[] }> {
+    async refreshMemory(
+      actor: Actor,
+      name: string,
+    ): Promise<{ ok: boolean; project: string; queued: string[]; removed: string[] }> {
       const project = await deps.access.project(actor, name);
       const present = [MANIFEST_DOC_ID, ...listMemoryFiles(project.dir)];
       const known = await deps.index.documentIds(project.id, 'memory');
       const removed = known.filter((d) => !present.includes(d));
       for (const docId of [...present, ...removed]) {
-        await deps.jobs.send(KNOWLEDGE_INDEX_JOB, { project_id: project.id, doc_type: 'memory', doc_id: docId } satisfies IndexJob);
+        await deps.jobs.send(KNOWLEDGE_INDEX_JOB, {
+          project_id: project.id,
+          doc_type: 'memory',
+          doc_id: docId,
+        } satisfies IndexJob);
       }
       return { ok: true, project: project.name, queued: present, removed };
     },

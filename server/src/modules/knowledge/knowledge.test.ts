@@ -8,7 +8,16 @@ import { startLlmStandIn } from '../../../test/standins/llm.ts';
 import { buildApp, createDeps } from '../../app.ts';
 import { KNOWLEDGE_INDEX_JOB } from '../../lib/doc-sources.ts';
 
-const silent: any = { info() {}, warn() {}, error() {}, debug() {}, trace() {}, fatal() {}, child: () => silent, level: 'silent' };
+const silent: any = {
+  info() {},
+  warn() {},
+  error() {},
+  debug() {},
+  trace() {},
+  fatal() {},
+  child: () => silent,
+  level: 'silent',
+};
 
 describe('semantic index and RAG search', () => {
   let t: TestApp;
@@ -18,7 +27,8 @@ describe('semantic index and RAG search', () => {
   let annA: { id: number; name: string; dir: string };
   let annB: { id: number; name: string; dir: string };
   let bobA: { id: number; name: string; dir: string };
-  const search = (token: string, project: string, qs: string) => api(t.app, 'GET', `/api/crm/projects/${project}/rag/search?${qs}`, { token });
+  const search = (token: string, project: string, qs: string) =>
+    api(t.app, 'GET', `/api/crm/projects/${project}/rag/search?${qs}`, { token });
 
   beforeAll(async () => {
     t = await buildTestApp();
@@ -28,12 +38,49 @@ describe('semantic index and RAG search', () => {
     annA = await createProject(t, ann.id, 'alpha');
     annB = await createProject(t, ann.id, 'beta');
     bobA = await createProject(t, bob.id, 'alpha'); // same name, other owner
-    await store.put(annA.id, 'wiki', 'ops/runbook.md', 'Runbook', '# Runbook\n\n## Backups\n\nThe quokka ledger reconciles every Tuesday at dawn.\n\n## Deploys\n\nDeploys go out through the blue pipeline.');
-    await store.put(annA.id, 'issue', '12', 'Issue 12: login loop', 'Users see a login loop after the password reset e-mail.');
-    await store.put(annB.id, 'wiki', 'secret.md', 'Beta secrets', 'The flamingo cipher lives in the beta project only.');
-    await store.put(bobA.id, 'wiki', 'bob.md', 'Bob notes', 'The flamingo cipher and the quokka ledger belong to Bob too.');
-    await store.put(null, 'skill', '7', 'Global skill: incident triage', 'Triage incidents with the narwhal checklist first.');
-    for (let i = 0; i < 9; i++) await store.put(annA.id, 'transcript', `t${i}`, `Standup ${i}`, `Standup meeting ${i} talked about the narwhal checklist and release ${i}.`);
+    await store.put(
+      annA.id,
+      'wiki',
+      'ops/runbook.md',
+      'Runbook',
+      '# Runbook\n\n## Backups\n\nThe quokka ledger reconciles every Tuesday at dawn.\n\n## Deploys\n\nDeploys go out through the blue pipeline.',
+    );
+    await store.put(
+      annA.id,
+      'issue',
+      '12',
+      'Issue 12: login loop',
+      'Users see a login loop after the password reset e-mail.',
+    );
+    await store.put(
+      annB.id,
+      'wiki',
+      'secret.md',
+      'Beta secrets',
+      'The flamingo cipher lives in the beta project only.',
+    );
+    await store.put(
+      bobA.id,
+      'wiki',
+      'bob.md',
+      'Bob notes',
+      'The flamingo cipher and the quokka ledger belong to Bob too.',
+    );
+    await store.put(
+      null,
+      'skill',
+      '7',
+      'Global skill: incident triage',
+      'Triage incidents with the narwhal checklist first.',
+    );
+    for (let i = 0; i < 9; i++)
+      await store.put(
+        annA.id,
+        'transcript',
+        `t${i}`,
+        `Standup ${i}`,
+        `Standup meeting ${i} talked about the narwhal checklist and release ${i}.`,
+      );
     await waitForIndex(t.deps);
   });
   afterAll(async () => t?.close());
@@ -73,7 +120,9 @@ describe('semantic index and RAG search', () => {
     expect(k3.body.hits).toHaveLength(3);
     const k25 = await search(ann.token, 'alpha', 'q=narwhal%20checklist&k=25');
     expect(k25.body.hits.length).toBeGreaterThanOrEqual(12);
-    expect(k25.body.hits.some((h: any) => h.scope === 'global' && h.doc_type === 'skill' && h.doc_id === '7')).toBe(true);
+    expect(k25.body.hits.some((h: any) => h.scope === 'global' && h.doc_type === 'skill' && h.doc_id === '7')).toBe(
+      true,
+    );
     const noGlobal = await search(ann.token, 'alpha', 'q=narwhal%20checklist&k=25&include_global=false');
     expect(noGlobal.body.hits.length).toBeGreaterThan(0);
     expect(noGlobal.body.hits.every((h: any) => h.scope === 'project')).toBe(true);
@@ -109,31 +158,57 @@ describe('semantic index and RAG search', () => {
   });
 
   it('deletion removes the chunks; an unchanged document is skipped', async () => {
-    const docRow = () => t.db.selectFrom('knowledge_documents').selectAll().where('doc_id', '=', 'secret.md').executeTakeFirst();
+    const docRow = () =>
+      t.db.selectFrom('knowledge_documents').selectAll().where('doc_id', '=', 'secret.md').executeTakeFirst();
     const before = await docRow();
-    await store.put(annB.id, 'wiki', 'secret.md', 'Beta secrets', 'The flamingo cipher lives in the beta project only.');
+    await store.put(
+      annB.id,
+      'wiki',
+      'secret.md',
+      'Beta secrets',
+      'The flamingo cipher lives in the beta project only.',
+    );
     await waitForIndex(t.deps);
     expect((await docRow())!.indexed_at.getTime()).toBe(before!.indexed_at.getTime());
     await store.remove(annB.id, 'wiki', 'secret.md');
     await waitForIndex(t.deps);
     expect(await docRow()).toBeUndefined();
-    const n = await t.db.selectFrom('knowledge_chunks').select((eb) => eb.fn.countAll<number>().as('n')).where('doc_id', '=', 'secret.md').executeTakeFirstOrThrow();
+    const n = await t.db
+      .selectFrom('knowledge_chunks')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('doc_id', '=', 'secret.md')
+      .executeTakeFirstOrThrow();
     expect(Number(n.n)).toBe(0);
     const r = await search(ann.token, 'beta', 'q=flamingo%20cipher');
     expect(r.body.hits.map((h: any) => h.doc_id)).not.toContain('secret.md');
   });
 
   it('re-indexing a changed document replaces its chunks in place', async () => {
-    const long = ['# Handbook', ...Array.from({ length: 8 }, (_, i) => `## Part ${i}\n\n${`Paragraph about topic ${i} with some words. `.repeat(40)}`)].join('\n\n');
+    const long = [
+      '# Handbook',
+      ...Array.from(
+        { length: 8 },
+        (_, i) => `## Part ${i}\n\n${`Paragraph about topic ${i} with some words. `.repeat(40)}`,
+      ),
+    ].join('\n\n');
     await store.put(annA.id, 'wiki', 'handbook.md', 'Handbook', long);
     await waitForIndex(t.deps);
-    const chunks = await t.db.selectFrom('knowledge_chunks').select(['chunk_ix', 'title']).where('doc_id', '=', 'handbook.md').orderBy('chunk_ix').execute();
+    const chunks = await t.db
+      .selectFrom('knowledge_chunks')
+      .select(['chunk_ix', 'title'])
+      .where('doc_id', '=', 'handbook.md')
+      .orderBy('chunk_ix')
+      .execute();
     expect(chunks.length).toBeGreaterThan(8);
     expect(chunks.map((c) => c.chunk_ix)).toEqual(chunks.map((_, i) => i));
     expect(chunks[0].title).toBe('Handbook › Part 0');
     await store.put(annA.id, 'wiki', 'handbook.md', 'Handbook', '# Handbook\n\nNow short: the axolotl rota.');
     await waitForIndex(t.deps);
-    const after = await t.db.selectFrom('knowledge_chunks').select(['chunk_ix', 'text']).where('doc_id', '=', 'handbook.md').execute();
+    const after = await t.db
+      .selectFrom('knowledge_chunks')
+      .select(['chunk_ix', 'text'])
+      .where('doc_id', '=', 'handbook.md')
+      .execute();
     expect(after).toHaveLength(1);
     expect((await search(ann.token, 'alpha', 'q=axolotl%20rota')).body.hits[0].doc_id).toBe('handbook.md');
   });
@@ -163,7 +238,9 @@ describe('semantic index and RAG search', () => {
     const r = await api(t.app, 'GET', '/readyz');
     expect(r.body.vector_search).toBe(t.database.vector ? 'pgvector-hnsw' : 'exact-scan');
     if (t.database.vector) {
-      const idx = await sql<{ n: number }>`select count(*)::int as n from pg_indexes where indexname = 'knowledge_chunks_hnsw_256'`.execute(t.db);
+      const idx = await sql<{
+        n: number;
+      }>`select count(*)::int as n from pg_indexes where indexname = 'knowledge_chunks_hnsw_256'`.execute(t.db);
       expect(idx.rows[0].n).toBe(1);
     }
   });
@@ -186,9 +263,17 @@ describe('durable indexing across restarts and embedder changes', () => {
     const p = await createProject(t, ann.id, 'gamma');
     await waitForIndex(t.deps);
     const store = memoryDocs(t.deps);
-    for (let i = 0; i < 15; i++) await store.put(p.id, 'wiki', `page-${i}.md`, `Page ${i}`, `Page ${i} mentions the ibex registry number ${i}.`);
+    for (let i = 0; i < 15; i++)
+      await store.put(p.id, 'wiki', `page-${i}.md`, `Page ${i}`, `Page ${i} mentions the ibex registry number ${i}.`);
     await t.deps.jobs.stop();
-    expect(await t.db.selectFrom('knowledge_documents').select('id').where('project_id', '=', p.id).execute().then((r) => r.length)).toBeLessThan(15);
+    expect(
+      await t.db
+        .selectFrom('knowledge_documents')
+        .select('id')
+        .where('project_id', '=', p.id)
+        .execute()
+        .then((r) => r.length),
+    ).toBeLessThan(15);
     await t.deps.jobs.start();
     await waitForIndex(t.deps);
     const docs = await t.db.selectFrom('knowledge_documents').select('doc_id').where('project_id', '=', p.id).execute();
@@ -201,7 +286,11 @@ describe('durable indexing across restarts and embedder changes', () => {
     const store = memoryDocs(t.deps);
     await store.put(p.id, 'wiki', 'moth.md', 'Moth', 'The luna moth migration schedule is kept here.');
     await waitForIndex(t.deps);
-    const before = await t.db.selectFrom('knowledge_documents').select(['embedder', 'dims']).where('doc_id', '=', 'moth.md').executeTakeFirstOrThrow();
+    const before = await t.db
+      .selectFrom('knowledge_documents')
+      .select(['embedder', 'dims'])
+      .where('doc_id', '=', 'moth.md')
+      .executeTakeFirstOrThrow();
     expect(before).toEqual({ embedder: 'local:hash-ngram-v1', dims: 256 });
     await t.app.close();
 
@@ -211,7 +300,11 @@ describe('durable indexing across restarts and embedder changes', () => {
     const app2 = await buildApp(deps, { logger: false });
     // After the modules registered their own loaders (the wiki area's would not know moth.md).
     const store2 = memoryDocs(deps);
-    store2.docs.set(`${p.id}|wiki|moth.md`, { title: 'Moth', text: 'The luna moth migration schedule is kept here.', scope: 'project' });
+    store2.docs.set(`${p.id}|wiki|moth.md`, {
+      title: 'Moth',
+      text: 'The luna moth migration schedule is kept here.',
+      scope: 'project',
+    });
     try {
       await app2.ready();
       await waitForIndex(deps);
@@ -221,7 +314,9 @@ describe('durable indexing across restarts and embedder changes', () => {
       const dims = await t.db.selectFrom('knowledge_chunks').select('dims').distinct().execute();
       expect(dims).toEqual([{ dims: 64 }]);
       expect(s.requests.some((r) => r.path === '/v1/embeddings' && r.body.model === 'test-embed-1')).toBe(true);
-      const r = await api(app2, 'GET', '/api/crm/projects/delta/rag/search?q=luna%20moth%20migration', { token: ann.token });
+      const r = await api(app2, 'GET', '/api/crm/projects/delta/rag/search?q=luna%20moth%20migration', {
+        token: ann.token,
+      });
       expect(r.status).toBe(200);
       expect(r.body.hits[0].doc_id).toBe('moth.md');
       expect(await deps.jobs.pending(KNOWLEDGE_INDEX_JOB)).toBe(0);

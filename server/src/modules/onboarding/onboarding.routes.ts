@@ -27,8 +27,20 @@ const Video = Type.Object({ url: Nullable(Type.String()), seconds: Type.Integer(
 const Videos = Type.Object({ videos: Type.Record(Type.String(), Video) });
 
 export const onboardingModule: Module = async (app, deps) => {
-  const projects = createProjectsService({ db: deps.db, access: deps.access, activity: deps.activity, storage: deps.storage, sealer: deps.sealer, messenger: createBotApiMessenger(deps.config.messengerApiUrl) });
-  const onboarding = createOnboardingService({ db: deps.db, activity: deps.activity, projects, settings: createSettingsService({ db: deps.db, sealer: deps.sealer }) });
+  const projects = createProjectsService({
+    db: deps.db,
+    access: deps.access,
+    activity: deps.activity,
+    storage: deps.storage,
+    sealer: deps.sealer,
+    messenger: createBotApiMessenger(deps.config.messengerApiUrl),
+  });
+  const onboarding = createOnboardingService({
+    db: deps.db,
+    activity: deps.activity,
+    projects,
+    settings: createSettingsService({ db: deps.db, sealer: deps.sealer }),
+  });
   const tags = ['onboarding'];
   const tmpRoot = path.join(deps.config.dataDir, 'tmp');
 
@@ -36,8 +48,20 @@ export const onboardingModule: Module = async (app, deps) => {
     '/api/crm/onboarding/setup',
     {
       schema: {
-        tags, summary: 'Create the first project and its workers (multipart `config` JSON + `files`); trial without an LLM key', consumes: ['multipart/form-data'],
-        response: { 200: Type.Object({ ok: Type.Boolean(), project: Project, trial_activated: Type.Boolean(), workers: Type.Array(Worker), files: Type.Array(Type.String()) }), ...errors(400, 401, 402, 409, 413) },
+        tags,
+        summary:
+          'Create the first project and its workers (multipart `config` JSON + `files`); trial without an LLM key',
+        consumes: ['multipart/form-data'],
+        response: {
+          200: Type.Object({
+            ok: Type.Boolean(),
+            project: Project,
+            trial_activated: Type.Boolean(),
+            workers: Type.Array(Worker),
+            files: Type.Array(Type.String()),
+          }),
+          ...errors(400, 401, 402, 409, 413),
+        },
       },
     },
     async (req) => {
@@ -54,11 +78,25 @@ export const onboardingModule: Module = async (app, deps) => {
     '/api/crm/account/trial-status',
     {
       schema: {
-        tags: ['account'], summary: 'Trial status',
+        tags: ['account'],
+        summary: 'Trial status',
         response: {
           200: Type.Object({
-            email: Type.String(), email_verified: Type.Boolean(), trial_granted: Type.Boolean(), has_trial_active: Type.Boolean(), total_remaining: Type.Integer(), total_granted: Type.Integer(),
-            projects: Type.Array(Type.Object({ name: Type.String(), display_name: Type.String(), trial_mode: Type.Boolean(), uses_platform_key: Type.Boolean(), tokens_used: Type.Integer() })),
+            email: Type.String(),
+            email_verified: Type.Boolean(),
+            trial_granted: Type.Boolean(),
+            has_trial_active: Type.Boolean(),
+            total_remaining: Type.Integer(),
+            total_granted: Type.Integer(),
+            projects: Type.Array(
+              Type.Object({
+                name: Type.String(),
+                display_name: Type.String(),
+                trial_mode: Type.Boolean(),
+                uses_platform_key: Type.Boolean(),
+                tokens_used: Type.Integer(),
+              }),
+            ),
           }),
           ...errors(401),
         },
@@ -70,10 +108,23 @@ export const onboardingModule: Module = async (app, deps) => {
     '/api/crm/account/usage',
     {
       schema: {
-        tags: ['account'], summary: 'Token usage: newest 200 rows and totals',
+        tags: ['account'],
+        summary: 'Token usage: newest 200 rows and totals',
         response: {
           200: Type.Object({
-            rows: Type.Array(Type.Object({ id: Type.Integer(), project_name: Nullable(Type.String()), worker_id: Nullable(Type.Integer()), model: Nullable(Type.String()), input_tokens: Type.Integer(), output_tokens: Type.Integer(), cache_tokens: Type.Integer(), total_tokens: Type.Integer(), created_at: DateTime() })),
+            rows: Type.Array(
+              Type.Object({
+                id: Type.Integer(),
+                project_name: Nullable(Type.String()),
+                worker_id: Nullable(Type.Integer()),
+                model: Nullable(Type.String()),
+                input_tokens: Type.Integer(),
+                output_tokens: Type.Integer(),
+                cache_tokens: Type.Integer(),
+                total_tokens: Type.Integer(),
+                created_at: DateTime(),
+              }),
+            ),
             totals: Type.Object({ total: Type.Integer(), input: Type.Integer(), output: Type.Integer() }),
           }),
           ...errors(401),
@@ -82,27 +133,72 @@ export const onboardingModule: Module = async (app, deps) => {
     },
     async (req) => onboarding.usage(requireActor(req)),
   );
-  app.get('/api/crm/onboarding/progress', { schema: { tags, summary: 'Checklist progress (nothing stored for an untouched user)', response: { 200: Progress, ...errors(401) } } }, async (req) => onboarding.progress(requireActor(req)));
+  app.get(
+    '/api/crm/onboarding/progress',
+    {
+      schema: {
+        tags,
+        summary: 'Checklist progress (nothing stored for an untouched user)',
+        response: { 200: Progress, ...errors(401) },
+      },
+    },
+    async (req) => onboarding.progress(requireActor(req)),
+  );
   app.post(
     '/api/crm/onboarding/event',
     {
       schema: {
-        tags, summary: 'Mark a step completed or skipped',
-        body: Type.Object({ step: Type.String({ maxLength: 50 }), status: Type.String({ maxLength: 50 }), source: Type.Optional(Type.Union([Type.Literal('web'), Type.Literal('cli')])) }),
+        tags,
+        summary: 'Mark a step completed or skipped',
+        body: Type.Object({
+          step: Type.String({ maxLength: 50 }),
+          status: Type.String({ maxLength: 50 }),
+          source: Type.Optional(Type.Union([Type.Literal('web'), Type.Literal('cli')])),
+        }),
         response: { 200: Progress, ...errors(400, 401) },
       },
     },
     async (req) => onboarding.event(requireActor(req), req.body),
   );
-  app.post('/api/crm/onboarding/dismiss', { schema: { tags, summary: 'Dismiss the checklist (idempotent)', response: { 200: Progress, ...errors(401) } } }, async (req) => onboarding.dismiss(requireActor(req)));
-  app.post('/api/crm/onboarding/replay', { schema: { tags, summary: 'Clear the dismissal', response: { 200: Progress, ...errors(401) } } }, async (req) => onboarding.replay(requireActor(req)));
-  app.post('/api/crm/onboarding/reset', { schema: { tags, summary: 'Wipe progress and the heard-source field (projects stay)', response: { 200: Type.Object({ ok: Type.Boolean() }), ...errors(401) } } }, async (req) => onboarding.reset(requireActor(req)));
-  app.get('/api/crm/onboarding/videos', { schema: { tags, summary: 'Video slots over the built-in defaults', response: { 200: Videos, ...errors(401) } } }, async () => onboarding.videos());
+  app.post(
+    '/api/crm/onboarding/dismiss',
+    { schema: { tags, summary: 'Dismiss the checklist (idempotent)', response: { 200: Progress, ...errors(401) } } },
+    async (req) => onboarding.dismiss(requireActor(req)),
+  );
+  app.post(
+    '/api/crm/onboarding/replay',
+    { schema: { tags, summary: 'Clear the dismissal', response: { 200: Progress, ...errors(401) } } },
+    async (req) => onboarding.replay(requireActor(req)),
+  );
+  app.post(
+    '/api/crm/onboarding/reset',
+    {
+      schema: {
+        tags,
+        summary: 'Wipe progress and the heard-source field (projects stay)',
+        response: { 200: Type.Object({ ok: Type.Boolean() }), ...errors(401) },
+      },
+    },
+    async (req) => onboarding.reset(requireActor(req)),
+  );
+  app.get(
+    '/api/crm/onboarding/videos',
+    { schema: { tags, summary: 'Video slots over the built-in defaults', response: { 200: Videos, ...errors(401) } } },
+    async () => onboarding.videos(),
+  );
   app.put(
     '/api/crm/onboarding/videos',
     {
       config: { auth: 'admin' },
-      schema: { tags, summary: 'Set video slots (admin; known slots only, sanitized)', body: Type.Object({ videos: Type.Record(Type.String(), Type.Unknown()) }), response: { 200: Type.Object({ ok: Type.Boolean(), videos: Type.Record(Type.String(), Video) }), ...errors(400, 401, 403) } },
+      schema: {
+        tags,
+        summary: 'Set video slots (admin; known slots only, sanitized)',
+        body: Type.Object({ videos: Type.Record(Type.String(), Type.Unknown()) }),
+        response: {
+          200: Type.Object({ ok: Type.Boolean(), videos: Type.Record(Type.String(), Video) }),
+          ...errors(400, 401, 403),
+        },
+      },
     },
     async (req) => onboarding.putVideos(requireActor(req), req.body.videos),
   );

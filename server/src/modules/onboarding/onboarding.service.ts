@@ -53,17 +53,37 @@ export interface ProgressView {
   updated_at: Date | null;
 }
 
-export function createOnboardingService(deps: { db: Kysely<DB>; activity: ActivityLog; projects: ProjectsService; settings: SettingsService }) {
+export function createOnboardingService(deps: {
+  db: Kysely<DB>;
+  activity: ActivityLog;
+  projects: ProjectsService;
+  settings: SettingsService;
+}) {
   const { db, activity, projects, settings } = deps;
 
-  const view = (r?: { state: Record<string, 'completed' | 'skipped'>; source: 'web' | 'cli' | null; completed_at: Date | null; dismissed_at: Date | null; started_at: Date; updated_at: Date }): ProgressView => {
+  const view = (r?: {
+    state: Record<string, 'completed' | 'skipped'>;
+    source: 'web' | 'cli' | null;
+    completed_at: Date | null;
+    dismissed_at: Date | null;
+    started_at: Date;
+    updated_at: Date;
+  }): ProgressView => {
     const state = r?.state ?? {};
     return {
-      steps: [...STEPS], state, completed_count: STEPS.filter((s) => state[s] === 'completed').length, total_steps: STEPS.length,
-      completed_at: r?.completed_at ?? null, dismissed_at: r?.dismissed_at ?? null, source: r?.source ?? null, started_at: r?.started_at ?? null, updated_at: r?.updated_at ?? null,
+      steps: [...STEPS],
+      state,
+      completed_count: STEPS.filter((s) => state[s] === 'completed').length,
+      total_steps: STEPS.length,
+      completed_at: r?.completed_at ?? null,
+      dismissed_at: r?.dismissed_at ?? null,
+      source: r?.source ?? null,
+      started_at: r?.started_at ?? null,
+      updated_at: r?.updated_at ?? null,
     };
   };
-  const read = (userId: number) => db.selectFrom('onboarding_progress').selectAll().where('user_id', '=', userId).executeTakeFirst();
+  const read = (userId: number) =>
+    db.selectFrom('onboarding_progress').selectAll().where('user_id', '=', userId).executeTakeFirst();
 
   return {
     /**
@@ -73,7 +93,8 @@ export function createOnboardingService(deps: { db: Kysely<DB>; activity: Activi
      * @returns `{ok, project, trial_activated, workers, files}`. @throws 400 `invalid_request`, 402 `plan_limit_reached`, 409.
      */
     async setup(actor: Actor, rawConfig: string | undefined, files: Array<{ name: string; tmpPath: string }>) {
-      if (rawConfig === undefined) throw new BadRequest('invalid_request', 'The multipart field `config` (JSON) is required.');
+      if (rawConfig === undefined)
+        throw new BadRequest('invalid_request', 'The multipart field `config` (JSON) is required.');
       let parsed: unknown;
       try {
         parsed = JSON.parse(rawConfig);
@@ -81,15 +102,23 @@ export function createOnboardingService(deps: { db: Kysely<DB>; activity: Activi
         throw new BadRequest('invalid_request', 'The field `config` is not valid JSON.');
       }
       if (!Value.Check(SetupConfig, parsed)) {
-        const details = [...Value.Errors(SetupConfig, parsed)].slice(0, 10).map((e) => ({ path: `config${e.path}`, message: e.message }));
+        const details = [...Value.Errors(SetupConfig, parsed)]
+          .slice(0, 10)
+          .map((e) => ({ path: `config${e.path}`, message: e.message }));
         throw new BadRequest('invalid_request', `${details[0]?.path}: ${details[0]?.message}`, { details });
       }
       const config = parsed as SetupConfig;
       const llmKey = config.llmKey?.trim() ?? '';
-      if (llmKey && (llmKey.length < 8 || /\s/.test(llmKey))) throw new BadRequest('invalid_llm_key', 'The LLM key must be at least 8 characters and contain no spaces.');
+      if (llmKey && (llmKey.length < 8 || /\s/.test(llmKey)))
+        throw new BadRequest('invalid_llm_key', 'The LLM key must be at least 8 characters and contain no spaces.');
       const { project, workers, trial_activated } = await projects.createProject(
         actor,
-        { displayName: config.displayName, projectName: config.projectName, niche: config.niche, teamPreset: config.teamPreset },
+        {
+          displayName: config.displayName,
+          projectName: config.projectName,
+          niche: config.niche,
+          teamPreset: config.teamPreset,
+        },
         { workers: config.workers, grantTrial: !llmKey, files, source: 'onboarding' },
       );
       if (llmKey) await settings.update(actor, { llm_key: llmKey });
@@ -102,31 +131,70 @@ export function createOnboardingService(deps: { db: Kysely<DB>; activity: Activi
       const rows = await db
         .selectFrom('projects')
         .leftJoin('token_usage', 'token_usage.project_id', 'projects.id')
-        .select(['projects.name', 'projects.display_name', 'projects.trial_mode', 'projects.uses_platform_key', (eb) => eb.fn.coalesce(eb.fn.sum<number>('token_usage.total_tokens'), sql<number>`0`).as('tokens_used')])
+        .select([
+          'projects.name',
+          'projects.display_name',
+          'projects.trial_mode',
+          'projects.uses_platform_key',
+          (eb) => eb.fn.coalesce(eb.fn.sum<number>('token_usage.total_tokens'), sql<number>`0`).as('tokens_used'),
+        ])
         .where('projects.owner_id', '=', actor.id)
         .where('projects.trial_mode', '=', true)
-        .groupBy(['projects.id', 'projects.name', 'projects.display_name', 'projects.trial_mode', 'projects.uses_platform_key'])
+        .groupBy([
+          'projects.id',
+          'projects.name',
+          'projects.display_name',
+          'projects.trial_mode',
+          'projects.uses_platform_key',
+        ])
         .orderBy('projects.id')
         .execute();
       return {
-        email: actor.email, email_verified: actor.email_verified, trial_granted: info.granted, has_trial_active: info.active,
-        total_remaining: info.remaining, total_granted: info.total_granted,
-        projects: rows.map((r) => ({ name: r.name, display_name: r.display_name, trial_mode: r.trial_mode, uses_platform_key: r.uses_platform_key, tokens_used: Number(r.tokens_used) })),
+        email: actor.email,
+        email_verified: actor.email_verified,
+        trial_granted: info.granted,
+        has_trial_active: info.active,
+        total_remaining: info.remaining,
+        total_granted: info.total_granted,
+        projects: rows.map((r) => ({
+          name: r.name,
+          display_name: r.display_name,
+          trial_mode: r.trial_mode,
+          uses_platform_key: r.uses_platform_key,
+          tokens_used: Number(r.tokens_used),
+        })),
       };
     },
 
     /** GET /account/usage: the caller's newest 200 token-usage rows and totals over all their rows. */
     async usage(actor: Actor) {
-      const rows = await db.selectFrom('token_usage')
-        .select(['id', 'project_name', 'worker_id', 'model', 'input_tokens', 'output_tokens', 'cache_tokens', 'total_tokens', 'created_at'])
-        .where('user_id', '=', actor.id).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(200).execute();
-      const t = await db.selectFrom('token_usage')
+      const rows = await db
+        .selectFrom('token_usage')
+        .select([
+          'id',
+          'project_name',
+          'worker_id',
+          'model',
+          'input_tokens',
+          'output_tokens',
+          'cache_tokens',
+          'total_tokens',
+          'created_at',
+        ])
+        .where('user_id', '=', actor.id)
+        .orderBy('created_at', 'desc')
+        .orderBy('id', 'desc')
+        .limit(200)
+        .execute();
+      const t = await db
+        .selectFrom('token_usage')
         .select((eb) => [
           eb.fn.coalesce(eb.fn.sum<number>('total_tokens'), sql<number>`0`).as('total'),
           eb.fn.coalesce(eb.fn.sum<number>('input_tokens'), sql<number>`0`).as('input'),
           eb.fn.coalesce(eb.fn.sum<number>('output_tokens'), sql<number>`0`).as('output'),
         ])
-        .where('user_id', '=', actor.id).executeTakeFirstOrThrow();
+        .where('user_id', '=', actor.id)
+        .executeTakeFirstOrThrow();
       return { rows, totals: { total: Number(t.total), input: Number(t.input), output: Number(t.output) } };
     },
 
@@ -142,23 +210,55 @@ export function createOnboardingService(deps: { db: Kysely<DB>; activity: Activi
      * @throws 400 `unknown_step` / `unknown_status`.
      */
     async event(actor: Actor, body: { step: string; status: string; source?: string }) {
-      if (!(STEPS as readonly string[]).includes(body.step)) throw new BadRequest('unknown_step', `Unknown onboarding step; use one of ${STEPS.join(', ')}.`);
-      if (body.status !== 'completed' && body.status !== 'skipped') throw new BadRequest('unknown_status', 'The status must be completed or skipped.');
+      if (!(STEPS as readonly string[]).includes(body.step))
+        throw new BadRequest('unknown_step', `Unknown onboarding step; use one of ${STEPS.join(', ')}.`);
+      if (body.status !== 'completed' && body.status !== 'skipped')
+        throw new BadRequest('unknown_status', 'The status must be completed or skipped.');
       const source = body.source === 'cli' ? 'cli' : 'web';
       return db.transaction().execute(async (tx) => {
-        await tx.insertInto('onboarding_progress').values({ user_id: actor.id }).onConflict((oc) => oc.column('user_id').doNothing()).execute();
-        const cur = await tx.selectFrom('onboarding_progress').selectAll().where('user_id', '=', actor.id).forUpdate().executeTakeFirstOrThrow();
+        await tx
+          .insertInto('onboarding_progress')
+          .values({ user_id: actor.id })
+          .onConflict((oc) => oc.column('user_id').doNothing())
+          .execute();
+        const cur = await tx
+          .selectFrom('onboarding_progress')
+          .selectAll()
+          .where('user_id', '=', actor.id)
+          .forUpdate()
+          .executeTakeFirstOrThrow();
         if (cur.state[body.step] === body.status) return view(cur);
         const state = { ...cur.state, [body.step]: body.status as 'completed' | 'skipped' };
         const now = new Date();
         const done = STEPS.every((s) => state[s] === 'completed');
         const completing = done && !cur.completed_at;
-        const row = await tx.updateTable('onboarding_progress')
+        const row = await tx
+          .updateTable('onboarding_progress')
           .set({ state: JSON.stringify(state), source, updated_at: now, ...(completing ? { completed_at: now } : {}) })
-          .where('user_id', '=', actor.id).returningAll().executeTakeFirstOrThrow();
-        await activity.record({ type: body.status === 'completed' ? 'onboarding_step_completed' : 'onboarding_step_skipped', userId: actor.id, actor: actor.email, title: `Onboarding step ${body.step} ${body.status}`, payload: { step: body.step, status: body.status, source } }, tx);
+          .where('user_id', '=', actor.id)
+          .returningAll()
+          .executeTakeFirstOrThrow();
+        await activity.record(
+          {
+            type: body.status === 'completed' ? 'onboarding_step_completed' : 'onboarding_step_skipped',
+            userId: actor.id,
+            actor: actor.email,
+            title: `Onboarding step ${body.step} ${body.status}`,
+            payload: { step: body.step, status: body.status, source },
+          },
+          tx,
+        );
         if (completing) {
-          await activity.record({ type: 'onboarding_completed', userId: actor.id, actor: actor.email, title: 'Onboarding completed', payload: { duration_ms: now.getTime() - cur.started_at.getTime(), source } }, tx);
+          await activity.record(
+            {
+              type: 'onboarding_completed',
+              userId: actor.id,
+              actor: actor.email,
+              title: 'Onboarding completed',
+              payload: { duration_ms: now.getTime() - cur.started_at.getTime(), source },
+            },
+            tx,
+          );
         }
         return view(row);
       });
@@ -167,11 +267,34 @@ export function createOnboardingService(deps: { db: Kysely<DB>; activity: Activi
     /** POST /onboarding/dismiss: idempotent; the first dismiss writes onboarding_dismissed `{completed_count}`. */
     async dismiss(actor: Actor) {
       return db.transaction().execute(async (tx) => {
-        await tx.insertInto('onboarding_progress').values({ user_id: actor.id }).onConflict((oc) => oc.column('user_id').doNothing()).execute();
-        const cur = await tx.selectFrom('onboarding_progress').selectAll().where('user_id', '=', actor.id).forUpdate().executeTakeFirstOrThrow();
+        await tx
+          .insertInto('onboarding_progress')
+          .values({ user_id: actor.id })
+          .onConflict((oc) => oc.column('user_id').doNothing())
+          .execute();
+        const cur = await tx
+          .selectFrom('onboarding_progress')
+          .selectAll()
+          .where('user_id', '=', actor.id)
+          .forUpdate()
+          .executeTakeFirstOrThrow();
         if (cur.dismissed_at) return view(cur);
-        const row = await tx.updateTable('onboarding_progress').set({ dismissed_at: new Date(), updated_at: new Date() }).where('user_id', '=', actor.id).returningAll().executeTakeFirstOrThrow();
-        await activity.record({ type: 'onboarding_dismissed', userId: actor.id, actor: actor.email, title: 'Onboarding dismissed', payload: { completed_count: view(row).completed_count } }, tx);
+        const row = await tx
+          .updateTable('onboarding_progress')
+          .set({ dismissed_at: new Date(), updated_at: new Date() })
+          .where('user_id', '=', actor.id)
+          .returningAll()
+          .executeTakeFirstOrThrow();
+        await activity.record(
+          {
+            type: 'onboarding_dismissed',
+            userId: actor.id,
+            actor: actor.email,
+            title: 'Onboarding dismissed',
+            payload: { completed_count: view(row).completed_count },
+          },
+          tx,
+        );
         return view(row);
       });
     },
@@ -179,10 +302,29 @@ export function createOnboardingService(deps: { db: Kysely<DB>; activity: Activi
     /** POST /onboarding/replay: clears the dismissal (step state untouched); onboarding_replayed when one was cleared. */
     async replay(actor: Actor) {
       return db.transaction().execute(async (tx) => {
-        const cur = await tx.selectFrom('onboarding_progress').selectAll().where('user_id', '=', actor.id).forUpdate().executeTakeFirst();
+        const cur = await tx
+          .selectFrom('onboarding_progress')
+          .selectAll()
+          .where('user_id', '=', actor.id)
+          .forUpdate()
+          .executeTakeFirst();
         if (!cur?.dismissed_at) return view(cur);
-        const row = await tx.updateTable('onboarding_progress').set({ dismissed_at: null, updated_at: new Date() }).where('user_id', '=', actor.id).returningAll().executeTakeFirstOrThrow();
-        await activity.record({ type: 'onboarding_replayed', userId: actor.id, actor: actor.email, title: 'Onboarding replayed', payload: {} }, tx);
+        const row = await tx
+          .updateTable('onboarding_progress')
+          .set({ dismissed_at: null, updated_at: new Date() })
+          .where('user_id', '=', actor.id)
+          .returningAll()
+          .executeTakeFirstOrThrow();
+        await activity.record(
+          {
+            type: 'onboarding_replayed',
+            userId: actor.id,
+            actor: actor.email,
+            title: 'Onboarding replayed',
+            payload: {},
+          },
+          tx,
+        );
         return view(row);
       });
     },
@@ -192,7 +334,10 @@ export function createOnboardingService(deps: { db: Kysely<DB>; activity: Activi
       await db.transaction().execute(async (tx) => {
         await tx.deleteFrom('onboarding_progress').where('user_id', '=', actor.id).execute();
         await tx.updateTable('users').set({ heard_source: null }).where('id', '=', actor.id).execute();
-        await activity.record({ type: 'onboarding_reset', userId: actor.id, actor: actor.email, title: 'Onboarding reset', payload: {} }, tx);
+        await activity.record(
+          { type: 'onboarding_reset', userId: actor.id, actor: actor.email, title: 'Onboarding reset', payload: {} },
+          tx,
+        );
       });
       return { ok: true };
     },
@@ -229,11 +374,27 @@ export function createOnboardingService(deps: { db: Kysely<DB>; activity: Activi
           }
           const n = typeof v.seconds === 'number' ? v.seconds : typeof v.seconds === 'string' ? Number(v.seconds) : NaN;
           const seconds = Number.isFinite(n) && n >= 0 ? Math.min(Math.floor(n), 86_400) : 0;
-          const title = (typeof v.title === 'string' ? v.title.replace(/\s+/g, ' ').trim().slice(0, 120) : '') || DEFAULT_VIDEOS[slot].title;
-          await tx.insertInto('onboarding_videos').values({ slot, url, seconds, title, updated_by: actor.email })
-            .onConflict((oc) => oc.column('slot').doUpdateSet({ url, seconds, title, updated_by: actor.email, updated_at: new Date() })).execute();
+          const title =
+            (typeof v.title === 'string' ? v.title.replace(/\s+/g, ' ').trim().slice(0, 120) : '') ||
+            DEFAULT_VIDEOS[slot].title;
+          await tx
+            .insertInto('onboarding_videos')
+            .values({ slot, url, seconds, title, updated_by: actor.email })
+            .onConflict((oc) =>
+              oc.column('slot').doUpdateSet({ url, seconds, title, updated_by: actor.email, updated_at: new Date() }),
+            )
+            .execute();
         }
-        await activity.record({ type: 'onboarding_videos_updated', userId: actor.id, actor: actor.email, title: 'Onboarding videos updated', payload: { slots } }, tx);
+        await activity.record(
+          {
+            type: 'onboarding_videos_updated',
+            userId: actor.id,
+            actor: actor.email,
+            title: 'Onboarding videos updated',
+            payload: { slots },
+          },
+          tx,
+        );
       });
       return { ok: true, ...(await this.videos()) };
     },

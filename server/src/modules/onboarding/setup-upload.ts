@@ -13,7 +13,10 @@ import { BadRequest, PayloadTooLarge } from '../../http/errors.ts';
 /** A safe file name: the last path segment, only `[A-Za-z0-9._-]`, no leading dots, at most 120 characters. */
 export function safeFileName(name: string): string | undefined {
   const base = name.split(/[\\/]/).pop() ?? '';
-  const clean = base.replace(/[^A-Za-z0-9._-]/g, '_').replace(/^[._]+/, '').slice(0, 120);
+  const clean = base
+    .replace(/[^A-Za-z0-9._-]/g, '_')
+    .replace(/^[._]+/, '')
+    .slice(0, 120);
   return clean && /[A-Za-z0-9]/.test(clean) ? clean : undefined;
 }
 

@@ -64,12 +64,23 @@ export async function assertWithinPlan(
   if (actorIsAdmin || owner.plan === 'beta') return;
   const limits = PLAN_LIMITS[owner.plan] ?? PLAN_LIMITS.free;
   if (add.projects) {
-    const { n } = await tx.selectFrom('projects').select((eb) => eb.fn.countAll<number>().as('n')).where('owner_id', '=', owner.id).executeTakeFirstOrThrow();
+    const { n } = await tx
+      .selectFrom('projects')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('owner_id', '=', owner.id)
+      .executeTakeFirstOrThrow();
     const current = Number(n);
     if (current + add.projects > limits.projects) {
-      throw new PaymentRequired('plan_limit_reached', `Your ${owner.plan} plan allows ${limits.projects} project(s); upgrade to create more.`, {
-        reason: 'projects_limit', current, limit: limits.projects, plan: owner.plan,
-      });
+      throw new PaymentRequired(
+        'plan_limit_reached',
+        `Your ${owner.plan} plan allows ${limits.projects} project(s); upgrade to create more.`,
+        {
+          reason: 'projects_limit',
+          current,
+          limit: limits.projects,
+          plan: owner.plan,
+        },
+      );
     }
   }
   if (add.workers) {
@@ -81,9 +92,16 @@ export async function assertWithinPlan(
       .executeTakeFirstOrThrow();
     const current = Number(n);
     if (current + add.workers > limits.workers) {
-      throw new PaymentRequired('plan_limit_reached', `Your ${owner.plan} plan allows ${limits.workers} worker(s); upgrade to add more.`, {
-        reason: 'workers_limit', current, limit: limits.workers, plan: owner.plan,
-      });
+      throw new PaymentRequired(
+        'plan_limit_reached',
+        `Your ${owner.plan} plan allows ${limits.workers} worker(s); upgrade to add more.`,
+        {
+          reason: 'workers_limit',
+          current,
+          limit: limits.workers,
+          plan: owner.plan,
+        },
+      );
     }
   }
 }

@@ -17,7 +17,10 @@ export const CreateProjectBody = Type.Object(
     icon: Type.Optional(Type.String({ maxLength: 200 })),
     color: Type.Optional(Type.String({ maxLength: 50 })),
   },
-  { additionalProperties: false, description: 'projectName or technical_name is the technical name (a slug, unique per owner).' },
+  {
+    additionalProperties: false,
+    description: 'projectName or technical_name is the technical name (a slug, unique per owner).',
+  },
 );
 
 export const Project = Type.Object({
@@ -40,31 +43,69 @@ export const Project = Type.Object({
 });
 
 export const CreateAnswer = Type.Object({ ok: Type.Boolean(), project: Project, workers: Type.Array(Worker) });
-export const CreateWithTeamBody = Type.Object({
-  project: CreateProjectBody,
-  workers: Type.Array(WorkerCreateBody, { maxItems: 50 }),
-  telegram: Type.Optional(Type.Object({ token: Type.String({ minLength: 1, maxLength: 200 }) })),
-}, { additionalProperties: false });
-export const CreateWithTeamAnswer = Type.Object({ ok: Type.Boolean(), project: Project, workers: Type.Array(Worker), bot_username: Nullable(Type.String()) });
+export const CreateWithTeamBody = Type.Object(
+  {
+    project: CreateProjectBody,
+    workers: Type.Array(WorkerCreateBody, { maxItems: 50 }),
+    telegram: Type.Optional(Type.Object({ token: Type.String({ minLength: 1, maxLength: 200 }) })),
+  },
+  { additionalProperties: false },
+);
+export const CreateWithTeamAnswer = Type.Object({
+  ok: Type.Boolean(),
+  project: Project,
+  workers: Type.Array(Worker),
+  bot_username: Nullable(Type.String()),
+});
 
 export const ModelMode = Type.Object({ modelMode: Type.Union([Type.Literal('strict'), Type.Literal('optimize')]) });
 export const Protocol = Type.Object({ protocol: Type.String(), updated_at: DateTime() });
 export const ProtocolBody = Type.Object({ protocol: Type.String({ maxLength: 100_000 }) });
-export const LogsQuery = Type.Object({ category: Type.String({ default: 'all', maxLength: 50 }), lines: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }) });
+export const LogsQuery = Type.Object({
+  category: Type.String({ default: 'all', maxLength: 50 }),
+  lines: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
+});
 export const Logs = Type.Object({
   category: Type.String(),
-  entries: Type.Array(Type.Object({ type: Type.String(), actor: Nullable(Type.String()), title: Nullable(Type.String()), detail: Nullable(Type.String()), worker_id: Nullable(Type.Integer()), ts: DateTime() })),
+  entries: Type.Array(
+    Type.Object({
+      type: Type.String(),
+      actor: Nullable(Type.String()),
+      title: Nullable(Type.String()),
+      detail: Nullable(Type.String()),
+      worker_id: Nullable(Type.Integer()),
+      ts: DateTime(),
+    }),
+  ),
   lines: Type.Array(Type.String()),
 });
-export const MetricsQuery = Type.Object({ since: Type.Optional(Type.String({ maxLength: 40 })), until: Type.Optional(Type.String({ maxLength: 40 })) });
+export const MetricsQuery = Type.Object({
+  since: Type.Optional(Type.String({ maxLength: 40 })),
+  until: Type.Optional(Type.String({ maxLength: 40 })),
+});
 export const Metrics = Type.Object({
   since: Type.String(),
   until: Type.String(),
-  days: Type.Array(Type.Object({ date: Type.String(), events: Type.Integer(), tokens: Type.Integer(), by_type: Type.Record(Type.String(), Type.Integer()) })),
+  days: Type.Array(
+    Type.Object({
+      date: Type.String(),
+      events: Type.Integer(),
+      tokens: Type.Integer(),
+      by_type: Type.Record(Type.String(), Type.Integer()),
+    }),
+  ),
   totals: Type.Object({ events: Type.Integer(), tokens: Type.Integer() }),
 });
-export const ActiveIssueBody = Type.Object({ issue_id: Type.Integer({ minimum: 1, maximum: 2147483647 }), title: Type.Optional(Type.String({ maxLength: 500 })) });
-export const ActiveIssue = Type.Object({ ok: Type.Optional(Type.Boolean()), active_issue_id: Nullable(Type.Integer()), title: Nullable(Type.String()), ts: Nullable(DateTime()) });
+export const ActiveIssueBody = Type.Object({
+  issue_id: Type.Integer({ minimum: 1, maximum: 2147483647 }),
+  title: Type.Optional(Type.String({ maxLength: 500 })),
+});
+export const ActiveIssue = Type.Object({
+  ok: Type.Optional(Type.Boolean()),
+  active_issue_id: Nullable(Type.Integer()),
+  title: Nullable(Type.String()),
+  ts: Nullable(DateTime()),
+});
 export const UploadAnswer = Type.Object({ ok: Type.Boolean(), url: Type.String() });
 /** A binary answer (image bytes); Fastify sends Buffers as they are. */
 export const Binary = Type.Unsafe<Buffer>({ type: 'string', format: 'binary' });

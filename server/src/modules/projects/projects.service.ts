@@ -45,11 +45,25 @@ export interface ProjectView {
 }
 
 type ProjectRow = Selectable<DB['projects']>;
-const modelMode = (config: unknown): 'strict' | 'optimize' => ((config as any)?.modelMode === 'optimize' ? 'optimize' : 'strict');
+const modelMode = (config: unknown): 'strict' | 'optimize' =>
+  (config as any)?.modelMode === 'optimize' ? 'optimize' : 'strict';
 const toView = (r: ProjectRow, workerCount: number): ProjectView => ({
-  id: r.id, name: r.name, display_name: r.display_name, description: r.description, icon: r.icon, color: r.color, niche: r.niche,
-  team_preset: r.team_preset, config: { modelMode: modelMode(r.config) }, trial_mode: r.trial_mode, uses_platform_key: r.uses_platform_key,
-  has_icon: !!r.icon_key, owner_id: r.owner_id, worker_count: workerCount, created_at: r.created_at, updated_at: r.updated_at,
+  id: r.id,
+  name: r.name,
+  display_name: r.display_name,
+  description: r.description,
+  icon: r.icon,
+  color: r.color,
+  niche: r.niche,
+  team_preset: r.team_preset,
+  config: { modelMode: modelMode(r.config) },
+  trial_mode: r.trial_mode,
+  uses_platform_key: r.uses_platform_key,
+  has_icon: !!r.icon_key,
+  owner_id: r.owner_id,
+  worker_count: workerCount,
+  created_at: r.created_at,
+  updated_at: r.updated_at,
 });
 
 /** Either create body shape of the specification. */
@@ -90,11 +104,22 @@ export const LOG_CATEGORIES: Record<string, string[]> = {
   onboarding: ['onboarding_'],
 };
 
-export function createProjectsService(deps: { db: Kysely<DB>; access: Access; activity: ActivityLog; storage: BlobStorage; sealer: Sealer; messenger: Messenger }) {
+export function createProjectsService(deps: {
+  db: Kysely<DB>;
+  access: Access;
+  activity: ActivityLog;
+  storage: BlobStorage;
+  sealer: Sealer;
+  messenger: Messenger;
+}) {
   const { db, access, activity, storage, sealer, messenger } = deps;
 
   async function workerCount(projectId: number): Promise<number> {
-    const { n } = await db.selectFrom('workers').select((eb) => eb.fn.countAll<number>().as('n')).where('project_id', '=', projectId).executeTakeFirstOrThrow();
+    const { n } = await db
+      .selectFrom('workers')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('project_id', '=', projectId)
+      .executeTakeFirstOrThrow();
     return Number(n);
   }
   async function view(projectId: number): Promise<ProjectView> {
@@ -120,7 +145,11 @@ export function createProjectsService(deps: { db: Kysely<DB>; access: Access; ac
   }
 
   async function hasOwnKey(userId: number): Promise<boolean> {
-    const row = await db.selectFrom('account_settings').select('llm_key_enc').where('user_id', '=', userId).executeTakeFirst();
+    const row = await db
+      .selectFrom('account_settings')
+      .select('llm_key_enc')
+      .where('user_id', '=', userId)
+      .executeTakeFirst();
     return !!row?.llm_key_enc;
   }
 
@@ -131,17 +160,27 @@ export function createProjectsService(deps: { db: Kysely<DB>; access: Access; ac
    * @throws 400 `invalid_project_name`, `unknown_team_preset`, worker errors; 409 `project_exists`,
    *   `bot_already_bound`; 402 `plan_limit_reached`; 502 `messenger_unavailable`.
    */
-  async function createProject(actor: Actor, body: CreateProjectBody, opts: CreateOptions = {}): Promise<{ project: ProjectView; workers: WorkerView[]; trial_activated: boolean }> {
+  async function createProject(
+    actor: Actor,
+    body: CreateProjectBody,
+    opts: CreateOptions = {},
+  ): Promise<{ project: ProjectView; workers: WorkerView[]; trial_activated: boolean }> {
     const name = (body.projectName ?? body.technical_name ?? '').trim();
     if (!PROJECT_NAME_PATTERN.test(name)) {
-      throw new BadRequest('invalid_project_name', 'The technical name must be 2–40 characters: lower-case letters, digits, hyphens or underscores, starting and ending with a letter or digit.');
+      throw new BadRequest(
+        'invalid_project_name',
+        'The technical name must be 2–40 characters: lower-case letters, digits, hyphens or underscores, starting and ending with a letter or digit.',
+      );
     }
     const displayName = body.displayName.trim();
     if (!displayName) throw new BadRequest('invalid_request', 'displayName must not be empty.');
-    if (body.teamPreset && !TEAM_PRESETS[body.teamPreset]) throw new BadRequest('unknown_team_preset', `There is no team preset '${body.teamPreset}'.`);
-    const inputs: WorkerInput[] = opts.workers ?? (body.teamPreset ? TEAM_PRESETS[body.teamPreset].workers.map((preset) => ({ preset })) : []);
+    if (body.teamPreset && !TEAM_PRESETS[body.teamPreset])
+      throw new BadRequest('unknown_team_preset', `There is no team preset '${body.teamPreset}'.`);
+    const inputs: WorkerInput[] =
+      opts.workers ?? (body.teamPreset ? TEAM_PRESETS[body.teamPreset].workers.map((preset) => ({ preset })) : []);
     const workers = inputs.map((w, i) => normalizeWorker(w, `workers[${i}]`));
-    if (opts.messengerToken !== undefined && !workers.length) throw new BadRequest('invalid_request', 'A messenger token needs at least one worker to bind to.');
+    if (opts.messengerToken !== undefined && !workers.length)
+      throw new BadRequest('invalid_request', 'A messenger token needs at least one worker to bind to.');
     const bot = opts.messengerToken !== undefined ? await validateBotToken(messenger, opts.messengerToken) : undefined;
 
     const trial = await trialInfo(actor.id);
@@ -152,15 +191,31 @@ export function createProjectsService(deps: { db: Kysely<DB>; access: Access; ac
     try {
       const result = await db.transaction().execute(async (tx) => {
         await lockOwner(tx, actor.id);
-        const exists = await tx.selectFrom('projects').select('id').where('owner_id', '=', actor.id).where('name', '=', name).executeTakeFirst();
+        const exists = await tx
+          .selectFrom('projects')
+          .select('id')
+          .where('owner_id', '=', actor.id)
+          .where('name', '=', name)
+          .executeTakeFirst();
         if (exists) throw new Conflict('project_exists', `You already have a project named '${name}'.`);
-        await assertWithinPlan(tx, { id: actor.id, plan: actor.plan }, actor.isAdmin, { projects: 1, workers: workers.length });
+        await assertWithinPlan(tx, { id: actor.id, plan: actor.plan }, actor.isAdmin, {
+          projects: 1,
+          workers: workers.length,
+        });
         const row = await tx
           .insertInto('projects')
           .values({
-            owner_id: actor.id, name, display_name: displayName, description: body.description ?? '', icon: body.icon ?? null, color: body.color ?? null,
-            niche: body.niche ?? null, team_preset: body.teamPreset ?? null, config: JSON.stringify({ modelMode: 'strict' }),
-            trial_mode: trialMode, uses_platform_key: trialMode,
+            owner_id: actor.id,
+            name,
+            display_name: displayName,
+            description: body.description ?? '',
+            icon: body.icon ?? null,
+            color: body.color ?? null,
+            niche: body.niche ?? null,
+            team_preset: body.teamPreset ?? null,
+            config: JSON.stringify({ modelMode: 'strict' }),
+            trial_mode: trialMode,
+            uses_platform_key: trialMode,
           })
           .returningAll()
           .executeTakeFirstOrThrow();
@@ -169,10 +224,41 @@ export function createProjectsService(deps: { db: Kysely<DB>; access: Access; ac
           await bindBot(tx, sealer, created[0].id, opts.messengerToken, bot);
           created[0].bot_username = bot.username;
         }
-        if (grantTrial) await tx.insertInto('trials').values({ user_id: actor.id, project_id: row.id, tokens_granted: TRIAL_TOKENS }).execute();
-        await activity.record({ type: 'project_created', userId: actor.id, actor: actor.email, projectId: row.id, title: `Project ${displayName} created`, payload: { name, team_preset: body.teamPreset ?? null, workers: created.length, trial_mode: trialMode, source: opts.source ?? 'web' } }, tx);
+        if (grantTrial)
+          await tx
+            .insertInto('trials')
+            .values({ user_id: actor.id, project_id: row.id, tokens_granted: TRIAL_TOKENS })
+            .execute();
+        await activity.record(
+          {
+            type: 'project_created',
+            userId: actor.id,
+            actor: actor.email,
+            projectId: row.id,
+            title: `Project ${displayName} created`,
+            payload: {
+              name,
+              team_preset: body.teamPreset ?? null,
+              workers: created.length,
+              trial_mode: trialMode,
+              source: opts.source ?? 'web',
+            },
+          },
+          tx,
+        );
         for (const w of created) {
-          await activity.record({ type: 'worker_created', userId: actor.id, actor: actor.email, projectId: row.id, workerId: w.id, title: `Worker ${w.label} created`, payload: { label: w.label, role: w.role, project: name } }, tx);
+          await activity.record(
+            {
+              type: 'worker_created',
+              userId: actor.id,
+              actor: actor.email,
+              projectId: row.id,
+              workerId: w.id,
+              title: `Worker ${w.label} created`,
+              payload: { label: w.label, role: w.role, project: name },
+            },
+            tx,
+          );
         }
         dir = access.projectDir(row.id);
         await fsp.rm(dir, { recursive: true, force: true });
@@ -182,10 +268,15 @@ export function createProjectsService(deps: { db: Kysely<DB>; access: Access; ac
         }
         return { row, created };
       });
-      return { project: toView(result.row, result.created.length), workers: result.created, trial_activated: grantTrial };
+      return {
+        project: toView(result.row, result.created.length),
+        workers: result.created,
+        trial_activated: grantTrial,
+      };
     } catch (err) {
       if (dir) await fsp.rm(dir, { recursive: true, force: true });
-      if ((err as { code?: string }).code === '23505') throw new Conflict('project_exists', `You already have a project named '${name}'.`);
+      if ((err as { code?: string }).code === '23505')
+        throw new Conflict('project_exists', `You already have a project named '${name}'.`);
       throw err;
     }
   }
@@ -201,7 +292,13 @@ export function createProjectsService(deps: { db: Kysely<DB>; access: Access; ac
       const rows = await db
         .selectFrom('projects')
         .selectAll('projects')
-        .select((eb) => eb.selectFrom('workers').select((e) => e.fn.countAll<number>().as('n')).whereRef('workers.project_id', '=', 'projects.id').as('worker_count'))
+        .select((eb) =>
+          eb
+            .selectFrom('workers')
+            .select((e) => e.fn.countAll<number>().as('n'))
+            .whereRef('workers.project_id', '=', 'projects.id')
+            .as('worker_count'),
+        )
         .where('owner_id', '=', actor.id)
         .orderBy('id')
         .execute();
@@ -221,8 +318,14 @@ export function createProjectsService(deps: { db: Kysely<DB>; access: Access; ac
     },
 
     /** POST /projects/create-with-team `{project, workers[], telegram?:{token}}`: all or nothing. */
-    async createWithTeam(actor: Actor, body: { project: CreateProjectBody; workers: WorkerInput[]; telegram?: { token: string } }) {
-      const { project, workers } = await createProject(actor, body.project, { workers: body.workers, messengerToken: body.telegram?.token });
+    async createWithTeam(
+      actor: Actor,
+      body: { project: CreateProjectBody; workers: WorkerInput[]; telegram?: { token: string } },
+    ) {
+      const { project, workers } = await createProject(actor, body.project, {
+        workers: body.workers,
+        messengerToken: body.telegram?.token,
+      });
       return { ok: true, project, workers, bot_username: workers[0]?.bot_username ?? null };
     },
 
@@ -239,21 +342,34 @@ export function createProjectsService(deps: { db: Kysely<DB>; access: Access; ac
     async putConfig(actor: Actor, name: string, body: { modelMode?: 'strict' | 'optimize' }) {
       const p = await ref(actor, name);
       const config = { ...p.config, modelMode: body.modelMode ?? modelMode(p.config) };
-      await db.updateTable('projects').set({ config: JSON.stringify(config), updated_at: new Date() }).where('id', '=', p.id).execute();
+      await db
+        .updateTable('projects')
+        .set({ config: JSON.stringify(config), updated_at: new Date() })
+        .where('id', '=', p.id)
+        .execute();
       return { modelMode: config.modelMode };
     },
 
     /** GET /projects/:name/protocol → `{protocol, updated_at}` (the project's rules text). */
     async getProtocol(actor: Actor, name: string) {
       const p = await ref(actor, name);
-      const row = await db.selectFrom('projects').select(['protocol', 'updated_at']).where('id', '=', p.id).executeTakeFirstOrThrow();
+      const row = await db
+        .selectFrom('projects')
+        .select(['protocol', 'updated_at'])
+        .where('id', '=', p.id)
+        .executeTakeFirstOrThrow();
       return row;
     },
 
     /** PUT /projects/:name/protocol `{protocol}`. */
     async putProtocol(actor: Actor, name: string, protocol: string) {
       const p = await ref(actor, name);
-      return db.updateTable('projects').set({ protocol, updated_at: new Date() }).where('id', '=', p.id).returning(['protocol', 'updated_at']).executeTakeFirstOrThrow();
+      return db
+        .updateTable('projects')
+        .set({ protocol, updated_at: new Date() })
+        .where('id', '=', p.id)
+        .returning(['protocol', 'updated_at'])
+        .executeTakeFirstOrThrow();
     },
 
     /** POST /projects/:name/upload-icon: PNG or GIF bytes (already checked) stored as a blob. */
@@ -283,14 +399,34 @@ export function createProjectsService(deps: { db: Kysely<DB>; access: Access; ac
     async logs(actor: Actor, name: string, q: { category: string; lines: number }) {
       const p = await ref(actor, name);
       const prefixes = LOG_CATEGORIES[q.category];
-      if (!prefixes) throw new BadRequest('unknown_category', `Unknown log category; use one of ${Object.keys(LOG_CATEGORIES).join(', ')}.`);
-      let query = db.selectFrom('activity_log').select(['id', 'type', 'actor', 'title', 'detail', 'worker_id', 'created_at']).where('project_id', '=', p.id);
-      if (prefixes.length) query = query.where((eb) => eb.or(prefixes.map((pre) => (pre.endsWith('_') ? eb('type', 'like', `${pre}%`) : eb('type', '=', pre)))));
+      if (!prefixes)
+        throw new BadRequest(
+          'unknown_category',
+          `Unknown log category; use one of ${Object.keys(LOG_CATEGORIES).join(', ')}.`,
+        );
+      let query = db
+        .selectFrom('activity_log')
+        .select(['id', 'type', 'actor', 'title', 'detail', 'worker_id', 'created_at'])
+        .where('project_id', '=', p.id);
+      if (prefixes.length)
+        query = query.where((eb) =>
+          eb.or(prefixes.map((pre) => (pre.endsWith('_') ? eb('type', 'like', `${pre}%`) : eb('type', '=', pre)))),
+        );
       const rows = (await query.orderBy('id', 'desc').limit(q.lines).execute()).reverse();
       return {
         category: q.category,
-        entries: rows.map((r) => ({ type: r.type, actor: r.actor, title: r.title, detail: r.detail, worker_id: r.worker_id, ts: r.created_at })),
-        lines: rows.map((r) => `${r.created_at.toISOString()} [${r.type}] ${r.actor ?? 'system'}: ${r.title ?? ''}${r.detail ? ` — ${r.detail}` : ''}`),
+        entries: rows.map((r) => ({
+          type: r.type,
+          actor: r.actor,
+          title: r.title,
+          detail: r.detail,
+          worker_id: r.worker_id,
+          ts: r.created_at,
+        })),
+        lines: rows.map(
+          (r) =>
+            `${r.created_at.toISOString()} [${r.type}] ${r.actor ?? 'system'}: ${r.title ?? ''}${r.detail ? ` — ${r.detail}` : ''}`,
+        ),
       };
     },
 
@@ -330,7 +466,12 @@ export function createProjectsService(deps: { db: Kysely<DB>; access: Access; ac
         .where('created_at', '<', end)
         .groupBy(dayExpr)
         .execute();
-      const days = Array.from({ length: nDays }, (_, i) => ({ date: new Date(since.getTime() + i * 86_400_000).toISOString().slice(0, 10), events: 0, tokens: 0, by_type: {} as Record<string, number> }));
+      const days = Array.from({ length: nDays }, (_, i) => ({
+        date: new Date(since.getTime() + i * 86_400_000).toISOString().slice(0, 10),
+        events: 0,
+        tokens: 0,
+        by_type: {} as Record<string, number>,
+      }));
       const byDate = new Map(days.map((d) => [d.date, d]));
       for (const e of events) {
         const d = byDate.get(e.day);
@@ -356,8 +497,22 @@ export function createProjectsService(deps: { db: Kysely<DB>; access: Access; ac
       const p = await ref(actor, name);
       const title = body.title?.trim() || null;
       const row = await db.transaction().execute(async (tx) => {
-        const r = await tx.insertInto('active_issue_bindings').values({ project_id: p.id, user_id: actor.id, issue_id: body.issue_id, title, source: 'web' }).returning(['issue_id', 'title', 'created_at']).executeTakeFirstOrThrow();
-        await activity.record({ type: 'session_active_issue', userId: actor.id, actor: actor.email, projectId: p.id, title: title ?? `Issue #${body.issue_id}`, payload: { issue_id: body.issue_id, title, source: 'web' } }, tx);
+        const r = await tx
+          .insertInto('active_issue_bindings')
+          .values({ project_id: p.id, user_id: actor.id, issue_id: body.issue_id, title, source: 'web' })
+          .returning(['issue_id', 'title', 'created_at'])
+          .executeTakeFirstOrThrow();
+        await activity.record(
+          {
+            type: 'session_active_issue',
+            userId: actor.id,
+            actor: actor.email,
+            projectId: p.id,
+            title: title ?? `Issue #${body.issue_id}`,
+            payload: { issue_id: body.issue_id, title, source: 'web' },
+          },
+          tx,
+        );
         return r;
       });
       return { ok: true, active_issue_id: row.issue_id, title: row.title, ts: row.created_at };
@@ -374,7 +529,9 @@ export function createProjectsService(deps: { db: Kysely<DB>; access: Access; ac
         .orderBy('created_at', 'desc')
         .orderBy('id', 'desc')
         .executeTakeFirst();
-      return row ? { active_issue_id: row.issue_id, title: row.title, ts: row.created_at } : { active_issue_id: null, title: null, ts: null };
+      return row
+        ? { active_issue_id: row.issue_id, title: row.title, ts: row.created_at }
+        : { active_issue_id: null, title: null, ts: null };
     },
   };
 }

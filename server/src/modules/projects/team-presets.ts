@@ -16,8 +16,27 @@ export const TEAM_PRESETS: Record<string, { label: string; workers: string[] }> 
 export const DEFAULT_TEAM_PRESET = 'startup';
 
 const KEYWORDS: Array<[string, string[]]> = [
-  ['ecommerce', ['shop', 'store', 'ecommerce', 'e-commerce', 'retail', 'marketplace', 'dropship', 'shopify', 'cart', 'магазин']],
-  ['software', ['saas', 'software', 'app', 'api', 'backend', 'frontend', 'web', 'mobile', 'developer', 'code', 'platform', 'devtools']],
+  [
+    'ecommerce',
+    ['shop', 'store', 'ecommerce', 'e-commerce', 'retail', 'marketplace', 'dropship', 'shopify', 'cart', 'магазин'],
+  ],
+  [
+    'software',
+    [
+      'saas',
+      'software',
+      'app',
+      'api',
+      'backend',
+      'frontend',
+      'web',
+      'mobile',
+      'developer',
+      'code',
+      'platform',
+      'devtools',
+    ],
+  ],
   ['content', ['blog', 'content', 'media', 'youtube', 'podcast', 'newsletter', 'writing', 'publishing', 'news']],
   ['marketing', ['marketing', 'agency', 'ads', 'advertising', 'brand', 'growth', 'smm', 'social']],
   ['research', ['research', 'science', 'analysis', 'analytics', 'data', 'academic', 'study', 'finance']],

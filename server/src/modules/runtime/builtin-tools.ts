@@ -15,7 +15,8 @@ const LIST_LIMIT = 500;
 /** A skill loaded by load_skill is cut to this many characters. */
 const SKILL_LOAD_LIMIT = 20_000;
 
-const inside = (root: string, p: string) => p === root || p.startsWith(root.endsWith(path.sep) ? root : root + path.sep);
+const inside = (root: string, p: string) =>
+  p === root || p.startsWith(root.endsWith(path.sep) ? root : root + path.sep);
 
 /**
  * The directories a worker may touch: each of its `focus_dirs` inside the project directory, or the
@@ -36,10 +37,17 @@ export function focusRoots(projectDir: string, focusDirs: string[]): string[] {
  * @throws BadRequest `invalid_path` on an absolute or empty path; Forbidden `outside_focus_dirs` on an
  *   escape by `..`, by a symlink, or outside the focus dirs; Forbidden `symlink_write` when writing through a link.
  */
-export async function resolveWorkerPath(projectDir: string, focusDirs: string[], given: unknown, opts: { forWrite?: boolean } = {}): Promise<string> {
-  if (typeof given !== 'string' || given.includes('\0')) throw new BadRequest('invalid_path', 'The path must be a string.');
+export async function resolveWorkerPath(
+  projectDir: string,
+  focusDirs: string[],
+  given: unknown,
+  opts: { forWrite?: boolean } = {},
+): Promise<string> {
+  if (typeof given !== 'string' || given.includes('\0'))
+    throw new BadRequest('invalid_path', 'The path must be a string.');
   const rel = given.trim() === '' ? '.' : given.trim();
-  if (path.isAbsolute(rel) || /^[a-zA-Z]:[\\/]/.test(rel)) throw new BadRequest('invalid_path', 'Use a path relative to the project directory.');
+  if (path.isAbsolute(rel) || /^[a-zA-Z]:[\\/]/.test(rel))
+    throw new BadRequest('invalid_path', 'Use a path relative to the project directory.');
   const base = path.resolve(projectDir);
   const abs = path.resolve(base, rel);
   const roots = focusRoots(base, focusDirs);
@@ -59,7 +67,8 @@ export async function resolveWorkerPath(projectDir: string, focusDirs: string[],
     }
   }
   const realProbe = await fs.realpath(probe);
-  if (!inside(realRoot, realProbe)) throw new Forbidden(`The path ${given} leads outside this worker's focus directories.`, 'outside_focus_dirs');
+  if (!inside(realRoot, realProbe))
+    throw new Forbidden(`The path ${given} leads outside this worker's focus directories.`, 'outside_focus_dirs');
   if (opts.forWrite) {
     const st = await fs.lstat(abs).catch(() => null);
     if (st?.isSymbolicLink()) throw new Forbidden('Writing through a symbolic link is not allowed.', 'symlink_write');
@@ -80,24 +89,31 @@ export const fileTools: AgentTool[] = [
   {
     name: 'read_file',
     group: 'files',
-    description: 'Read a text file of the project (path relative to the project directory, inside your focus directories).',
+    description:
+      'Read a text file of the project (path relative to the project directory, inside your focus directories).',
     input_schema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
     async run(ctx, input) {
       const abs = await resolveWorkerPath(ctx.project.dir, ctx.worker.focus_dirs, input.path);
       const st = await fs.stat(abs).catch(() => null);
       if (!st?.isFile()) return { content: `No file at ${str(input.path)}.`, is_error: true };
       const text = await fs.readFile(abs, 'utf8');
-      const cut = text.length > READ_LIMIT ? `${text.slice(0, READ_LIMIT)}\n[… cut at ${READ_LIMIT} of ${text.length} characters]` : text;
+      const cut =
+        text.length > READ_LIMIT
+          ? `${text.slice(0, READ_LIMIT)}\n[… cut at ${READ_LIMIT} of ${text.length} characters]`
+          : text;
       return { content: cut, data: { path: relOf(ctx, abs), size: st.size } };
     },
   },
   {
     name: 'list_files',
     group: 'files',
-    description: 'List files and folders of a project directory (default: your focus directories). Set recursive to walk sub-folders.',
+    description:
+      'List files and folders of a project directory (default: your focus directories). Set recursive to walk sub-folders.',
     input_schema: { type: 'object', properties: { path: { type: 'string' }, recursive: { type: 'boolean' } } },
     async run(ctx, input) {
-      const starts = input.path ? [await resolveWorkerPath(ctx.project.dir, ctx.worker.focus_dirs, input.path)] : focusRoots(ctx.project.dir, ctx.worker.focus_dirs);
+      const starts = input.path
+        ? [await resolveWorkerPath(ctx.project.dir, ctx.worker.focus_dirs, input.path)]
+        : focusRoots(ctx.project.dir, ctx.worker.focus_dirs);
       const lines: string[] = [];
       const walk = async (dir: string, depth: number): Promise<void> => {
         const entries = await fs.readdir(dir, { withFileTypes: true }).catch(() => []);
@@ -123,16 +139,24 @@ export const fileTools: AgentTool[] = [
     name: 'write_file',
     group: 'files',
     description: 'Create or replace a text file of the project (inside your focus directories).',
-    input_schema: { type: 'object', properties: { path: { type: 'string' }, content: { type: 'string' } }, required: ['path', 'content'] },
+    input_schema: {
+      type: 'object',
+      properties: { path: { type: 'string' }, content: { type: 'string' } },
+      required: ['path', 'content'],
+    },
     async run(ctx, input) {
       const content = str(input.content);
-      if (content.length > WRITE_LIMIT) return { content: `The content is over ${WRITE_LIMIT} characters.`, is_error: true };
+      if (content.length > WRITE_LIMIT)
+        return { content: `The content is over ${WRITE_LIMIT} characters.`, is_error: true };
       const abs = await resolveWorkerPath(ctx.project.dir, ctx.worker.focus_dirs, input.path, { forWrite: true });
       await fs.mkdir(path.dirname(abs), { recursive: true });
       const tmp = `${abs}.${process.pid}.${Date.now()}.tmp`;
       await fs.writeFile(tmp, content, 'utf8');
       await fs.rename(tmp, abs);
-      return { content: `Wrote ${relOf(ctx, abs)} (${Buffer.byteLength(content)} bytes).`, data: { path: relOf(ctx, abs), bytes: Buffer.byteLength(content) } };
+      return {
+        content: `Wrote ${relOf(ctx, abs)} (${Buffer.byteLength(content)} bytes).`,
+        data: { path: relOf(ctx, abs), bytes: Buffer.byteLength(content) },
+      };
     },
   },
 ];
@@ -145,9 +169,23 @@ export const issueTools: AgentTool[] = [
     group: 'issues',
     needs: 'issues',
     description: 'Create an issue in the project tracker.',
-    input_schema: { type: 'object', properties: { title: { type: 'string' }, priority: { type: 'string', description: 'e.g. P1' }, description: { type: 'string' } }, required: ['title'] },
+    input_schema: {
+      type: 'object',
+      properties: {
+        title: { type: 'string' },
+        priority: { type: 'string', description: 'e.g. P1' },
+        description: { type: 'string' },
+      },
+      required: ['title'],
+    },
     async run(ctx, input) {
-      const issue = await ctx.ports.issues!.create({ projectId: ctx.project.id, title: str(input.title).slice(0, 300), priority: input.priority ? str(input.priority) : undefined, description: input.description ? str(input.description) : undefined, author: ctx.worker.label });
+      const issue = await ctx.ports.issues!.create({
+        projectId: ctx.project.id,
+        title: str(input.title).slice(0, 300),
+        priority: input.priority ? str(input.priority) : undefined,
+        description: input.description ? str(input.description) : undefined,
+        author: ctx.worker.label,
+      });
       return { content: json(issue), data: { issue_id: issue.id, title: issue.title, priority: issue.priority } };
     },
   },
@@ -158,7 +196,11 @@ export const issueTools: AgentTool[] = [
     description: 'Take an issue to work on it: it becomes in_progress and assigned to you.',
     input_schema: { type: 'object', properties: { issue_id: { type: 'integer' } }, required: ['issue_id'] },
     async run(ctx, input) {
-      const issue = await ctx.ports.issues!.take({ projectId: ctx.project.id, issueId: num(input.issue_id), assignee: ctx.worker.label });
+      const issue = await ctx.ports.issues!.take({
+        projectId: ctx.project.id,
+        issueId: num(input.issue_id),
+        assignee: ctx.worker.label,
+      });
       return { content: json(issue), data: { issue_id: issue.id, status: issue.status } };
     },
   },
@@ -169,12 +211,20 @@ export const issueTools: AgentTool[] = [
     description: `Change an issue: status (${STATUSES.join(', ')}), title, priority, description or assignee.`,
     input_schema: {
       type: 'object',
-      properties: { issue_id: { type: 'integer' }, status: { type: 'string', enum: [...STATUSES] }, title: { type: 'string' }, priority: { type: 'string' }, description: { type: 'string' }, assignee: { type: 'string' } },
+      properties: {
+        issue_id: { type: 'integer' },
+        status: { type: 'string', enum: [...STATUSES] },
+        title: { type: 'string' },
+        priority: { type: 'string' },
+        description: { type: 'string' },
+        assignee: { type: 'string' },
+      },
       required: ['issue_id'],
     },
     async run(ctx, input) {
       const status = input.status === undefined ? undefined : str(input.status);
-      if (status !== undefined && !(STATUSES as readonly string[]).includes(status)) return { content: `Unknown status ${status}; use one of ${STATUSES.join(', ')}.`, is_error: true };
+      if (status !== undefined && !(STATUSES as readonly string[]).includes(status))
+        return { content: `Unknown status ${status}; use one of ${STATUSES.join(', ')}.`, is_error: true };
       const issue = await ctx.ports.issues!.update({
         projectId: ctx.project.id,
         issueId: num(input.issue_id),
@@ -192,7 +242,11 @@ export const issueTools: AgentTool[] = [
     group: 'issues',
     needs: 'issues',
     description: 'Add a progress note to an issue’s activity log.',
-    input_schema: { type: 'object', properties: { issue_id: { type: 'integer' }, message: { type: 'string' } }, required: ['issue_id', 'message'] },
+    input_schema: {
+      type: 'object',
+      properties: { issue_id: { type: 'integer' }, message: { type: 'string' } },
+      required: ['issue_id', 'message'],
+    },
     async run(ctx, input) {
       const issueId = num(input.issue_id);
       const message = str(input.message).slice(0, 4000);
@@ -249,9 +303,18 @@ export const wikiTools: AgentTool[] = [
     group: 'wiki',
     needs: 'wiki',
     description: 'Create or replace a page of the project wiki.',
-    input_schema: { type: 'object', properties: { path: { type: 'string' }, content: { type: 'string' } }, required: ['path', 'content'] },
+    input_schema: {
+      type: 'object',
+      properties: { path: { type: 'string' }, content: { type: 'string' } },
+      required: ['path', 'content'],
+    },
     async run(ctx, input) {
-      const saved = await ctx.ports.wiki!.save(ctx.project.id, str(input.path), str(input.content).slice(0, WRITE_LIMIT), ctx.worker.label);
+      const saved = await ctx.ports.wiki!.save(
+        ctx.project.id,
+        str(input.path),
+        str(input.content).slice(0, WRITE_LIMIT),
+        ctx.worker.label,
+      );
       return { content: `Saved ${saved.path}.`, data: { path: saved.path } };
     },
   },
@@ -263,11 +326,20 @@ export const searchTools: AgentTool[] = [
     group: 'search',
     needs: 'search',
     description: 'Search the project knowledge (wiki, issues, skills, transcripts) by meaning.',
-    input_schema: { type: 'object', properties: { query: { type: 'string' }, k: { type: 'integer', minimum: 1, maximum: 25 } }, required: ['query'] },
+    input_schema: {
+      type: 'object',
+      properties: { query: { type: 'string' }, k: { type: 'integer', minimum: 1, maximum: 25 } },
+      required: ['query'],
+    },
     async run(ctx, input) {
       const k = Math.min(25, Math.max(1, Number(input.k) || 6));
       const hits = await ctx.ports.search!.search(ctx.project.id, str(input.query), k);
-      return { content: hits.length ? hits.map((h, i) => `${i + 1}. [${h.doc_type} ${h.doc_id}] ${h.text.slice(0, 1000)}`).join('\n\n') : 'No results.', data: { hits: hits.length } };
+      return {
+        content: hits.length
+          ? hits.map((h, i) => `${i + 1}. [${h.doc_type} ${h.doc_id}] ${h.text.slice(0, 1000)}`).join('\n\n')
+          : 'No results.',
+        data: { hits: hits.length },
+      };
     },
   },
 ];

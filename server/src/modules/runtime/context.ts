@@ -33,7 +33,9 @@ export async function buildSystem(input: {
   toolNames: string[];
 }): Promise<{ system: string; autoloaded: string[] }> {
   const { project, worker } = input;
-  const parts: string[] = [worker.system_prompt.trim() || `You are ${worker.label}, an AI worker of the project ${project.display_name}.`];
+  const parts: string[] = [
+    worker.system_prompt.trim() || `You are ${worker.label}, an AI worker of the project ${project.display_name}.`,
+  ];
   if (project.protocol.trim()) parts.push(`# Project rules\n${project.protocol.trim()}`);
   const manifest = await readManifest(project.dir);
   if (manifest?.trim()) parts.push(`# Project manifest\n${manifest.slice(0, MANIFEST_LIMIT)}`);
@@ -48,7 +50,9 @@ export async function buildSystem(input: {
       parts.push(`## Skill: ${skill.name}\n${skill.content.slice(0, AUTOLOAD_SKILL_LIMIT)}`);
     }
   }
-  const roots = focusRoots(project.dir, worker.focus_dirs).map((r) => path.relative(path.resolve(project.dir), r) || '.');
+  const roots = focusRoots(project.dir, worker.focus_dirs).map(
+    (r) => path.relative(path.resolve(project.dir), r) || '.',
+  );
   parts.push(
     `# Workspace\nYou act on the project ${project.display_name} only. File paths are relative to the project directory; you may touch: ${roots.join(', ')}.` +
       (input.toolNames.length ? ` Tools: ${input.toolNames.join(', ')}.` : ' You have no tools in this conversation.') +

@@ -8,12 +8,26 @@
  * that fails with an `EscalationClass` is repeated on the next model of the plan and does not count
  * as a turn; the failed call's tokens are still metered.
  */
-import { LlmError, textOf, type LlmContent, type LlmMessage, type LlmProvider, type LlmUsage } from '../../providers/llm/index.ts';
+import {
+  LlmError,
+  textOf,
+  type LlmContent,
+  type LlmMessage,
+  type LlmProvider,
+  type LlmUsage,
+} from '../../providers/llm/index.ts';
 import { AppError } from '../../http/errors.ts';
 import { missingRequired, toLlmTools, type AgentTool, type ToolContext } from './tools.ts';
 
 /** Failure classes that make a cascade escalate to the next tier. */
-export type EscalationClass = 'overloaded' | 'rate_limit' | 'server_error' | 'timeout' | 'max_tokens' | 'malformed_tool_call' | 'empty_answer';
+export type EscalationClass =
+  | 'overloaded'
+  | 'rate_limit'
+  | 'server_error'
+  | 'timeout'
+  | 'max_tokens'
+  | 'malformed_tool_call'
+  | 'empty_answer';
 
 /** A hook asks the run to stop (cancel, budget). */
 export class RunStop extends Error {
@@ -80,7 +94,14 @@ export interface AgentEngine {
 /** The escalation class of a failed call, or null when escalating would not help. */
 export function classOfError(err: unknown): EscalationClass | null {
   if (!(err instanceof LlmError)) return null;
-  return ({ overloaded: 'overloaded', rate_limit: 'rate_limit', server: 'server_error', timeout: 'timeout' } as Record<string, EscalationClass>)[err.kind] ?? null;
+  return (
+    (
+      { overloaded: 'overloaded', rate_limit: 'rate_limit', server: 'server_error', timeout: 'timeout' } as Record<
+        string,
+        EscalationClass
+      >
+    )[err.kind] ?? null
+  );
 }
 
 const summarize = (input: Record<string, unknown>) => {
@@ -102,7 +123,15 @@ export function createBuiltinEngine(llm: LlmProvider): AgentEngine {
       let tier = 0;
       let turns = 0;
       const model = () => input.models[tier];
-      const done = (status: AgentRunResult['status'], error?: AgentRunResult['error']): AgentRunResult => ({ status, text: texts.join('\n\n'), turns, model: model(), error, toolCalls, turnTimings });
+      const done = (status: AgentRunResult['status'], error?: AgentRunResult['error']): AgentRunResult => ({
+        status,
+        text: texts.join('\n\n'),
+        turns,
+        model: model(),
+        error,
+        toolCalls,
+        turnTimings,
+      });
       const canEscalate = () => input.cascade && tier + 1 < input.models.length;
       const escalate = async (cls: EscalationClass) => {
         await hooks.onEscalate({ from: model(), to: input.models[tier + 1], class: cls, turn: turns + 1 });
@@ -110,7 +139,11 @@ export function createBuiltinEngine(llm: LlmProvider): AgentEngine {
       };
 
       for (;;) {
-        if (turns >= input.maxTurns) return done('failed', { code: 'max_turns_reached', message: `The run stopped after ${input.maxTurns} turns (max_turns).` });
+        if (turns >= input.maxTurns)
+          return done('failed', {
+            code: 'max_turns_reached',
+            message: `The run stopped after ${input.maxTurns} turns (max_turns).`,
+          });
         const turnStart = performance.now();
         let llmMs = 0;
         try {
@@ -121,29 +154,50 @@ export function createBuiltinEngine(llm: LlmProvider): AgentEngine {
           let res;
           try {
             res = await llm.complete(
-              { model: model(), system: input.system, messages, tools: llmTools, maxTokens: input.maxTokens, apiKey: input.apiKey, signal: input.signal },
+              {
+                model: model(),
+                system: input.system,
+                messages,
+                tools: llmTools,
+                maxTokens: input.maxTokens,
+                apiKey: input.apiKey,
+                signal: input.signal,
+              },
               (e) => {
                 turnText += e.delta;
                 hooks.onText(e.delta);
               },
             );
           } catch (err) {
-            if (input.signal.aborted || (err instanceof LlmError && err.kind === 'aborted')) return done('cancelled', { code: 'cancelled', message: 'The run was cancelled.' });
+            if (input.signal.aborted || (err instanceof LlmError && err.kind === 'aborted'))
+              return done('cancelled', { code: 'cancelled', message: 'The run was cancelled.' });
             const cls = classOfError(err);
             if (cls && canEscalate()) {
               await escalate(cls);
               continue;
             }
             const kind = err instanceof LlmError ? err.kind : 'server';
-            return done('failed', { code: `llm_${kind}`, message: err instanceof Error ? err.message : 'The model call failed.' });
+            return done('failed', {
+              code: `llm_${kind}`,
+              message: err instanceof Error ? err.message : 'The model call failed.',
+            });
           } finally {
             llmMs = performance.now() - callStart;
           }
           await hooks.onModelCall({ model: res.model || model(), usage: res.usage, turn: turns + 1 });
           const uses = res.content.filter((b): b is Extract<LlmContent, { type: 'tool_use' }> => b.type === 'tool_use');
           const text = textOf(res) || turnText;
-          const malformed = uses.some((u) => !byName.has(u.name) || missingRequired(byName.get(u.name)!, u.input ?? {}).length > 0);
-          const cls: EscalationClass | null = res.stop_reason === 'max_tokens' ? 'max_tokens' : !uses.length && !text.trim() ? 'empty_answer' : malformed ? 'malformed_tool_call' : null;
+          const malformed = uses.some(
+            (u) => !byName.has(u.name) || missingRequired(byName.get(u.name)!, u.input ?? {}).length > 0,
+          );
+          const cls: EscalationClass | null =
+            res.stop_reason === 'max_tokens'
+              ? 'max_tokens'
+              : !uses.length && !text.trim()
+                ? 'empty_answer'
+                : malformed
+                  ? 'malformed_tool_call'
+                  : null;
           if (cls && canEscalate()) {
             await escalate(cls);
             continue;
@@ -158,14 +212,25 @@ export function createBuiltinEngine(llm: LlmProvider): AgentEngine {
           const results: LlmContent[] = [];
           for (const u of uses) {
             const outcome = await runTool(byName.get(u.name), u.input ?? {}, input.toolContext);
-            toolCalls.push({ turn: turns, tool: u.name, is_error: !!outcome.is_error, summary: summarize(u.input ?? {}) });
+            toolCalls.push({
+              turn: turns,
+              tool: u.name,
+              is_error: !!outcome.is_error,
+              summary: summarize(u.input ?? {}),
+            });
             hooks.onToolResult({ turn: turns, tool: u.name, is_error: !!outcome.is_error, data: outcome.data });
-            results.push({ type: 'tool_result', tool_use_id: u.id, content: outcome.content, ...(outcome.is_error ? { is_error: true } : {}) });
+            results.push({
+              type: 'tool_result',
+              tool_use_id: u.id,
+              content: outcome.content,
+              ...(outcome.is_error ? { is_error: true } : {}),
+            });
           }
           messages.push({ role: 'user', content: results });
           turnTimings.push({ total_ms: performance.now() - turnStart, llm_ms: llmMs });
         } catch (err) {
-          if (err instanceof RunStop) return done(err.code === 'cancelled' ? 'cancelled' : 'failed', { code: err.code, message: err.message });
+          if (err instanceof RunStop)
+            return done(err.code === 'cancelled' ? 'cancelled' : 'failed', { code: err.code, message: err.message });
           throw err;
         }
       }

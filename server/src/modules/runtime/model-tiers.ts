@@ -28,9 +28,27 @@ export interface ModelTiers {
 
 export const MODEL_TIERS: ModelTiers = {
   tiers: [
-    { key: 'fast', label: 'Fast', stage: 1, model: 'claude-haiku-4-5', hint: 'Routine edits, triage, summaries and status updates.' },
-    { key: 'balanced', label: 'Balanced', stage: 2, model: 'claude-sonnet-4-6', hint: 'Everyday development, reviews and writing.' },
-    { key: 'deep', label: 'Deep', stage: 3, model: 'claude-opus-4-7', hint: 'Architecture, hard bugs and long multi-step work.' },
+    {
+      key: 'fast',
+      label: 'Fast',
+      stage: 1,
+      model: 'claude-haiku-4-5',
+      hint: 'Routine edits, triage, summaries and status updates.',
+    },
+    {
+      key: 'balanced',
+      label: 'Balanced',
+      stage: 2,
+      model: 'claude-sonnet-4-6',
+      hint: 'Everyday development, reviews and writing.',
+    },
+    {
+      key: 'deep',
+      label: 'Deep',
+      stage: 3,
+      model: 'claude-opus-4-7',
+      hint: 'Architecture, hard bugs and long multi-step work.',
+    },
   ],
   // Role ids are the preset ids (workers/presets.ts); optimize mode starts a run on this tier.
   roleDefaults: {
@@ -67,10 +85,20 @@ const tierByKey = (key: string) => MODEL_TIERS.tiers.find((t) => t.key === key);
  * @param input.messageModel the per-message choice: a tier key or a model id.
  * @param input.modelMode the project's `config.modelMode` (anything but 'optimize' is strict).
  */
-export function pickModelPlan(input: { messageModel?: string | null; modelMode?: unknown; workerModel?: string | null; role?: string | null }): ModelPlan {
+export function pickModelPlan(input: {
+  messageModel?: string | null;
+  modelMode?: unknown;
+  workerModel?: string | null;
+  role?: string | null;
+}): ModelPlan {
   const fallback = tierByKey(MODEL_TIERS.fallbackTier)!;
   if (input.messageModel) {
-    return { models: [tierByKey(input.messageModel)?.model ?? input.messageModel], cascade: false, tier: tierByKey(input.messageModel)?.key ?? null, reason: 'message' };
+    return {
+      models: [tierByKey(input.messageModel)?.model ?? input.messageModel],
+      cascade: false,
+      tier: tierByKey(input.messageModel)?.key ?? null,
+      reason: 'message',
+    };
   }
   if (input.modelMode !== 'optimize') {
     const own = input.workerModel ? (tierByKey(input.workerModel)?.model ?? input.workerModel) : fallback.model;

@@ -24,11 +24,25 @@ export interface IssueSummary {
  */
 export interface IssuesPort {
   /** Create an issue (status open). */
-  create(p: { projectId: number; title: string; priority?: string; description?: string; author: string }): Promise<IssueSummary>;
+  create(p: {
+    projectId: number;
+    title: string;
+    priority?: string;
+    description?: string;
+    author: string;
+  }): Promise<IssueSummary>;
   /** Take an issue: status in_progress and `assignee` (specification, Issue status). @throws NotFound */
   take(p: { projectId: number; issueId: number; assignee: string }): Promise<IssueSummary>;
   /** Change fields of an issue. @throws NotFound; BadRequest on an unknown status. */
-  update(p: { projectId: number; issueId: number; status?: IssueSummary['status']; assignee?: string | null; title?: string; priority?: string; description?: string }): Promise<IssueSummary>;
+  update(p: {
+    projectId: number;
+    issueId: number;
+    status?: IssueSummary['status'];
+    assignee?: string | null;
+    title?: string;
+    priority?: string;
+    description?: string;
+  }): Promise<IssueSummary>;
   /** Append an activity entry. @throws NotFound */
   log(p: { projectId: number; issueId: number; message: string; author: string }): Promise<{ ok: true }>;
 }
@@ -49,7 +63,11 @@ export interface WikiPort {
 
 export interface SearchPort {
   /** Semantic search over the project's index (and the global one); `k` 1–25. */
-  search(projectId: number, query: string, k: number): Promise<Array<{ doc_type: string; doc_id: string; text: string; distance: number }>>;
+  search(
+    projectId: number,
+    query: string,
+    k: number,
+  ): Promise<Array<{ doc_type: string; doc_id: string; text: string; distance: number }>>;
 }
 
 /** The registered ports; absent ones disable their tools. */

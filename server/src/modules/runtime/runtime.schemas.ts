@@ -3,37 +3,66 @@ import { Type } from '@sinclair/typebox';
 import { DateTime, Nullable } from '../../http/schemas.ts';
 
 export const NameParam = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) });
-export const RunParams = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }), id: Type.Integer({ minimum: 1, maximum: 2147483647 }) });
+export const RunParams = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 200 }),
+  id: Type.Integer({ minimum: 1, maximum: 2147483647 }),
+});
 const WorkerId = Type.Integer({ minimum: 1, maximum: 2147483647 });
 
 export const MessageBody = Type.Object(
   {
     worker_id: Type.Optional(WorkerId),
-    worker_ids: Type.Optional(Type.Array(WorkerId, { minItems: 1, maxItems: 20, description: 'several workers in parallel' })),
+    worker_ids: Type.Optional(
+      Type.Array(WorkerId, { minItems: 1, maxItems: 20, description: 'several workers in parallel' }),
+    ),
     text: Type.String({ minLength: 1, maxLength: 32_000 }),
-    model: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'a tier key or a model id; beats the project modelMode' })),
+    model: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 100,
+        description: 'a tier key or a model id; beats the project modelMode',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
 export const MessageAnswer = Type.Object({ message_id: Type.Integer(), run_ids: Type.Array(Type.Integer()) });
 
-const Usage = Type.Object({ input_tokens: Type.Integer(), output_tokens: Type.Integer(), cache_tokens: Type.Integer(), total_tokens: Type.Integer() });
+const Usage = Type.Object({
+  input_tokens: Type.Integer(),
+  output_tokens: Type.Integer(),
+  cache_tokens: Type.Integer(),
+  total_tokens: Type.Integer(),
+});
 export const Run = Type.Object({
   id: Type.Integer(),
   worker_id: Type.Integer(),
   message_id: Type.Integer(),
-  status: Type.Union([Type.Literal('queued'), Type.Literal('running'), Type.Literal('succeeded'), Type.Literal('failed'), Type.Literal('cancelled')]),
+  status: Type.Union([
+    Type.Literal('queued'),
+    Type.Literal('running'),
+    Type.Literal('succeeded'),
+    Type.Literal('failed'),
+    Type.Literal('cancelled'),
+  ]),
   model: Nullable(Type.String()),
   requested_model: Nullable(Type.String()),
   cascade: Type.Boolean(),
   turns: Type.Integer(),
-  tool_calls: Type.Array(Type.Object({ turn: Type.Integer(), tool: Type.String(), is_error: Type.Boolean(), summary: Type.String() })),
+  tool_calls: Type.Array(
+    Type.Object({ turn: Type.Integer(), tool: Type.String(), is_error: Type.Boolean(), summary: Type.String() }),
+  ),
   error: Nullable(Type.String()),
   error_message: Nullable(Type.String()),
   reply_message_id: Nullable(Type.Integer()),
   reply: Nullable(Type.String()),
   usage: Usage,
-  timings: Type.Object({ queue_ms: Nullable(Type.Integer()), prep_ms: Nullable(Type.Integer()), gen_ms: Nullable(Type.Integer()), total_ms: Nullable(Type.Integer()) }),
+  timings: Type.Object({
+    queue_ms: Nullable(Type.Integer()),
+    prep_ms: Nullable(Type.Integer()),
+    gen_ms: Nullable(Type.Integer()),
+    total_ms: Nullable(Type.Integer()),
+  }),
   retry_of: Nullable(Type.Integer()),
   created_at: DateTime(),
   started_at: Nullable(DateTime()),
@@ -41,7 +70,11 @@ export const Run = Type.Object({
 });
 export const RetryAnswer = Type.Object({ run_id: Type.Integer(), retry_of: Type.Integer() });
 export const RestartQuery = Type.Object({ worker_id: Type.Optional(WorkerId) });
-export const RestartAnswer = Type.Object({ ok: Type.Boolean(), worker_ids: Type.Array(Type.Integer()), cancelled: Type.Array(Type.Integer()) });
+export const RestartAnswer = Type.Object({
+  ok: Type.Boolean(),
+  worker_ids: Type.Array(Type.Integer()),
+  cancelled: Type.Array(Type.Integer()),
+});
 export const GeneratePromptBody = Type.Object(
   {
     role: Type.String({ minLength: 3, maxLength: 4000, description: 'what the worker is for' }),
@@ -50,4 +83,8 @@ export const GeneratePromptBody = Type.Object(
   },
   { additionalProperties: false },
 );
-export const GeneratePromptAnswer = Type.Object({ system_prompt: Type.String(), model: Type.String(), usage: Type.Object({ input_tokens: Type.Integer(), output_tokens: Type.Integer(), total_tokens: Type.Integer() }) });
+export const GeneratePromptAnswer = Type.Object({
+  system_prompt: Type.String(),
+  model: Type.String(),
+  usage: Type.Object({ input_tokens: Type.Integer(), output_tokens: Type.Integer(), total_tokens: Type.Integer() }),
+});

@@ -18,7 +18,14 @@ import type { Access, ProjectRef } from '../../access/access.ts';
 import type { ActivityLog } from '../../lib/activity.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
 import { AppError, BadRequest, Conflict, NotFound, TooManyRequests, Upstream } from '../../http/errors.ts';
-import { LlmError, textOf, type LlmKeys, type LlmMessage, type LlmProvider, type ResolvedKey } from '../../providers/llm/index.ts';
+import {
+  LlmError,
+  textOf,
+  type LlmKeys,
+  type LlmMessage,
+  type LlmProvider,
+  type ResolvedKey,
+} from '../../providers/llm/index.ts';
 import type { AgentPorts } from './ports.ts';
 import type { RunWorker, ToolContext, ToolRegistry } from './tools.ts';
 import { RunStop, type AgentEngine, type AgentRunResult } from './engine.ts';
@@ -91,7 +98,11 @@ const ms = (from: Date | number, to: Date | number = Date.now()) => Math.max(0, 
  * The status a worker reports (specification, Worker runtime status): stored `working`, no live session
  * (no running run with a fresh heartbeat) and a record older than 10 minutes → `idle`.
  */
-export function reportedWorkerStatus(row: { status: string; status_started_at: Date | null }, sessionAlive: boolean, now = new Date()): 'working' | 'idle' {
+export function reportedWorkerStatus(
+  row: { status: string; status_started_at: Date | null },
+  sessionAlive: boolean,
+  now = new Date(),
+): 'working' | 'idle' {
   if (row.status !== 'working') return 'idle';
   if (sessionAlive) return 'working';
   const since = row.status_started_at ? +now - +row.status_started_at : Infinity;
@@ -118,7 +129,12 @@ export function createRuntimeService(deps: RuntimeDeps) {
     error_message: r.error_message,
     reply_message_id: r.reply_message_id,
     reply,
-    usage: { input_tokens: r.input_tokens, output_tokens: r.output_tokens, cache_tokens: r.cache_tokens, total_tokens: r.total_tokens },
+    usage: {
+      input_tokens: r.input_tokens,
+      output_tokens: r.output_tokens,
+      cache_tokens: r.cache_tokens,
+      total_tokens: r.total_tokens,
+    },
     timings: { queue_ms: r.queue_ms, prep_ms: r.prep_ms, gen_ms: r.gen_ms, total_ms: r.total_ms },
     retry_of: r.retry_of,
     created_at: r.created_at,
@@ -127,27 +143,52 @@ export function createRuntimeService(deps: RuntimeDeps) {
   });
 
   async function loadRun(project: ProjectRef, runId: number): Promise<RunView> {
-    const r = await db.selectFrom('agent_runs').selectAll().where('id', '=', runId).where('project_id', '=', project.id).executeTakeFirst();
+    const r = await db
+      .selectFrom('agent_runs')
+      .selectAll()
+      .where('id', '=', runId)
+      .where('project_id', '=', project.id)
+      .executeTakeFirst();
     if (!r) throw new NotFound(`Run ${runId} was not found in this project.`, 'run_not_found');
-    const reply = r.reply_message_id ? ((await db.selectFrom('chat_messages').select('content').where('id', '=', r.reply_message_id).executeTakeFirst())?.content ?? null) : null;
+    const reply = r.reply_message_id
+      ? ((
+          await db.selectFrom('chat_messages').select('content').where('id', '=', r.reply_message_id).executeTakeFirst()
+        )?.content ?? null)
+      : null;
     return toView(r as RunRow, reply);
   }
 
   async function projectWorkers(project: ProjectRef, ids: number[]) {
-    const rows = await db.selectFrom('workers').select(['id', 'label', 'role']).where('project_id', '=', project.id).where('id', 'in', ids).execute();
-    for (const id of ids) if (!rows.some((r) => r.id === id)) throw new NotFound(`Worker ${id} was not found in this project.`, 'worker_not_found');
+    const rows = await db
+      .selectFrom('workers')
+      .select(['id', 'label', 'role'])
+      .where('project_id', '=', project.id)
+      .where('id', 'in', ids)
+      .execute();
+    for (const id of ids)
+      if (!rows.some((r) => r.id === id))
+        throw new NotFound(`Worker ${id} was not found in this project.`, 'worker_not_found');
     return rows;
   }
 
   /** The key a project's runs call with (trial projects may use the platform key). */
-  const keyFor = (project: { owner_id: number; trial_mode: boolean }) => deps.llmKeys.forUser(project.owner_id, { allowPlatform: project.trial_mode });
+  const keyFor = (project: { owner_id: number; trial_mode: boolean }) =>
+    deps.llmKeys.forUser(project.owner_id, { allowPlatform: project.trial_mode });
 
   /**
    * The remaining budget of a worker (caps.ts): `null` = unmetered.
    * @returns `{scope, cap, used}` of the tightest applicable budget.
    */
-  async function budget(project: { id: number; owner_id: number; trial_mode: boolean }, workerId: number, key: ResolvedKey) {
-    const owner = await db.selectFrom('users').select(['plan', 'role']).where('id', '=', project.owner_id).executeTakeFirst();
+  async function budget(
+    project: { id: number; owner_id: number; trial_mode: boolean },
+    workerId: number,
+    key: ResolvedKey,
+  ) {
+    const owner = await db
+      .selectFrom('users')
+      .select(['plan', 'role'])
+      .where('id', '=', project.owner_id)
+      .executeTakeFirst();
     const cap = dailyTokenCap(owner?.plan ?? 'free', { isAdmin: owner?.role === 'admin' });
     const out: Array<{ scope: 'daily' | 'trial'; cap: number; used: number; plan: string }> = [];
     if (cap !== null) {
@@ -164,7 +205,15 @@ export function createRuntimeService(deps: RuntimeDeps) {
         .selectFrom('token_usage')
         .select(sql<number>`coalesce(sum(total_tokens), 0)::int`.as('used'))
         .where('user_id', '=', project.owner_id)
-        .where('project_id', 'in', db.selectFrom('projects').select('id').where('owner_id', '=', project.owner_id).where('trial_mode', '=', true))
+        .where(
+          'project_id',
+          'in',
+          db
+            .selectFrom('projects')
+            .select('id')
+            .where('owner_id', '=', project.owner_id)
+            .where('trial_mode', '=', true),
+        )
         .executeTakeFirst();
       out.push({ scope: 'trial', cap: TRIAL_TOKENS, used: Number(row?.used ?? 0), plan: owner?.plan ?? 'free' });
     }
@@ -175,7 +224,9 @@ export function createRuntimeService(deps: RuntimeDeps) {
     const resets = b.scope === 'daily' ? new Date(+utcDayStart() + 86_400_000).toISOString() : null;
     return new TooManyRequests(
       'token_budget_exceeded',
-      b.scope === 'daily' ? `Worker ${workerId} used its daily budget of ${b.cap} tokens; it resets at midnight UTC.` : `The trial's ${b.cap} free tokens are used up; add your own LLM key to continue.`,
+      b.scope === 'daily'
+        ? `Worker ${workerId} used its daily budget of ${b.cap} tokens; it resets at midnight UTC.`
+        : `The trial's ${b.cap} free tokens are used up; add your own LLM key to continue.`,
       { scope: b.scope, used: b.used, cap: b.cap, plan: b.plan, worker_id: workerId, resets_at: resets },
     );
   };
@@ -184,18 +235,43 @@ export function createRuntimeService(deps: RuntimeDeps) {
   async function ensureBudget(project: ProjectRef, workerId: number, key: ResolvedKey) {
     const b = await budget(project, workerId, key);
     if (b && b.used >= b.cap) {
-      await deps.activity.recordBestEffort({ type: 'token_budget', userId: project.owner_id, projectId: project.id, workerId, actor: 'system', title: 'Token budget reached', detail: `${b.used} of ${b.cap} tokens (${b.scope})`, payload: { scope: b.scope, used: b.used, cap: b.cap } });
+      await deps.activity.recordBestEffort({
+        type: 'token_budget',
+        userId: project.owner_id,
+        projectId: project.id,
+        workerId,
+        actor: 'system',
+        title: 'Token budget reached',
+        detail: `${b.used} of ${b.cap} tokens (${b.scope})`,
+        payload: { scope: b.scope, used: b.used, cap: b.cap },
+      });
       throw budgetError(b, workerId);
     }
   }
 
   /** Store runs for `workerIds` answering `messageId` and send their jobs, inside `tx`. */
-  async function enqueueRuns(tx: Transaction<DB>, project: ProjectRef, userId: number, messageId: number, workerIds: number[], model: string | null, retryOf: number | null) {
+  async function enqueueRuns(
+    tx: Transaction<DB>,
+    project: ProjectRef,
+    userId: number,
+    messageId: number,
+    workerIds: number[],
+    model: string | null,
+    retryOf: number | null,
+  ) {
     const runIds: number[] = [];
     for (const workerId of workerIds) {
       const run = await tx
         .insertInto('agent_runs')
-        .values({ project_id: project.id, user_id: userId, worker_id: workerId, message_id: messageId, requested_model: model, retry_of: retryOf, engine: deps.agentEngine.name })
+        .values({
+          project_id: project.id,
+          user_id: userId,
+          worker_id: workerId,
+          message_id: messageId,
+          requested_model: model,
+          retry_of: retryOf,
+          engine: deps.agentEngine.name,
+        })
         .returning('id')
         .executeTakeFirstOrThrow();
       await deps.jobs.send(RUN_JOB, { run_id: run.id }, { tx });
@@ -211,13 +287,26 @@ export function createRuntimeService(deps: RuntimeDeps) {
     extra: { prep_ms?: number | null; gen_ms?: number | null } = {},
   ) {
     const status = await db.transaction().execute(async (tx) => {
-      const cur = await tx.selectFrom('agent_runs').select(['status', 'created_at', 'queue_ms']).where('id', '=', run.id).forUpdate().executeTakeFirstOrThrow();
+      const cur = await tx
+        .selectFrom('agent_runs')
+        .select(['status', 'created_at', 'queue_ms'])
+        .where('id', '=', run.id)
+        .forUpdate()
+        .executeTakeFirstOrThrow();
       if (cur.status !== 'running') return cur.status;
       let replyId: number | null = null;
       if (result.text.trim()) {
         const m = await tx
           .insertInto('chat_messages')
-          .values({ project_id: run.project_id, user_id: run.user_id, worker_id: run.worker_id, recipients: JSON.stringify([run.worker_id]), role: 'assistant', content: result.text, run_id: run.id })
+          .values({
+            project_id: run.project_id,
+            user_id: run.user_id,
+            worker_id: run.worker_id,
+            recipients: JSON.stringify([run.worker_id]),
+            role: 'assistant',
+            content: result.text,
+            run_id: run.id,
+          })
           .returning('id')
           .executeTakeFirstOrThrow();
         replyId = m.id;
@@ -252,7 +341,17 @@ export function createRuntimeService(deps: RuntimeDeps) {
       .set({ status: 'idle', status_started_at: new Date(), current_skill: null })
       .where('id', '=', workerId)
       .where('status', '=', 'working')
-      .where(({ not, exists, selectFrom }) => not(exists(selectFrom('agent_runs').select('id').where('worker_id', '=', workerId).where('status', '=', 'running').where('id', '<>', exceptRun))))
+      .where(({ not, exists, selectFrom }) =>
+        not(
+          exists(
+            selectFrom('agent_runs')
+              .select('id')
+              .where('worker_id', '=', workerId)
+              .where('status', '=', 'running')
+              .where('id', '<>', exceptRun),
+          ),
+        ),
+      )
       .execute();
 
   /** Conversation of a worker before `messageId` (user messages to it and its replies), oldest first. */
@@ -262,7 +361,9 @@ export function createRuntimeService(deps: RuntimeDeps) {
       .select(['role', 'content'])
       .where('project_id', '=', projectId)
       .where('id', '<', messageId)
-      .where((eb) => eb.or([eb('worker_id', '=', workerId), eb('recipients', '@>', sql<any>`${JSON.stringify([workerId])}::jsonb`)]))
+      .where((eb) =>
+        eb.or([eb('worker_id', '=', workerId), eb('recipients', '@>', sql<any>`${JSON.stringify([workerId])}::jsonb`)]),
+      )
       .orderBy('id', 'desc')
       .limit(HISTORY_MESSAGES)
       .execute();
@@ -289,11 +390,18 @@ export function createRuntimeService(deps: RuntimeDeps) {
      * @throws 400 `invalid_request` (no worker), 404 `worker_not_found`, 400 `llm_key_required`,
      *   503 `llm_unavailable`, 429 `token_budget_exceeded`.
      */
-    async submit(actor: Actor, name: string, body: SubmitBody, opts: { beforeCommit?: (runIds: number[]) => void } = {}) {
+    async submit(
+      actor: Actor,
+      name: string,
+      body: SubmitBody,
+      opts: { beforeCommit?: (runIds: number[]) => void } = {},
+    ) {
       const project = await deps.access.project(actor, name);
       const ids = [...new Set(body.worker_ids ?? (body.worker_id !== undefined ? [body.worker_id] : []))];
-      if (!ids.length) throw new BadRequest('invalid_request', 'Name the worker with worker_id, or several with worker_ids.');
-      if (body.worker_ids && body.worker_id !== undefined) throw new BadRequest('invalid_request', 'Give worker_id or worker_ids, not both.');
+      if (!ids.length)
+        throw new BadRequest('invalid_request', 'Name the worker with worker_id, or several with worker_ids.');
+      if (body.worker_ids && body.worker_id !== undefined)
+        throw new BadRequest('invalid_request', 'Give worker_id or worker_ids, not both.');
       const workers = await projectWorkers(project, ids);
       const key = await keyFor(project);
       for (const id of ids) await ensureBudget(project, id, key);
@@ -301,12 +409,28 @@ export function createRuntimeService(deps: RuntimeDeps) {
       return db.transaction().execute(async (tx) => {
         const msg = await tx
           .insertInto('chat_messages')
-          .values({ project_id: project.id, user_id: actor.id, worker_id: ids.length === 1 ? ids[0] : null, recipients: JSON.stringify(ids), role: 'user', content: body.text })
+          .values({
+            project_id: project.id,
+            user_id: actor.id,
+            worker_id: ids.length === 1 ? ids[0] : null,
+            recipients: JSON.stringify(ids),
+            role: 'user',
+            content: body.text,
+          })
           .returning('id')
           .executeTakeFirstOrThrow();
         const runIds = await enqueueRuns(tx, project, actor.id, msg.id, ids, body.model ?? null, null);
         await deps.activity.record(
-          { type: 'browser_chat_message', userId: actor.id, actor: actor.email, projectId: project.id, workerId: ids.length === 1 ? ids[0] : null, title: `Message to ${workers.map((w) => w.label).join(', ')}`, detail: body.text.slice(0, 280), payload: { message_id: msg.id, run_ids: runIds, worker_ids: ids } },
+          {
+            type: 'browser_chat_message',
+            userId: actor.id,
+            actor: actor.email,
+            projectId: project.id,
+            workerId: ids.length === 1 ? ids[0] : null,
+            title: `Message to ${workers.map((w) => w.label).join(', ')}`,
+            detail: body.text.slice(0, 280),
+            payload: { message_id: msg.id, run_ids: runIds, worker_ids: ids },
+          },
           tx,
         );
         opts.beforeCommit?.(runIds);
@@ -328,7 +452,8 @@ export function createRuntimeService(deps: RuntimeDeps) {
     async cancel(actor: Actor, name: string, runId: number): Promise<RunView> {
       const project = await deps.access.project(actor, name);
       const run = await loadRun(project, runId);
-      if (run.status !== 'queued' && run.status !== 'running') throw new Conflict('run_not_active', `Run ${runId} already ended (${run.status}).`, { status: run.status });
+      if (run.status !== 'queued' && run.status !== 'running')
+        throw new Conflict('run_not_active', `Run ${runId} already ended (${run.status}).`, { status: run.status });
       await stopRun(runId, run.worker_id);
       return loadRun(project, runId);
     },
@@ -340,10 +465,19 @@ export function createRuntimeService(deps: RuntimeDeps) {
     async retry(actor: Actor, name: string, runId: number) {
       const project = await deps.access.project(actor, name);
       const run = await loadRun(project, runId);
-      if (run.status !== 'failed' && run.status !== 'cancelled') throw new Conflict('run_not_retryable', `Only a failed or cancelled run can be retried; run ${runId} is ${run.status}.`, { status: run.status });
+      if (run.status !== 'failed' && run.status !== 'cancelled')
+        throw new Conflict(
+          'run_not_retryable',
+          `Only a failed or cancelled run can be retried; run ${runId} is ${run.status}.`,
+          { status: run.status },
+        );
       await ensureBudget(project, run.worker_id, await keyFor(project));
       await deps.jobs.start();
-      const [id] = await db.transaction().execute((tx) => enqueueRuns(tx, project, actor.id, run.message_id, [run.worker_id], run.requested_model, run.id));
+      const [id] = await db
+        .transaction()
+        .execute((tx) =>
+          enqueueRuns(tx, project, actor.id, run.message_id, [run.worker_id], run.requested_model, run.id),
+        );
       return { run_id: id, retry_of: run.id };
     },
 
@@ -354,11 +488,36 @@ export function createRuntimeService(deps: RuntimeDeps) {
      */
     async restart(actor: Actor, name: string, workerId?: number) {
       const project = await deps.access.project(actor, name);
-      const ids = workerId !== undefined ? (await projectWorkers(project, [workerId])).map((w) => w.id) : (await db.selectFrom('workers').select('id').where('project_id', '=', project.id).execute()).map((w) => w.id);
+      const ids =
+        workerId !== undefined
+          ? (await projectWorkers(project, [workerId])).map((w) => w.id)
+          : (await db.selectFrom('workers').select('id').where('project_id', '=', project.id).execute()).map(
+              (w) => w.id,
+            );
       if (!ids.length) return { ok: true, worker_ids: [], cancelled: [] };
-      const live = await db.selectFrom('agent_runs').select(['id', 'worker_id']).where('worker_id', 'in', ids).where('status', 'in', ['queued', 'running']).execute();
+      const live = await db
+        .selectFrom('agent_runs')
+        .select(['id', 'worker_id'])
+        .where('worker_id', 'in', ids)
+        .where('status', 'in', ['queued', 'running'])
+        .execute();
       for (const r of live) await stopRun(r.id, r.worker_id);
-      await db.updateTable('workers').set({ status: 'idle', status_started_at: new Date(), current_skill: null }).where('id', 'in', ids).where('status', '=', 'working').where(({ not, exists, selectFrom }) => not(exists(selectFrom('agent_runs').select('id').whereRef('agent_runs.worker_id', '=', 'workers.id').where('status', '=', 'running')))).execute();
+      await db
+        .updateTable('workers')
+        .set({ status: 'idle', status_started_at: new Date(), current_skill: null })
+        .where('id', 'in', ids)
+        .where('status', '=', 'working')
+        .where(({ not, exists, selectFrom }) =>
+          not(
+            exists(
+              selectFrom('agent_runs')
+                .select('id')
+                .whereRef('agent_runs.worker_id', '=', 'workers.id')
+                .where('status', '=', 'running'),
+            ),
+          ),
+        )
+        .execute();
       return { ok: true, worker_ids: ids, cancelled: live.map((r) => r.id) };
     },
 
@@ -380,51 +539,119 @@ export function createRuntimeService(deps: RuntimeDeps) {
           temperature: 0.3,
           system:
             'You write system prompts for AI workers of a software team. Given a role description, answer with the system prompt only: who the worker is, what it is responsible for, how it works with issues (take, log progress, close), its boundaries, and its tone. Second person, under 400 words, no preamble.',
-          messages: [{ role: 'user', content: `Project: ${project.display_name}\nWorker: ${body.label ?? '(unnamed)'}\nRole description: ${body.role}` }],
+          messages: [
+            {
+              role: 'user',
+              content: `Project: ${project.display_name}\nWorker: ${body.label ?? '(unnamed)'}\nRole description: ${body.role}`,
+            },
+          ],
         });
       } catch (err) {
-        if (err instanceof LlmError) throw new Upstream(502, 'llm_error', 'The model provider could not write the prompt; try again.', { kind: err.kind });
+        if (err instanceof LlmError)
+          throw new Upstream(502, 'llm_error', 'The model provider could not write the prompt; try again.', {
+            kind: err.kind,
+          });
         throw err;
       }
       const u = res.usage;
       const total = u.input_tokens + u.output_tokens + u.cache_tokens;
-      await db.insertInto('token_usage').values({ user_id: project.owner_id, project_id: project.id, project_name: project.name, worker_id: null, model: res.model || model, source: 'generate_prompt', input_tokens: u.input_tokens, output_tokens: u.output_tokens, cache_tokens: u.cache_tokens, total_tokens: total }).execute();
+      await db
+        .insertInto('token_usage')
+        .values({
+          user_id: project.owner_id,
+          project_id: project.id,
+          project_name: project.name,
+          worker_id: null,
+          model: res.model || model,
+          source: 'generate_prompt',
+          input_tokens: u.input_tokens,
+          output_tokens: u.output_tokens,
+          cache_tokens: u.cache_tokens,
+          total_tokens: total,
+        })
+        .execute();
       const prompt = textOf(res).trim();
       if (!prompt) throw new Upstream(502, 'llm_error', 'The model gave an empty answer; try again.');
-      return { system_prompt: prompt, model: res.model || model, usage: { input_tokens: u.input_tokens, output_tokens: u.output_tokens, total_tokens: total } };
+      return {
+        system_prompt: prompt,
+        model: res.model || model,
+        usage: { input_tokens: u.input_tokens, output_tokens: u.output_tokens, total_tokens: total },
+      };
     },
 
     /** The job handler: execute run `runId` if it is still queued (atomic claim). Never throws for run failures. */
     async execute(runId: number) {
       const claimed = await db
         .updateTable('agent_runs')
-        .set({ status: 'running', started_at: new Date(), heartbeat_at: new Date(), instance_id: instanceId, queue_ms: sql<number>`greatest(0, (extract(epoch from (now() - created_at)) * 1000)::int)` })
+        .set({
+          status: 'running',
+          started_at: new Date(),
+          heartbeat_at: new Date(),
+          instance_id: instanceId,
+          queue_ms: sql<number>`greatest(0, (extract(epoch from (now() - created_at)) * 1000)::int)`,
+        })
         .where('id', '=', runId)
         .where('status', '=', 'queued')
         .returningAll()
         .executeTakeFirst();
       if (!claimed) return;
       const started = Date.now();
-      const run = { id: claimed.id, project_id: claimed.project_id, user_id: claimed.user_id, worker_id: claimed.worker_id };
-      const fail = (code: string, message: string) => finish(run, { status: 'failed', text: '', turns: 0, toolCalls: [], error: { code, message } });
+      const run = {
+        id: claimed.id,
+        project_id: claimed.project_id,
+        user_id: claimed.user_id,
+        worker_id: claimed.worker_id,
+      };
+      const fail = (code: string, message: string) =>
+        finish(run, { status: 'failed', text: '', turns: 0, toolCalls: [], error: { code, message } });
       const ac = new AbortController();
       local.set(runId, ac);
       const beat = setInterval(() => {
-        db.updateTable('agent_runs').set({ heartbeat_at: new Date() }).where('id', '=', runId).where('status', '=', 'running').execute().catch(() => {});
+        db.updateTable('agent_runs')
+          .set({ heartbeat_at: new Date() })
+          .where('id', '=', runId)
+          .where('status', '=', 'running')
+          .execute()
+          .catch(() => {});
       }, HEARTBEAT_MS);
       beat.unref();
       try {
         await db
           .updateTable('workers')
-          .set({ status: 'working', status_started_at: sql`case when status = 'working' and status_started_at is not null then status_started_at else now() end` })
+          .set({
+            status: 'working',
+            status_started_at: sql`case when status = 'working' and status_started_at is not null then status_started_at else now() end`,
+          })
           .where('id', '=', claimed.worker_id)
           .execute();
-        const p = await db.selectFrom('projects').select(['id', 'owner_id', 'name', 'display_name', 'trial_mode', 'config', 'protocol']).where('id', '=', claimed.project_id).executeTakeFirst();
-        const w = await db.selectFrom('workers').selectAll().where('id', '=', claimed.worker_id).where('project_id', '=', claimed.project_id).executeTakeFirst();
-        const msg = await db.selectFrom('chat_messages').select(['content']).where('id', '=', claimed.message_id).executeTakeFirst();
+        const p = await db
+          .selectFrom('projects')
+          .select(['id', 'owner_id', 'name', 'display_name', 'trial_mode', 'config', 'protocol'])
+          .where('id', '=', claimed.project_id)
+          .executeTakeFirst();
+        const w = await db
+          .selectFrom('workers')
+          .selectAll()
+          .where('id', '=', claimed.worker_id)
+          .where('project_id', '=', claimed.project_id)
+          .executeTakeFirst();
+        const msg = await db
+          .selectFrom('chat_messages')
+          .select(['content'])
+          .where('id', '=', claimed.message_id)
+          .executeTakeFirst();
         if (!p || !w || !msg) return await fail('worker_not_found', 'The worker or its message no longer exists.');
-        const project: ProjectRef & { protocol: string } = { ...p, config: (p.config ?? {}) as Record<string, unknown>, dir: deps.access.projectDir(p.id) };
-        const worker: RunWorker & { system_prompt: string; context_assets: string[]; model: string | null; max_turns: number } = {
+        const project: ProjectRef & { protocol: string } = {
+          ...p,
+          config: (p.config ?? {}) as Record<string, unknown>,
+          dir: deps.access.projectDir(p.id),
+        };
+        const worker: RunWorker & {
+          system_prompt: string;
+          context_assets: string[];
+          model: string | null;
+          max_turns: number;
+        } = {
           id: w.id,
           label: w.label,
           role: w.role,
@@ -436,30 +663,69 @@ export function createRuntimeService(deps: RuntimeDeps) {
           max_turns: w.max_turns,
         };
         const act = (type: string, title: string, detail?: string | null, payload: Record<string, unknown> = {}) =>
-          deps.activity.recordBestEffort({ type, userId: project.owner_id, actor: worker.label, projectId: project.id, workerId: worker.id, title, detail: detail ?? null, payload: { run_id: runId, ...payload } });
+          deps.activity.recordBestEffort({
+            type,
+            userId: project.owner_id,
+            actor: worker.label,
+            projectId: project.id,
+            workerId: worker.id,
+            title,
+            detail: detail ?? null,
+            payload: { run_id: runId, ...payload },
+          });
         await act('session_start', `${worker.label} started working`, msg.content.slice(0, 280));
 
         let key: ResolvedKey;
         try {
           key = await keyFor(project);
         } catch (err) {
-          return await fail(err instanceof AppError ? err.code : 'llm_unavailable', err instanceof Error ? err.message : 'No LLM key.');
+          return await fail(
+            err instanceof AppError ? err.code : 'llm_unavailable',
+            err instanceof Error ? err.message : 'No LLM key.',
+          );
         }
         const b = await budget(project, worker.id, key);
         if (b && b.used >= b.cap) {
-          await act('token_budget', 'Token budget reached', `${b.used} of ${b.cap} tokens (${b.scope})`, { scope: b.scope, used: b.used, cap: b.cap });
+          await act('token_budget', 'Token budget reached', `${b.used} of ${b.cap} tokens (${b.scope})`, {
+            scope: b.scope,
+            used: b.used,
+            cap: b.cap,
+          });
           return await fail('token_budget_exceeded', budgetError(b, worker.id).message);
         }
         let spent = b?.used ?? 0;
-        const plan = pickModelPlan({ messageModel: claimed.requested_model, modelMode: project.config.modelMode, workerModel: worker.model, role: worker.role });
-        await db.updateTable('agent_runs').set({ model: plan.models[0], cascade: plan.cascade }).where('id', '=', runId).execute();
-        if (plan.reason === 'optimize') await act('cascade_applied', `Cascade from ${plan.tier}`, plan.models[0], { tier: plan.tier, model: plan.models[0], role: worker.role });
+        const plan = pickModelPlan({
+          messageModel: claimed.requested_model,
+          modelMode: project.config.modelMode,
+          workerModel: worker.model,
+          role: worker.role,
+        });
+        await db
+          .updateTable('agent_runs')
+          .set({ model: plan.models[0], cascade: plan.cascade })
+          .where('id', '=', runId)
+          .execute();
+        if (plan.reason === 'optimize')
+          await act('cascade_applied', `Cascade from ${plan.tier}`, plan.models[0], {
+            tier: plan.tier,
+            model: plan.models[0],
+            role: worker.role,
+          });
 
         const ports = deps.agentPorts;
         const tools = deps.agentTools.offered(worker.tools, ports);
-        const { system } = await buildSystem({ project, worker, skills: ports.skills, toolNames: tools.map((t) => t.name) });
+        const { system } = await buildSystem({
+          project,
+          worker,
+          skills: ports.skills,
+          toolNames: tools.map((t) => t.name),
+        });
         const messages: LlmMessage[] = [...(await history(project.id, worker.id, claimed.message_id))];
-        if (messages.length && messages[messages.length - 1].role === 'user') messages[messages.length - 1] = { role: 'user', content: `${messages[messages.length - 1].content as string}\n\n${msg.content}` };
+        if (messages.length && messages[messages.length - 1].role === 'user')
+          messages[messages.length - 1] = {
+            role: 'user',
+            content: `${messages[messages.length - 1].content as string}\n\n${msg.content}`,
+          };
         else messages.push({ role: 'user', content: msg.content });
         const ctx: ToolContext = {
           project,
@@ -477,10 +743,27 @@ export function createRuntimeService(deps: RuntimeDeps) {
         const prepMs = ms(started);
         const genStart = Date.now();
         const result = await deps.agentEngine.run(
-          { system, messages, tools, toolContext: ctx, models: plan.models, cascade: plan.cascade, maxTurns: Math.max(1, worker.max_turns), maxTokens: RUN_MAX_TOKENS, apiKey: key.key, signal: ac.signal },
+          {
+            system,
+            messages,
+            tools,
+            toolContext: ctx,
+            models: plan.models,
+            cascade: plan.cascade,
+            maxTurns: Math.max(1, worker.max_turns),
+            maxTokens: RUN_MAX_TOKENS,
+            apiKey: key.key,
+            signal: ac.signal,
+          },
           {
             onText: (delta) => deps.events.publish(runId, { type: 'text_delta', delta }),
-            onToolResult: (e) => deps.events.publish(runId, { type: 'tool_result', tool: e.tool, is_error: e.is_error, ...(e.data ?? {}) }),
+            onToolResult: (e) =>
+              deps.events.publish(runId, {
+                type: 'tool_result',
+                tool: e.tool,
+                is_error: e.is_error,
+                ...(e.data ?? {}),
+              }),
             async onModelCall({ model, usage }) {
               const total = usage.input_tokens + usage.output_tokens + usage.cache_tokens;
               totals.input_tokens += usage.input_tokens;
@@ -490,21 +773,54 @@ export function createRuntimeService(deps: RuntimeDeps) {
               spent += total;
               await db
                 .insertInto('token_usage')
-                .values({ user_id: project.owner_id, project_id: project.id, project_name: project.name, worker_id: worker.id, model, source: 'worker', run_id: runId, input_tokens: usage.input_tokens, output_tokens: usage.output_tokens, cache_tokens: usage.cache_tokens, total_tokens: total })
+                .values({
+                  user_id: project.owner_id,
+                  project_id: project.id,
+                  project_name: project.name,
+                  worker_id: worker.id,
+                  model,
+                  source: 'worker',
+                  run_id: runId,
+                  input_tokens: usage.input_tokens,
+                  output_tokens: usage.output_tokens,
+                  cache_tokens: usage.cache_tokens,
+                  total_tokens: total,
+                })
                 .execute();
-              await db.updateTable('agent_runs').set({ ...totals, model }).where('id', '=', runId).execute();
+              await db
+                .updateTable('agent_runs')
+                .set({ ...totals, model })
+                .where('id', '=', runId)
+                .execute();
             },
             async beforeTurn(turn) {
-              const row = await db.updateTable('agent_runs').set({ heartbeat_at: new Date(), turns: turn - 1 }).where('id', '=', runId).returning(['cancel_requested']).executeTakeFirst();
+              const row = await db
+                .updateTable('agent_runs')
+                .set({ heartbeat_at: new Date(), turns: turn - 1 })
+                .where('id', '=', runId)
+                .returning(['cancel_requested'])
+                .executeTakeFirst();
               if (!row || row.cancel_requested) throw new RunStop('cancelled', 'The run was cancelled.');
               if (b && turn > 1 && spent >= b.cap) {
-                await act('token_budget', 'Token budget reached', `${spent} of ${b.cap} tokens (${b.scope})`, { scope: b.scope, used: spent, cap: b.cap });
-                throw new RunStop('token_budget_exceeded', `The token budget of ${b.cap} tokens (${b.scope}) was reached during the run.`);
+                await act('token_budget', 'Token budget reached', `${spent} of ${b.cap} tokens (${b.scope})`, {
+                  scope: b.scope,
+                  used: spent,
+                  cap: b.cap,
+                });
+                throw new RunStop(
+                  'token_budget_exceeded',
+                  `The token budget of ${b.cap} tokens (${b.scope}) was reached during the run.`,
+                );
               }
             },
             async onEscalate(e) {
               deps.events.publish(runId, { type: 'cascade_escalated', class: e.class, from: e.from, to: e.to });
-              await act('cascade_escalated', `Escalated to ${e.to}`, e.class, { class: e.class, from_model: e.from, to_model: e.to, turn: e.turn });
+              await act('cascade_escalated', `Escalated to ${e.to}`, e.class, {
+                class: e.class,
+                from_model: e.from,
+                to_model: e.to,
+                turn: e.turn,
+              });
             },
           },
         );
@@ -524,7 +840,12 @@ export function createRuntimeService(deps: RuntimeDeps) {
      */
     async reconcile() {
       const stale = new Date(Date.now() - STALE_RUN_MS);
-      const rows = await db.selectFrom('agent_runs').select(['id', 'turns', 'worker_id', 'project_id', 'user_id']).where('status', '=', 'running').where((eb) => eb.or([eb('heartbeat_at', '<', stale), eb('heartbeat_at', 'is', null)])).execute();
+      const rows = await db
+        .selectFrom('agent_runs')
+        .select(['id', 'turns', 'worker_id', 'project_id', 'user_id'])
+        .where('status', '=', 'running')
+        .where((eb) => eb.or([eb('heartbeat_at', '<', stale), eb('heartbeat_at', 'is', null)]))
+        .execute();
       const requeued: number[] = [];
       const failed: number[] = [];
       if (rows.length) await deps.jobs.start(); // starting the queue inside the transaction below would deadlock PGlite
@@ -532,7 +853,12 @@ export function createRuntimeService(deps: RuntimeDeps) {
         if (local.has(r.id)) continue;
         if (r.turns === 0) {
           const ok = await db.transaction().execute(async (tx) => {
-            const u = await tx.updateTable('agent_runs').set({ status: 'queued', started_at: null, heartbeat_at: null, instance_id: null }).where('id', '=', r.id).where('status', '=', 'running').executeTakeFirst();
+            const u = await tx
+              .updateTable('agent_runs')
+              .set({ status: 'queued', started_at: null, heartbeat_at: null, instance_id: null })
+              .where('id', '=', r.id)
+              .where('status', '=', 'running')
+              .executeTakeFirst();
             if (!Number(u.numUpdatedRows)) return false;
             await deps.jobs.send(RUN_JOB, { run_id: r.id }, { tx });
             return true;
@@ -541,7 +867,12 @@ export function createRuntimeService(deps: RuntimeDeps) {
         } else {
           const u = await db
             .updateTable('agent_runs')
-            .set({ status: 'failed', error: 'interrupted', error_message: 'The service stopped during this run; retry it.', finished_at: new Date() })
+            .set({
+              status: 'failed',
+              error: 'interrupted',
+              error_message: 'The service stopped during this run; retry it.',
+              finished_at: new Date(),
+            })
             .where('id', '=', r.id)
             .where('status', '=', 'running')
             .executeTakeFirst();
@@ -553,7 +884,16 @@ export function createRuntimeService(deps: RuntimeDeps) {
         .updateTable('workers')
         .set({ status: 'idle', status_started_at: new Date(), current_skill: null })
         .where('status', '=', 'working')
-        .where(({ not, exists, selectFrom }) => not(exists(selectFrom('agent_runs').select('id').whereRef('agent_runs.worker_id', '=', 'workers.id').where('status', 'in', ['running', 'queued']))))
+        .where(({ not, exists, selectFrom }) =>
+          not(
+            exists(
+              selectFrom('agent_runs')
+                .select('id')
+                .whereRef('agent_runs.worker_id', '=', 'workers.id')
+                .where('status', 'in', ['running', 'queued']),
+            ),
+          ),
+        )
         .execute();
       return { requeued, failed };
     },
@@ -566,15 +906,41 @@ export function createRuntimeService(deps: RuntimeDeps) {
 
   /** Cancel a queued run now, or ask a running one to stop. */
   async function stopRun(runId: number, workerId: number) {
-    const q = await db.updateTable('agent_runs').set({ status: 'cancelled', error: 'cancelled', error_message: 'Cancelled before it started.', finished_at: new Date() }).where('id', '=', runId).where('status', '=', 'queued').executeTakeFirst();
+    const q = await db
+      .updateTable('agent_runs')
+      .set({
+        status: 'cancelled',
+        error: 'cancelled',
+        error_message: 'Cancelled before it started.',
+        finished_at: new Date(),
+      })
+      .where('id', '=', runId)
+      .where('status', '=', 'queued')
+      .executeTakeFirst();
     if (Number(q.numUpdatedRows)) return deps.events.publish(runId, { type: 'end', status: 'cancelled' });
-    const r = await db.updateTable('agent_runs').set({ cancel_requested: true }).where('id', '=', runId).where('status', '=', 'running').returning(['heartbeat_at']).executeTakeFirst();
+    const r = await db
+      .updateTable('agent_runs')
+      .set({ cancel_requested: true })
+      .where('id', '=', runId)
+      .where('status', '=', 'running')
+      .returning(['heartbeat_at'])
+      .executeTakeFirst();
     if (!r) return;
     const ac = local.get(runId);
     if (ac) return ac.abort();
     if (!r.heartbeat_at || +r.heartbeat_at < Date.now() - STALE_RUN_MS) {
       // Its process is gone: nobody will notice the request, so end it here.
-      await db.updateTable('agent_runs').set({ status: 'cancelled', error: 'cancelled', error_message: 'Cancelled; its process had stopped.', finished_at: new Date() }).where('id', '=', runId).where('status', '=', 'running').execute();
+      await db
+        .updateTable('agent_runs')
+        .set({
+          status: 'cancelled',
+          error: 'cancelled',
+          error_message: 'Cancelled; its process had stopped.',
+          finished_at: new Date(),
+        })
+        .where('id', '=', runId)
+        .where('status', '=', 'running')
+        .execute();
       await markIdle(db, workerId, runId);
     }
   }

@@ -29,29 +29,61 @@ async function setup(opts: { plan?: string; worker?: Parameters<typeof createWor
   const w = await createWorker(t, p.id, opts.worker);
   return { u, p, w };
 }
-const message = (name: string, token: string, body: unknown) => api(t.app, 'POST', `/api/crm/projects/${name}/message`, { token, body });
+const message = (name: string, token: string, body: unknown) =>
+  api(t.app, 'POST', `/api/crm/projects/${name}/message`, { token, body });
 const callsSince = (n: number) => s.modelCalls().slice(n);
 
 describe('agent runs', () => {
   it('takes an issue and logs to it, metering every call and writing the activity feed', async () => {
-    const { u, p, w } = await setup({ worker: { label: 'Dev', system_prompt: 'You are Dev.', tools: ['issues', 'files'] } });
+    const { u, p, w } = await setup({
+      worker: { label: 'Dev', system_prompt: 'You are Dev.', tools: ['issues', 'files'] },
+    });
     await t.db.updateTable('projects').set({ protocol: 'Always log progress.' }).where('id', '=', p.id).execute();
     fs.writeFileSync(path.join(p.dir, 'MANIFEST.md'), 'M'.repeat(9000));
     // The real issues area behind the agent's issue tools.
-    const created = await api(t.app, 'POST', `/api/crm/projects/${p.name}/issues`, { token: u.token, body: { title: 'Fix login', priority: 'P1' } });
+    const created = await api(t.app, 'POST', `/api/crm/projects/${p.name}/issues`, {
+      token: u.token,
+      body: { title: 'Fix login', priority: 'P1' },
+    });
     expect(created.status).toBe(201);
     const issue = created.body;
     const before = s.modelCalls().length;
     s.enqueue(
-      { content: [{ type: 'text', text: 'Taking it.' }, { type: 'tool_use', name: 'take_issue', input: { issue_id: issue.id } }], usage: { input_tokens: 100, output_tokens: 10 } },
-      { content: [{ type: 'tool_use', name: 'log_issue', input: { issue_id: issue.id, message: 'Found the bug in the session check.' } }], usage: { input_tokens: 150, output_tokens: 12, cache_read_input_tokens: 7 } },
-      { content: [{ type: 'text', text: 'Done: the issue is in progress and logged.' }], usage: { input_tokens: 200, output_tokens: 20 } },
+      {
+        content: [
+          { type: 'text', text: 'Taking it.' },
+          { type: 'tool_use', name: 'take_issue', input: { issue_id: issue.id } },
+        ],
+        usage: { input_tokens: 100, output_tokens: 10 },
+      },
+      {
+        content: [
+          {
+            type: 'tool_use',
+            name: 'log_issue',
+            input: { issue_id: issue.id, message: 'Found the bug in the session check.' },
+          },
+        ],
+        usage: { input_tokens: 150, output_tokens: 12, cache_read_input_tokens: 7 },
+      },
+      {
+        content: [{ type: 'text', text: 'Done: the issue is in progress and logged.' }],
+        usage: { input_tokens: 200, output_tokens: 20 },
+      },
     );
     const r = await message(p.name, u.token, { worker_id: w.id, text: 'Please take issue 1' });
     expect(r.status).toBe(202);
     expect(r.body.run_ids).toHaveLength(1);
     const run = await waitRun(t, p.name, r.body.run_ids[0], u.token);
-    expect(run).toMatchObject({ status: 'succeeded', turns: 3, worker_id: w.id, message_id: r.body.message_id, error: null, cascade: false, model: 'claude-sonnet-4-6' });
+    expect(run).toMatchObject({
+      status: 'succeeded',
+      turns: 3,
+      worker_id: w.id,
+      message_id: r.body.message_id,
+      error: null,
+      cascade: false,
+      model: 'claude-sonnet-4-6',
+    });
     expect(run.reply).toBe('Taking it.\n\nDone: the issue is in progress and logged.');
     expect(run.tool_calls.map((c: any) => c.tool)).toEqual(['take_issue', 'log_issue']);
     expect(run.usage).toEqual({ input_tokens: 450, output_tokens: 42, cache_tokens: 7, total_tokens: 499 });
@@ -66,7 +98,9 @@ describe('agent runs', () => {
     expect(calls).toHaveLength(3);
     const first = calls[0].body;
     expect(first.model).toBe('claude-sonnet-4-6');
-    expect(first.tools.map((x: any) => x.name)).toEqual(expect.arrayContaining(['take_issue', 'log_issue', 'create_issue', 'read_file']));
+    expect(first.tools.map((x: any) => x.name)).toEqual(
+      expect.arrayContaining(['take_issue', 'log_issue', 'create_issue', 'read_file']),
+    );
     expect(first.tools.map((x: any) => x.name)).not.toContain('bash');
     const system: string = first.system;
     expect(system.indexOf('You are Dev.')).toBeLessThan(system.indexOf('Always log progress.'));
@@ -77,14 +111,39 @@ describe('agent runs', () => {
 
     const usage = await t.db.selectFrom('token_usage').selectAll().where('run_id', '=', run.id).orderBy('id').execute();
     expect(usage).toHaveLength(3);
-    expect(usage[1]).toMatchObject({ user_id: u.id, project_id: p.id, project_name: p.name, worker_id: w.id, model: 'claude-sonnet-4-6', source: 'worker', input_tokens: 150, output_tokens: 12, cache_tokens: 7, total_tokens: 169 });
-    const events = await t.db.selectFrom('activity_log').select(['type', 'worker_id']).where('project_id', '=', p.id).orderBy('id').execute();
+    expect(usage[1]).toMatchObject({
+      user_id: u.id,
+      project_id: p.id,
+      project_name: p.name,
+      worker_id: w.id,
+      model: 'claude-sonnet-4-6',
+      source: 'worker',
+      input_tokens: 150,
+      output_tokens: 12,
+      cache_tokens: 7,
+      total_tokens: 169,
+    });
+    const events = await t.db
+      .selectFrom('activity_log')
+      .select(['type', 'worker_id'])
+      .where('project_id', '=', p.id)
+      .orderBy('id')
+      .execute();
     expect(events.map((e) => e.type)).toEqual(['browser_chat_message', 'session_start', 'issue_pick', 'issue_log']);
     expect(events.slice(1).every((e) => e.worker_id === w.id)).toBe(true);
-    const worker = await t.db.selectFrom('workers').select(['status', 'status_started_at']).where('id', '=', w.id).executeTakeFirstOrThrow();
+    const worker = await t.db
+      .selectFrom('workers')
+      .select(['status', 'status_started_at'])
+      .where('id', '=', w.id)
+      .executeTakeFirstOrThrow();
     expect(worker.status).toBe('idle');
     expect(worker.status_started_at).toBeInstanceOf(Date);
-    const msgs = await t.db.selectFrom('chat_messages').select(['role', 'content', 'worker_id']).where('project_id', '=', p.id).orderBy('id').execute();
+    const msgs = await t.db
+      .selectFrom('chat_messages')
+      .select(['role', 'content', 'worker_id'])
+      .where('project_id', '=', p.id)
+      .orderBy('id')
+      .execute();
     expect(msgs).toEqual([
       { role: 'user', content: 'Please take issue 1', worker_id: w.id },
       { role: 'assistant', content: run.reply, worker_id: w.id },
@@ -104,8 +163,15 @@ describe('agent runs', () => {
     expect(again.status).toBe(202);
     expect(again.body.retry_of).toBe(run.id);
     const second = await waitRun(t, p.name, again.body.run_id, u.token);
-    expect(second).toMatchObject({ status: 'succeeded', reply: 'fine now', message_id: run.message_id, retry_of: run.id });
-    const notAgain = await api(t.app, 'POST', `/api/crm/projects/${p.name}/runs/${second.id}/retry`, { token: u.token });
+    expect(second).toMatchObject({
+      status: 'succeeded',
+      reply: 'fine now',
+      message_id: run.message_id,
+      retry_of: run.id,
+    });
+    const notAgain = await api(t.app, 'POST', `/api/crm/projects/${p.name}/runs/${second.id}/retry`, {
+      token: u.token,
+    });
     expect(notAgain.status).toBe(409);
     expect(notAgain.body.error).toBe('run_not_retryable');
   });
@@ -113,7 +179,10 @@ describe('agent runs', () => {
   it('sends one message to two workers in parallel', async () => {
     const { u, p, w } = await setup();
     const w2 = await createWorker(t, p.id, { label: 'Second' });
-    s.respond(async (req) => ({ delayMs: 150, content: [{ type: 'text', text: `from ${req.body.system.includes('Second') ? 'second' : 'first'}` }] }));
+    s.respond(async (req) => ({
+      delayMs: 150,
+      content: [{ type: 'text', text: `from ${req.body.system.includes('Second') ? 'second' : 'first'}` }],
+    }));
     const r = await message(p.name, u.token, { worker_ids: [w.id, w2.id], text: 'status?' });
     expect(r.status).toBe(202);
     expect(r.body.run_ids).toHaveLength(2);
@@ -123,7 +192,12 @@ describe('agent runs', () => {
     expect(runs.map((x) => x.reply)).toEqual(['from first', 'from second']);
     // They overlapped: the second started before the first finished.
     expect(+new Date(runs[1].started_at)).toBeLessThan(+new Date(runs[0].finished_at));
-    const ev = await t.db.selectFrom('activity_log').select(['payload']).where('project_id', '=', p.id).where('type', '=', 'browser_chat_message').execute();
+    const ev = await t.db
+      .selectFrom('activity_log')
+      .select(['payload'])
+      .where('project_id', '=', p.id)
+      .where('type', '=', 'browser_chat_message')
+      .execute();
     expect(ev).toHaveLength(1);
     expect(ev[0].payload).toMatchObject({ message_id: r.body.message_id, worker_ids: [w.id, w2.id] });
   });
@@ -134,7 +208,11 @@ describe('agent runs', () => {
     t.deps.agentPorts.skills = memorySkills({ style: 'S'.repeat(5000), deploy: 'Deploy steps.' });
     try {
       const before = s.modelCalls().length;
-      s.enqueue({ content: [{ type: 'tool_use', name: 'load_skill', input: { name: 'deploy' } }] }, { content: [{ type: 'tool_use', name: 'unload_skill', input: { name: 'deploy' } }] }, { content: [{ type: 'text', text: 'ok' }] });
+      s.enqueue(
+        { content: [{ type: 'tool_use', name: 'load_skill', input: { name: 'deploy' } }] },
+        { content: [{ type: 'tool_use', name: 'unload_skill', input: { name: 'deploy' } }] },
+        { content: [{ type: 'text', text: 'ok' }] },
+      );
       const r = await message(p.name, u.token, { worker_id: w.id, text: 'deploy' });
       const run = await waitRun(t, p.name, r.body.run_ids[0], u.token);
       expect(run.status).toBe('succeeded');
@@ -143,7 +221,15 @@ describe('agent runs', () => {
       expect(calls[0].body.system).toContain('S'.repeat(3000));
       expect(calls[0].body.system).not.toContain('S'.repeat(3001));
       expect(calls[1].body.messages.at(-1).content[0].content).toBe('Deploy steps.');
-      const types = (await t.db.selectFrom('activity_log').select('type').where('worker_id', '=', w.id).where('type', '<>', 'browser_chat_message').orderBy('id').execute()).map((e) => e.type);
+      const types = (
+        await t.db
+          .selectFrom('activity_log')
+          .select('type')
+          .where('worker_id', '=', w.id)
+          .where('type', '<>', 'browser_chat_message')
+          .orderBy('id')
+          .execute()
+      ).map((e) => e.type);
       expect(types).toEqual(['session_start', 'skill_loaded', 'skill_unloaded']);
     } finally {
       t.deps.agentPorts.skills = realSkills;
@@ -185,7 +271,10 @@ describe('agent runs', () => {
       { name: 'write_file', input: { path: 'src/link/y.txt', content: 'no' } },
       { name: 'write_file', input: { path: 'src/../docs/z.md', content: 'no' } },
     ];
-    s.enqueue({ content: attempts.map((a) => ({ type: 'tool_use' as const, ...a })) }, { content: [{ type: 'text', text: 'done' }] });
+    s.enqueue(
+      { content: attempts.map((a) => ({ type: 'tool_use' as const, ...a })) },
+      { content: [{ type: 'text', text: 'done' }] },
+    );
     const before = s.modelCalls().length;
     const r = await message(p.name, u.token, { worker_id: w.id, text: 'files' });
     const run = await waitRun(t, p.name, r.body.run_ids[0], u.token);
@@ -202,26 +291,56 @@ describe('agent runs', () => {
 describe('token budgets', () => {
   it('refuses a new run once the daily cap of the plan is used, with a token_budget event', async () => {
     const { u, p, w } = await setup({ plan: 'free' });
-    await t.db.insertInto('token_usage').values({ user_id: u.id, project_id: p.id, worker_id: w.id, model: 'm', source: 'worker', total_tokens: 100_000 }).execute();
+    await t.db
+      .insertInto('token_usage')
+      .values({ user_id: u.id, project_id: p.id, worker_id: w.id, model: 'm', source: 'worker', total_tokens: 100_000 })
+      .execute();
     const r = await message(p.name, u.token, { worker_id: w.id, text: 'more' });
     expect(r.status).toBe(429);
-    expect(r.body).toMatchObject({ error: 'token_budget_exceeded', scope: 'daily', cap: 100_000, used: 100_000, plan: 'free', worker_id: w.id });
-    const ev = await t.db.selectFrom('activity_log').selectAll().where('worker_id', '=', w.id).where('type', '=', 'token_budget').execute();
+    expect(r.body).toMatchObject({
+      error: 'token_budget_exceeded',
+      scope: 'daily',
+      cap: 100_000,
+      used: 100_000,
+      plan: 'free',
+      worker_id: w.id,
+    });
+    const ev = await t.db
+      .selectFrom('activity_log')
+      .selectAll()
+      .where('worker_id', '=', w.id)
+      .where('type', '=', 'token_budget')
+      .execute();
     expect(ev).toHaveLength(1);
     // Yesterday's usage does not count.
-    await t.db.updateTable('token_usage').set({ created_at: new Date(Date.now() - 2 * 86_400_000) }).where('worker_id', '=', w.id).execute();
+    await t.db
+      .updateTable('token_usage')
+      .set({ created_at: new Date(Date.now() - 2 * 86_400_000) })
+      .where('worker_id', '=', w.id)
+      .execute();
     expect((await message(p.name, u.token, { worker_id: w.id, text: 'more' })).status).toBe(202);
   });
 
   it('leaves beta unmetered and gives starter 400K', async () => {
     const beta = await setup({ plan: 'beta' });
-    await t.db.insertInto('token_usage').values({ user_id: beta.u.id, project_id: beta.p.id, worker_id: beta.w.id, total_tokens: 10_000_000 }).execute();
+    await t.db
+      .insertInto('token_usage')
+      .values({ user_id: beta.u.id, project_id: beta.p.id, worker_id: beta.w.id, total_tokens: 10_000_000 })
+      .execute();
     expect((await message(beta.p.name, beta.u.token, { worker_id: beta.w.id, text: 'x' })).status).toBe(202);
     const starter = await setup({ plan: 'starter' });
-    await t.db.insertInto('token_usage').values({ user_id: starter.u.id, project_id: starter.p.id, worker_id: starter.w.id, total_tokens: 399_999 }).execute();
+    await t.db
+      .insertInto('token_usage')
+      .values({ user_id: starter.u.id, project_id: starter.p.id, worker_id: starter.w.id, total_tokens: 399_999 })
+      .execute();
     expect((await message(starter.p.name, starter.u.token, { worker_id: starter.w.id, text: 'x' })).status).toBe(202);
-    await t.db.insertInto('token_usage').values({ user_id: starter.u.id, project_id: starter.p.id, worker_id: starter.w.id, total_tokens: 1 }).execute();
-    expect((await message(starter.p.name, starter.u.token, { worker_id: starter.w.id, text: 'x' })).body).toMatchObject({ error: 'token_budget_exceeded', cap: 400_000 });
+    await t.db
+      .insertInto('token_usage')
+      .values({ user_id: starter.u.id, project_id: starter.p.id, worker_id: starter.w.id, total_tokens: 1 })
+      .execute();
+    expect((await message(starter.p.name, starter.u.token, { worker_id: starter.w.id, text: 'x' })).body).toMatchObject(
+      { error: 'token_budget_exceeded', cap: 400_000 },
+    );
   });
 
   it('runs a trial project on the platform key until the 100K trial tokens are used', async () => {
@@ -234,7 +353,10 @@ describe('token budgets', () => {
     expect((await waitRun(t, p.name, r.body.run_ids[0], u.token)).status).toBe('succeeded');
     const keys = callsSince(before).map((c) => c.headers['x-api-key'] ?? c.headers.authorization);
     expect(keys.some((k) => /^(Bearer )?sk-platform-key-0001$/.test(String(k)))).toBe(true);
-    await t.db.insertInto('token_usage').values({ user_id: u.id, project_id: p.id, worker_id: null, total_tokens: 100_000 }).execute();
+    await t.db
+      .insertInto('token_usage')
+      .values({ user_id: u.id, project_id: p.id, worker_id: null, total_tokens: 100_000 })
+      .execute();
     const refused = await message(p.name, u.token, { worker_id: w.id, text: 'hi' });
     expect(refused.status).toBe(429);
     expect(refused.body).toMatchObject({ error: 'token_budget_exceeded', scope: 'trial', cap: 100_000 });
@@ -249,7 +371,10 @@ describe('token budgets', () => {
       const p2 = await createProject(t2, u2.id);
       await t2.db.updateTable('projects').set({ trial_mode: true }).where('id', '=', p2.id).execute();
       const w2 = await createWorker(t2, p2.id);
-      const r = await api(t2.app, 'POST', `/api/crm/projects/${p2.name}/message`, { token: u2.token, body: { worker_id: w2.id, text: 'hi' } });
+      const r = await api(t2.app, 'POST', `/api/crm/projects/${p2.name}/message`, {
+        token: u2.token,
+        body: { worker_id: w2.id, text: 'hi' },
+      });
       expect(r.status).toBe(503);
       expect(r.body.error).toBe('llm_unavailable');
     } finally {
@@ -261,14 +386,40 @@ describe('token budgets', () => {
 describe('cascade', () => {
   it('starts optimize-mode runs on the role tier and escalates on an empty answer and on overload', async () => {
     const { u, p, w } = await setup({ worker: { role: 'developer', model: 'claude-opus-4-7' } });
-    await t.db.updateTable('projects').set({ config: JSON.stringify({ modelMode: 'optimize' }) }).where('id', '=', p.id).execute();
+    await t.db
+      .updateTable('projects')
+      .set({ config: JSON.stringify({ modelMode: 'optimize' }) })
+      .where('id', '=', p.id)
+      .execute();
     const before = s.modelCalls().length;
-    s.enqueue({ content: [] }, { status: 529, errorType: 'overloaded_error' }, { status: 529, errorType: 'overloaded_error' }, { content: [{ type: 'text', text: 'answer' }] });
+    s.enqueue(
+      { content: [] },
+      { status: 529, errorType: 'overloaded_error' },
+      { status: 529, errorType: 'overloaded_error' },
+      { content: [{ type: 'text', text: 'answer' }] },
+    );
     const r = await message(p.name, u.token, { worker_id: w.id, text: 'hard question' });
     const run = await waitRun(t, p.name, r.body.run_ids[0], u.token);
-    expect(run).toMatchObject({ status: 'succeeded', reply: 'answer', cascade: true, turns: 1, model: 'claude-opus-4-7' });
-    expect(callsSince(before).map((c) => c.body.model)).toEqual(['claude-haiku-4-5', 'claude-sonnet-4-6', 'claude-sonnet-4-6', 'claude-opus-4-7']);
-    const ev = await t.db.selectFrom('activity_log').select(['type', 'payload']).where('worker_id', '=', w.id).where('type', 'like', 'cascade_%').orderBy('id').execute();
+    expect(run).toMatchObject({
+      status: 'succeeded',
+      reply: 'answer',
+      cascade: true,
+      turns: 1,
+      model: 'claude-opus-4-7',
+    });
+    expect(callsSince(before).map((c) => c.body.model)).toEqual([
+      'claude-haiku-4-5',
+      'claude-sonnet-4-6',
+      'claude-sonnet-4-6',
+      'claude-opus-4-7',
+    ]);
+    const ev = await t.db
+      .selectFrom('activity_log')
+      .select(['type', 'payload'])
+      .where('worker_id', '=', w.id)
+      .where('type', 'like', 'cascade_%')
+      .orderBy('id')
+      .execute();
     expect(ev.map((e) => [e.type, (e.payload as any).class ?? (e.payload as any).tier])).toEqual([
       ['cascade_applied', 'fast'],
       ['cascade_escalated', 'empty_answer'],
@@ -277,7 +428,10 @@ describe('cascade', () => {
     // The per-message model beats the project's mode: no cascade.
     const before2 = s.modelCalls().length;
     const r2 = await message(p.name, u.token, { worker_id: w.id, text: 'quick', model: 'balanced' });
-    expect(await waitRun(t, p.name, r2.body.run_ids[0], u.token)).toMatchObject({ status: 'succeeded', cascade: false });
+    expect(await waitRun(t, p.name, r2.body.run_ids[0], u.token)).toMatchObject({
+      status: 'succeeded',
+      cascade: false,
+    });
     expect(callsSince(before2)[0].body.model).toBe('claude-sonnet-4-6');
   });
 
@@ -296,13 +450,23 @@ describe('cancel, restart and crash reconciliation', () => {
     s.respond(() => ({ delayMs: 4000, content: [{ type: 'text', text: 'late' }] }));
     const r = await message(p.name, u.token, { worker_id: w.id, text: 'slow' });
     const id = r.body.run_ids[0];
-    await waitFor(async () => (await api(t.app, 'GET', `/api/crm/projects/${p.name}/runs/${id}`, { token: u.token })).body.status === 'running');
-    await waitFor(async () => (await t.db.selectFrom('workers').select('status').where('id', '=', w.id).executeTakeFirstOrThrow()).status === 'working');
+    await waitFor(
+      async () =>
+        (await api(t.app, 'GET', `/api/crm/projects/${p.name}/runs/${id}`, { token: u.token })).body.status ===
+        'running',
+    );
+    await waitFor(
+      async () =>
+        (await t.db.selectFrom('workers').select('status').where('id', '=', w.id).executeTakeFirstOrThrow()).status ===
+        'working',
+    );
     const c = await api(t.app, 'POST', `/api/crm/projects/${p.name}/runs/${id}/cancel`, { token: u.token });
     expect(c.status).toBe(200);
     const run = await waitRun(t, p.name, id, u.token, 3000);
     expect(run.status).toBe('cancelled');
-    expect((await t.db.selectFrom('workers').select('status').where('id', '=', w.id).executeTakeFirstOrThrow()).status).toBe('idle');
+    expect(
+      (await t.db.selectFrom('workers').select('status').where('id', '=', w.id).executeTakeFirstOrThrow()).status,
+    ).toBe('idle');
     const again = await api(t.app, 'POST', `/api/crm/projects/${p.name}/runs/${id}/cancel`, { token: u.token });
     expect(again.status).toBe(409);
     expect(again.body.error).toBe('run_not_active');
@@ -313,23 +477,59 @@ describe('cancel, restart and crash reconciliation', () => {
     s.respond(() => ({ delayMs: 4000, content: [{ type: 'text', text: 'late' }] }));
     const r = await message(p.name, u.token, { worker_id: w.id, text: 'slow' });
     const id = r.body.run_ids[0];
-    await waitFor(async () => (await api(t.app, 'GET', `/api/crm/projects/${p.name}/runs/${id}`, { token: u.token })).body.status === 'running');
+    await waitFor(
+      async () =>
+        (await api(t.app, 'GET', `/api/crm/projects/${p.name}/runs/${id}`, { token: u.token })).body.status ===
+        'running',
+    );
     const res = await api(t.app, 'POST', `/api/crm/projects/${p.name}/restart?worker_id=${w.id}`, { token: u.token });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ ok: true, worker_ids: [w.id], cancelled: [id] });
     expect((await waitRun(t, p.name, id, u.token, 3000)).status).toBe('cancelled');
-    expect((await api(t.app, 'POST', `/api/crm/projects/${p.name}/restart?worker_id=999999`, { token: u.token })).status).toBe(404);
+    expect(
+      (await api(t.app, 'POST', `/api/crm/projects/${p.name}/restart?worker_id=999999`, { token: u.token })).status,
+    ).toBe(404);
   });
 
   it('at start requeues a run that died before its first turn and fails one that died later', async () => {
     const { u, p, w } = await setup();
     const old = new Date(Date.now() - 20 * 60_000);
-    const msg = await t.db.insertInto('chat_messages').values({ project_id: p.id, user_id: u.id, worker_id: w.id, recipients: JSON.stringify([w.id]), role: 'user', content: 'before the crash' }).returning('id').executeTakeFirstOrThrow();
+    const msg = await t.db
+      .insertInto('chat_messages')
+      .values({
+        project_id: p.id,
+        user_id: u.id,
+        worker_id: w.id,
+        recipients: JSON.stringify([w.id]),
+        role: 'user',
+        content: 'before the crash',
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
     const mk = (turns: number) =>
-      t.db.insertInto('agent_runs').values({ project_id: p.id, user_id: u.id, worker_id: w.id, message_id: msg.id, status: 'running', turns, started_at: old, heartbeat_at: old, created_at: old, instance_id: 'dead' }).returning('id').executeTakeFirstOrThrow();
+      t.db
+        .insertInto('agent_runs')
+        .values({
+          project_id: p.id,
+          user_id: u.id,
+          worker_id: w.id,
+          message_id: msg.id,
+          status: 'running',
+          turns,
+          started_at: old,
+          heartbeat_at: old,
+          created_at: old,
+          instance_id: 'dead',
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
     const early = await mk(0);
     const late = await mk(2);
-    await t.db.updateTable('workers').set({ status: 'working', status_started_at: old }).where('id', '=', w.id).execute();
+    await t.db
+      .updateTable('workers')
+      .set({ status: 'working', status_started_at: old })
+      .where('id', '=', w.id)
+      .execute();
     expect(reportedWorkerStatus({ status: 'working', status_started_at: old }, false)).toBe('idle');
     expect(reportedWorkerStatus({ status: 'working', status_started_at: old }, true)).toBe('working');
     expect(reportedWorkerStatus({ status: 'working', status_started_at: new Date() }, false)).toBe('working');
@@ -343,11 +543,15 @@ describe('cancel, restart and crash reconciliation', () => {
       expect(a).toMatchObject({ status: 'succeeded', reply: 'recovered' });
       const b = await waitRun(t, p.name, late.id, u.token);
       expect(b).toMatchObject({ status: 'failed', error: 'interrupted' });
-      expect((await t.db.selectFrom('workers').select('status').where('id', '=', w.id).executeTakeFirstOrThrow()).status).toBe('idle');
+      expect(
+        (await t.db.selectFrom('workers').select('status').where('id', '=', w.id).executeTakeFirstOrThrow()).status,
+      ).toBe('idle');
       // A duplicate delivery of a finished run's job does nothing.
       await t.deps.jobs.send('runtime.run', { run_id: early.id });
       await new Promise((res) => setTimeout(res, 300));
-      expect((await t.db.selectFrom('chat_messages').select('id').where('run_id', '=', early.id).execute()).length).toBe(1);
+      expect(
+        (await t.db.selectFrom('chat_messages').select('id').where('run_id', '=', early.id).execute()).length,
+      ).toBe(1);
     } finally {
       await app2.close();
     }
@@ -357,14 +561,31 @@ describe('cancel, restart and crash reconciliation', () => {
 describe('generate-prompt', () => {
   it('writes a system prompt from a role description and meters the call', async () => {
     const { u, p } = await setup();
-    s.enqueue({ content: [{ type: 'text', text: 'You are the release manager.' }], usage: { input_tokens: 40, output_tokens: 8 } });
-    const r = await api(t.app, 'POST', `/api/crm/projects/${p.name}/workers/generate-prompt`, { token: u.token, body: { role: 'ships releases', label: 'Rel' } });
+    s.enqueue({
+      content: [{ type: 'text', text: 'You are the release manager.' }],
+      usage: { input_tokens: 40, output_tokens: 8 },
+    });
+    const r = await api(t.app, 'POST', `/api/crm/projects/${p.name}/workers/generate-prompt`, {
+      token: u.token,
+      body: { role: 'ships releases', label: 'Rel' },
+    });
     expect(r.status).toBe(200);
-    expect(r.body).toMatchObject({ system_prompt: 'You are the release manager.', usage: { input_tokens: 40, output_tokens: 8, total_tokens: 48 } });
-    const row = await t.db.selectFrom('token_usage').selectAll().where('project_id', '=', p.id).where('source', '=', 'generate_prompt').executeTakeFirstOrThrow();
+    expect(r.body).toMatchObject({
+      system_prompt: 'You are the release manager.',
+      usage: { input_tokens: 40, output_tokens: 8, total_tokens: 48 },
+    });
+    const row = await t.db
+      .selectFrom('token_usage')
+      .selectAll()
+      .where('project_id', '=', p.id)
+      .where('source', '=', 'generate_prompt')
+      .executeTakeFirstOrThrow();
     expect(row.total_tokens).toBe(48);
     s.enqueue({ status: 500 }, { status: 500 });
-    const bad = await api(t.app, 'POST', `/api/crm/projects/${p.name}/workers/generate-prompt`, { token: u.token, body: { role: 'ships releases' } });
+    const bad = await api(t.app, 'POST', `/api/crm/projects/${p.name}/workers/generate-prompt`, {
+      token: u.token,
+      body: { role: 'ships releases' },
+    });
     expect(bad.status).toBe(502);
     expect(bad.body.error).toBe('llm_error');
   });
@@ -378,12 +599,48 @@ describe('access and validation', () => {
     const runId = msg.body.run_ids[0];
     await waitRun(t, p.name, runId, u.token);
     const routes: Array<[string, string, unknown, string, unknown]> = [
-      ['POST', `/api/crm/projects/${p.name}/message`, { worker_id: w.id, text: 'x' }, `/api/crm/projects/${p.name}/message`, { worker_id: w.id }],
-      ['GET', `/api/crm/projects/${p.name}/runs/${runId}`, undefined, `/api/crm/projects/${p.name}/runs/abc`, undefined],
-      ['POST', `/api/crm/projects/${p.name}/runs/${runId}/cancel`, undefined, `/api/crm/projects/${p.name}/runs/0/cancel`, undefined],
-      ['POST', `/api/crm/projects/${p.name}/runs/${runId}/retry`, undefined, `/api/crm/projects/${p.name}/runs/-1/retry`, undefined],
-      ['POST', `/api/crm/projects/${p.name}/restart?worker_id=${w.id}`, undefined, `/api/crm/projects/${p.name}/restart?worker_id=x`, undefined],
-      ['POST', `/api/crm/projects/${p.name}/workers/generate-prompt`, { role: 'helps' }, `/api/crm/projects/${p.name}/workers/generate-prompt`, { role: 'x' }],
+      [
+        'POST',
+        `/api/crm/projects/${p.name}/message`,
+        { worker_id: w.id, text: 'x' },
+        `/api/crm/projects/${p.name}/message`,
+        { worker_id: w.id },
+      ],
+      [
+        'GET',
+        `/api/crm/projects/${p.name}/runs/${runId}`,
+        undefined,
+        `/api/crm/projects/${p.name}/runs/abc`,
+        undefined,
+      ],
+      [
+        'POST',
+        `/api/crm/projects/${p.name}/runs/${runId}/cancel`,
+        undefined,
+        `/api/crm/projects/${p.name}/runs/0/cancel`,
+        undefined,
+      ],
+      [
+        'POST',
+        `/api/crm/projects/${p.name}/runs/${runId}/retry`,
+        undefined,
+        `/api/crm/projects/${p.name}/runs/-1/retry`,
+        undefined,
+      ],
+      [
+        'POST',
+        `/api/crm/projects/${p.name}/restart?worker_id=${w.id}`,
+        undefined,
+        `/api/crm/projects/${p.name}/restart?worker_id=x`,
+        undefined,
+      ],
+      [
+        'POST',
+        `/api/crm/projects/${p.name}/workers/generate-prompt`,
+        { role: 'helps' },
+        `/api/crm/projects/${p.name}/workers/generate-prompt`,
+        { role: 'x' },
+      ],
     ];
     for (const [method, url, body, badUrl, badBody] of routes) {
       expect((await api(t.app, method as any, url, { body })).status, `${method} ${url} 401`).toBe(401);
@@ -397,6 +654,8 @@ describe('access and validation', () => {
     expect((await message('no-such-project', u.token, { worker_id: w.id, text: 'x' })).status).toBe(404);
     expect((await message(p.name, u.token, { text: 'x' })).status).toBe(400);
     expect((await message(p.name, u.token, { worker_id: 987654, text: 'x' })).body.error).toBe('worker_not_found');
-    expect((await api(t.app, 'GET', `/api/crm/projects/${p.name}/runs/987654`, { token: u.token })).body.error).toBe('run_not_found');
+    expect((await api(t.app, 'GET', `/api/crm/projects/${p.name}/runs/987654`, { token: u.token })).body.error).toBe(
+      'run_not_found',
+    );
   });
 });

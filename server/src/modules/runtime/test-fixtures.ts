@@ -10,7 +10,16 @@ import { api, type TestApp } from '../../../test/helpers.ts';
 export async function createWorker(
   t: TestApp,
   projectId: number,
-  fields: Partial<{ label: string; model: string | null; max_turns: number; tools: string[]; system_prompt: string; focus_dirs: string[]; context_assets: string[]; role: string | null }> = {},
+  fields: Partial<{
+    label: string;
+    model: string | null;
+    max_turns: number;
+    tools: string[];
+    system_prompt: string;
+    focus_dirs: string[];
+    context_assets: string[];
+    role: string | null;
+  }> = {},
 ): Promise<{ id: number; label: string }> {
   const label = fields.label ?? `worker-${Math.random().toString(36).slice(2, 7)}`;
   const row = await t.db
@@ -35,7 +44,10 @@ export async function createWorker(
 
 /** Give a user their own LLM key (account settings). */
 export async function giveKey(t: TestApp, userId: number, key = 'sk-user-test-key') {
-  await t.db.insertInto('account_settings').values({ user_id: userId, llm_key_enc: t.deps.sealer.seal(key) }).execute();
+  await t.db
+    .insertInto('account_settings')
+    .values({ user_id: userId, llm_key_enc: t.deps.sealer.seal(key) })
+    .execute();
 }
 
 /** Poll a run until it ends. */
@@ -62,17 +74,35 @@ export async function waitFor<T>(fn: () => Promise<T | undefined | null | false>
 
 /** An issues port over a Map. */
 export function memoryIssues() {
-  const issues = new Map<number, IssueSummary & { projectId: number; description?: string; log: Array<{ message: string; author: string }> }>();
+  const issues = new Map<
+    number,
+    IssueSummary & { projectId: number; description?: string; log: Array<{ message: string; author: string }> }
+  >();
   let seq = 0;
   const get = (projectId: number, id: number) => {
     const i = issues.get(id);
     if (!i || i.projectId !== projectId) throw new NotFound(`Issue ${id} was not found.`, 'issue_not_found');
     return i;
   };
-  const view = (i: IssueSummary): IssueSummary => ({ id: i.id, title: i.title, status: i.status, assignee: i.assignee, priority: i.priority });
+  const view = (i: IssueSummary): IssueSummary => ({
+    id: i.id,
+    title: i.title,
+    status: i.status,
+    assignee: i.assignee,
+    priority: i.priority,
+  });
   const port: IssuesPort = {
     async create(p) {
-      const i = { id: ++seq, projectId: p.projectId, title: p.title, status: 'open' as const, assignee: null, priority: p.priority ?? null, description: p.description, log: [] };
+      const i = {
+        id: ++seq,
+        projectId: p.projectId,
+        title: p.title,
+        status: 'open' as const,
+        assignee: null,
+        priority: p.priority ?? null,
+        description: p.description,
+        log: [],
+      };
       issues.set(i.id, i);
       return view(i);
     },

@@ -75,7 +75,8 @@ const ALIASES: Record<string, string[]> = {
 };
 
 /** Convert tools to the LLM's shape. */
-export const toLlmTools = (tools: AgentTool[]): LlmTool[] => tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.input_schema }));
+export const toLlmTools = (tools: AgentTool[]): LlmTool[] =>
+  tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.input_schema }));
 
 /** An empty registry; `createDefaultToolRegistry` (builtin-tools.ts) adds the built-in tools. */
 export function createToolRegistry(): ToolRegistry {
@@ -103,5 +104,7 @@ export function createToolRegistry(): ToolRegistry {
 
 /** Missing required fields of `input` under `schema` (the malformed-tool-call check). */
 export function missingRequired(tool: Pick<AgentTool, 'input_schema'>, input: Record<string, unknown>): string[] {
-  return (tool.input_schema.required ?? []).filter((k) => input[k] === undefined || input[k] === null || input[k] === '');
+  return (tool.input_schema.required ?? []).filter(
+    (k) => input[k] === undefined || input[k] === null || input[k] === '',
+  );
 }

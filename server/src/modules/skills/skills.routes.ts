@@ -10,19 +10,30 @@ import { createSkillsService } from './skills.service.ts';
 import * as S from './skills.schemas.ts';
 
 export const skillsModule: Module = async (app, deps) => {
-  const skills = createSkillsService({ db: deps.db, access: deps.access, jobs: deps.jobs, dataDir: deps.config.dataDir, log: app.log });
+  const skills = createSkillsService({
+    db: deps.db,
+    access: deps.access,
+    jobs: deps.jobs,
+    dataDir: deps.config.dataDir,
+    log: app.log,
+  });
   deps.docSources.register('skill', skills.loadDocument);
   // The agent loads skills (context_assets and load_skill) through this port: the project's visible set.
   deps.agentPorts.skills = {
     async list(projectId) {
       const { actor, projectName } = await deps.access.ownerActor(projectId);
-      return (await skills.listForProject(actor, projectName)).skills.map((s) => ({ name: s.name, description: s.description }));
+      return (await skills.listForProject(actor, projectName)).skills.map((s) => ({
+        name: s.name,
+        description: s.description,
+      }));
     },
     async get(projectId, skillName) {
       const { actor, projectName } = await deps.access.ownerActor(projectId);
       const visible = (await skills.listForProject(actor, projectName)).skills;
       // The project's own skill (or fork) wins over a global one of the same name.
-      const s = visible.find((v) => v.name === skillName && v.owner_project !== null) ?? visible.find((v) => v.name === skillName);
+      const s =
+        visible.find((v) => v.name === skillName && v.owner_project !== null) ??
+        visible.find((v) => v.name === skillName);
       return s ? { name: s.name, content: s.content } : null;
     },
   };
@@ -30,68 +41,211 @@ export const skillsModule: Module = async (app, deps) => {
   const tags = ['skills'];
   const admin = { auth: 'admin' as const };
 
-  app.get('/api/crm/skills', { schema: { tags, summary: 'Global skills', response: { 200: S.SkillList, ...errors(401) } } }, async () => skills.listGlobal());
+  app.get(
+    '/api/crm/skills',
+    { schema: { tags, summary: 'Global skills', response: { 200: S.SkillList, ...errors(401) } } },
+    async () => skills.listGlobal(),
+  );
   app.post(
     '/api/crm/skills',
-    { config: admin, schema: { tags, summary: 'Publish a global skill (admin)', body: S.CreateBody, response: { 201: S.Skill, ...errors(400, 401, 403, 409) } } },
+    {
+      config: admin,
+      schema: {
+        tags,
+        summary: 'Publish a global skill (admin)',
+        body: S.CreateBody,
+        response: { 201: S.Skill, ...errors(400, 401, 403, 409) },
+      },
+    },
     async (req, reply) => reply.status(201).send(await skills.createGlobal(requireActor(req), req.body)),
   );
-  app.get('/api/crm/skills/:id', { schema: { tags, summary: 'Read a skill', params: IdParam, response: { 200: S.Skill, ...errors(400, 401, 403, 404) } } }, async (req) =>
-    skills.get(requireActor(req), req.params.id),
+  app.get(
+    '/api/crm/skills/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Read a skill',
+        params: IdParam,
+        response: { 200: S.Skill, ...errors(400, 401, 403, 404) },
+      },
+    },
+    async (req) => skills.get(requireActor(req), req.params.id),
   );
   app.put(
     '/api/crm/skills/:id',
-    { schema: { tags, summary: 'Update a skill (global: admin), kept as a new version', params: IdParam, body: S.UpdateBody, response: { 200: S.Skill, ...errors(400, 401, 403, 404, 409) } } },
+    {
+      schema: {
+        tags,
+        summary: 'Update a skill (global: admin), kept as a new version',
+        params: IdParam,
+        body: S.UpdateBody,
+        response: { 200: S.Skill, ...errors(400, 401, 403, 404, 409) },
+      },
+    },
     async (req) => skills.update(requireActor(req), req.params.id, req.body),
   );
-  app.delete('/api/crm/skills/:id', { schema: { tags, summary: 'Delete a skill (global: admin)', params: IdParam, response: { 200: S.Deleted, ...errors(400, 401, 403, 404) } } }, async (req) =>
-    skills.remove(requireActor(req), req.params.id),
+  app.delete(
+    '/api/crm/skills/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Delete a skill (global: admin)',
+        params: IdParam,
+        response: { 200: S.Deleted, ...errors(400, 401, 403, 404) },
+      },
+    },
+    async (req) => skills.remove(requireActor(req), req.params.id),
   );
-  app.get('/api/crm/skills/:id/evolution', { schema: { tags, summary: 'Every version of a skill with author and reason', params: IdParam, response: { 200: S.Evolution, ...errors(400, 401, 403, 404) } } }, async (req) =>
-    skills.evolution(requireActor(req), req.params.id),
+  app.get(
+    '/api/crm/skills/:id/evolution',
+    {
+      schema: {
+        tags,
+        summary: 'Every version of a skill with author and reason',
+        params: IdParam,
+        response: { 200: S.Evolution, ...errors(400, 401, 403, 404) },
+      },
+    },
+    async (req) => skills.evolution(requireActor(req), req.params.id),
   );
 
-  app.get('/api/crm/skill-updates', { schema: { tags, summary: 'Newer global versions offered to forks in your projects', querystring: S.UpdatesQuery, response: { 200: S.SkillUpdateList, ...errors(400, 401, 403, 404) } } }, async (req) =>
-    skills.listUpdates(requireActor(req), req.query),
+  app.get(
+    '/api/crm/skill-updates',
+    {
+      schema: {
+        tags,
+        summary: 'Newer global versions offered to forks in your projects',
+        querystring: S.UpdatesQuery,
+        response: { 200: S.SkillUpdateList, ...errors(400, 401, 403, 404) },
+      },
+    },
+    async (req) => skills.listUpdates(requireActor(req), req.query),
   );
-  app.post('/api/crm/skill-updates/:id/approve', { schema: { tags, summary: 'Merge the offered version into the fork', params: IdParam, response: { 200: S.Decision, ...errors(400, 401, 403, 404, 409) } } }, async (req) =>
-    skills.approve(requireActor(req), req.params.id),
+  app.post(
+    '/api/crm/skill-updates/:id/approve',
+    {
+      schema: {
+        tags,
+        summary: 'Merge the offered version into the fork',
+        params: IdParam,
+        response: { 200: S.Decision, ...errors(400, 401, 403, 404, 409) },
+      },
+    },
+    async (req) => skills.approve(requireActor(req), req.params.id),
   );
-  app.post('/api/crm/skill-updates/:id/reject', { schema: { tags, summary: 'Dismiss the offered version', params: IdParam, response: { 200: S.Decision, ...errors(400, 401, 403, 404, 409) } } }, async (req) =>
-    skills.reject(requireActor(req), req.params.id),
+  app.post(
+    '/api/crm/skill-updates/:id/reject',
+    {
+      schema: {
+        tags,
+        summary: 'Dismiss the offered version',
+        params: IdParam,
+        response: { 200: S.Decision, ...errors(400, 401, 403, 404, 409) },
+      },
+    },
+    async (req) => skills.reject(requireActor(req), req.params.id),
   );
 
   const p = '/api/crm/projects/:name';
-  app.get(`${p}/skills`, { schema: { tags, summary: "Global skills plus this project's own", params: S.ProjectParam, response: { 200: S.SkillList, ...errors(401, 403, 404) } } }, async (req) =>
-    skills.listForProject(requireActor(req), req.params.name),
+  app.get(
+    `${p}/skills`,
+    {
+      schema: {
+        tags,
+        summary: "Global skills plus this project's own",
+        params: S.ProjectParam,
+        response: { 200: S.SkillList, ...errors(401, 403, 404) },
+      },
+    },
+    async (req) => skills.listForProject(requireActor(req), req.params.name),
   );
   app.post(
     `${p}/skills`,
-    { schema: { tags, summary: 'Create a project skill', params: S.ProjectParam, body: S.CreateBody, response: { 201: S.Skill, ...errors(400, 401, 403, 404, 409) } } },
-    async (req, reply) => reply.status(201).send(await skills.createForProject(requireActor(req), req.params.name, req.body)),
+    {
+      schema: {
+        tags,
+        summary: 'Create a project skill',
+        params: S.ProjectParam,
+        body: S.CreateBody,
+        response: { 201: S.Skill, ...errors(400, 401, 403, 404, 409) },
+      },
+    },
+    async (req, reply) =>
+      reply.status(201).send(await skills.createForProject(requireActor(req), req.params.name, req.body)),
   );
   app.put(
     `${p}/skills/:id`,
-    { schema: { tags, summary: "Update one of the project's skills", params: S.ProjectIdParams, body: S.UpdateBody, response: { 200: S.Skill, ...errors(400, 401, 403, 404, 409) } } },
+    {
+      schema: {
+        tags,
+        summary: "Update one of the project's skills",
+        params: S.ProjectIdParams,
+        body: S.UpdateBody,
+        response: { 200: S.Skill, ...errors(400, 401, 403, 404, 409) },
+      },
+    },
     async (req) => skills.updateForProject(requireActor(req), req.params.name, req.params.id, req.body),
   );
-  app.delete(`${p}/skills/:id`, { schema: { tags, summary: "Delete one of the project's skills", params: S.ProjectIdParams, response: { 200: S.Deleted, ...errors(400, 401, 403, 404) } } }, async (req) =>
-    skills.removeForProject(requireActor(req), req.params.name, req.params.id),
+  app.delete(
+    `${p}/skills/:id`,
+    {
+      schema: {
+        tags,
+        summary: "Delete one of the project's skills",
+        params: S.ProjectIdParams,
+        response: { 200: S.Deleted, ...errors(400, 401, 403, 404) },
+      },
+    },
+    async (req) => skills.removeForProject(requireActor(req), req.params.name, req.params.id),
   );
-  app.get(`${p}/skill-forks`, { schema: { tags, summary: "The project's forks of global skills", params: S.ProjectParam, response: { 200: S.SkillList, ...errors(401, 403, 404) } } }, async (req) =>
-    skills.listForks(requireActor(req), req.params.name),
+  app.get(
+    `${p}/skill-forks`,
+    {
+      schema: {
+        tags,
+        summary: "The project's forks of global skills",
+        params: S.ProjectParam,
+        response: { 200: S.SkillList, ...errors(401, 403, 404) },
+      },
+    },
+    async (req) => skills.listForks(requireActor(req), req.params.name),
   );
   app.post(
     `${p}/skill-forks`,
-    { schema: { tags, summary: 'Fork a global skill into the project', params: S.ProjectParam, body: S.ForkBody, response: { 201: S.Skill, ...errors(400, 401, 403, 404, 409) } } },
+    {
+      schema: {
+        tags,
+        summary: 'Fork a global skill into the project',
+        params: S.ProjectParam,
+        body: S.ForkBody,
+        response: { 201: S.Skill, ...errors(400, 401, 403, 404, 409) },
+      },
+    },
     async (req, reply) => reply.status(201).send(await skills.fork(requireActor(req), req.params.name, req.body)),
   );
   app.put(
     `${p}/skill-forks/:id`,
-    { schema: { tags, summary: 'Update a fork', params: S.ProjectIdParams, body: S.UpdateBody, response: { 200: S.Skill, ...errors(400, 401, 403, 404, 409) } } },
+    {
+      schema: {
+        tags,
+        summary: 'Update a fork',
+        params: S.ProjectIdParams,
+        body: S.UpdateBody,
+        response: { 200: S.Skill, ...errors(400, 401, 403, 404, 409) },
+      },
+    },
     async (req) => skills.updateForProject(requireActor(req), req.params.name, req.params.id, req.body, true),
   );
-  app.delete(`${p}/skill-forks/:id`, { schema: { tags, summary: 'Delete a fork', params: S.ProjectIdParams, response: { 200: S.Deleted, ...errors(400, 401, 403, 404) } } }, async (req) =>
-    skills.removeForProject(requireActor(req), req.params.name, req.params.id, true),
+  app.delete(
+    `${p}/skill-forks/:id`,
+    {
+      schema: {
+        tags,
+        summary: 'Delete a fork',
+        params: S.ProjectIdParams,
+        response: { 200: S.Deleted, ...errors(400, 401, 403, 404) },
+      },
+    },
+    async (req) => skills.removeForProject(requireActor(req), req.params.name, req.params.id, true),
   );
 };

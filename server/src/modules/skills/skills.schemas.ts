@@ -3,10 +3,17 @@ import { Type } from '@sinclair/typebox';
 import { DateTime, Nullable } from '../../http/schemas.ts';
 
 /** A skill name: a lowercase slug (it names the folder `.skills/<name>/`). */
-export const SkillName = Type.String({ pattern: '^[a-z0-9][a-z0-9-]{0,63}$', description: 'lowercase slug: a-z, 0-9 and -, at most 64' });
+export const SkillName = Type.String({
+  pattern: '^[a-z0-9][a-z0-9-]{0,63}$',
+  description: 'lowercase slug: a-z, 0-9 and -, at most 64',
+});
 const Description = Type.String({ maxLength: 1000 });
 const Content = Type.String({ maxLength: 200_000 });
-const Reason = Type.String({ minLength: 1, maxLength: 500, description: 'why it changed (kept in the evolution history)' });
+const Reason = Type.String({
+  minLength: 1,
+  maxLength: 500,
+  description: 'why it changed (kept in the evolution history)',
+});
 
 export const Skill = Type.Object({
   id: Type.Integer(),
@@ -21,13 +28,31 @@ export const Skill = Type.Object({
   updated_at: DateTime(),
 });
 export const SkillList = Type.Object({ skills: Type.Array(Skill) });
-export const CreateBody = Type.Object({ name: SkillName, description: Type.Optional(Description), content: Type.Optional(Content), reason: Type.Optional(Reason) }, { additionalProperties: false });
+export const CreateBody = Type.Object(
+  {
+    name: SkillName,
+    description: Type.Optional(Description),
+    content: Type.Optional(Content),
+    reason: Type.Optional(Reason),
+  },
+  { additionalProperties: false },
+);
 export const UpdateBody = Type.Object(
-  { name: Type.Optional(SkillName), description: Type.Optional(Description), content: Type.Optional(Content), reason: Type.Optional(Reason) },
+  {
+    name: Type.Optional(SkillName),
+    description: Type.Optional(Description),
+    content: Type.Optional(Content),
+    reason: Type.Optional(Reason),
+  },
   { additionalProperties: false },
 );
 export const ForkBody = Type.Object(
-  { skill_id: Type.Integer({ minimum: 1, maximum: 2147483647, description: 'the global skill to fork' }), name: Type.Optional(SkillName), description: Type.Optional(Description), content: Type.Optional(Content) },
+  {
+    skill_id: Type.Integer({ minimum: 1, maximum: 2147483647, description: 'the global skill to fork' }),
+    name: Type.Optional(SkillName),
+    description: Type.Optional(Description),
+    content: Type.Optional(Content),
+  },
   { additionalProperties: false },
 );
 export const Version = Type.Object({
@@ -39,7 +64,10 @@ export const Version = Type.Object({
   reason: Type.String(),
   created_at: DateTime(),
 });
-export const Evolution = Type.Object({ skill_id: Type.Integer(), versions: Type.Array(Version, { description: 'newest first' }) });
+export const Evolution = Type.Object({
+  skill_id: Type.Integer(),
+  versions: Type.Array(Version, { description: 'newest first' }),
+});
 export const SkillUpdate = Type.Object({
   id: Type.Integer(),
   project: Type.String(),
@@ -57,9 +85,14 @@ export const SkillUpdate = Type.Object({
 export const SkillUpdateList = Type.Object({ updates: Type.Array(SkillUpdate) });
 export const UpdatesQuery = Type.Object({
   project: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-  status: Type.Optional(Type.Union([Type.Literal('pending'), Type.Literal('approved'), Type.Literal('rejected')], { default: 'pending' })),
+  status: Type.Optional(
+    Type.Union([Type.Literal('pending'), Type.Literal('approved'), Type.Literal('rejected')], { default: 'pending' }),
+  ),
 });
 export const Decision = Type.Object({ ok: Type.Boolean(), update: SkillUpdate, skill: Nullable(Skill) });
 export const ProjectParam = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) });
-export const ProjectIdParams = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }), id: Type.Integer({ minimum: 1, maximum: 2147483647 }) });
+export const ProjectIdParams = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 200 }),
+  id: Type.Integer({ minimum: 1, maximum: 2147483647 }),
+});
 export const Deleted = Type.Object({ ok: Type.Boolean(), id: Type.Integer() });

@@ -67,7 +67,19 @@ export function createSkillsService(deps: SkillsDeps) {
     ex
       .selectFrom('skills as s')
       .leftJoin('projects as p', 'p.id', 's.owner_project')
-      .select(['s.id', 's.owner_project', 'p.name as project_name', 's.name', 's.description', 's.content', 's.version', 's.forked_from', 's.forked_version', 's.created_at', 's.updated_at']);
+      .select([
+        's.id',
+        's.owner_project',
+        'p.name as project_name',
+        's.name',
+        's.description',
+        's.content',
+        's.version',
+        's.forked_from',
+        's.forked_version',
+        's.created_at',
+        's.updated_at',
+      ]);
   const out = (r: SkillRow): Skill => ({ ...r, owner_project: r.project_name });
 
   async function row(ex: Kysely<DB> | Transaction<DB>, id: number): Promise<SkillRow | undefined> {
@@ -75,11 +87,13 @@ export function createSkillsService(deps: SkillsDeps) {
   }
 
   /** Folder of a skill's files: the project's `.skills/` or the global one. */
-  const dirOf = (ownerProject: number | null, name: string) => path.join(ownerProject === null ? globalDir : path.join(deps.access.projectDir(ownerProject), '.skills'), name);
+  const dirOf = (ownerProject: number | null, name: string) =>
+    path.join(ownerProject === null ? globalDir : path.join(deps.access.projectDir(ownerProject), '.skills'), name);
 
   async function syncFile(after: SkillRow | null, before: { owner_project: number | null; name: string } | null) {
     try {
-      if (before && (!after || after.name !== before.name)) await fs.rm(dirOf(before.owner_project, before.name), { recursive: true, force: true });
+      if (before && (!after || after.name !== before.name))
+        await fs.rm(dirOf(before.owner_project, before.name), { recursive: true, force: true });
       if (after) await atomicWrite(path.join(dirOf(after.owner_project, after.name), 'SKILL.md'), skillFile(after));
     } catch (err) {
       deps.log.warn({ err: (err as Error).message }, 'skill file not synced');
@@ -115,13 +129,22 @@ export function createSkillsService(deps: SkillsDeps) {
           .executeTakeFirstOrThrow();
         await tx
           .insertInto('skill_versions')
-          .values({ skill_id: id, version: 1, name: body.name, description: body.description ?? '', content: body.content ?? '', author: actorName(actor), reason: body.reason ?? (fork ? `forked from skill ${fork.from} v${fork.version}` : 'created') })
+          .values({
+            skill_id: id,
+            version: 1,
+            name: body.name,
+            description: body.description ?? '',
+            content: body.content ?? '',
+            author: actorName(actor),
+            reason: body.reason ?? (fork ? `forked from skill ${fork.from} v${fork.version}` : 'created'),
+          })
           .execute();
         await index(tx, ownerProject, id);
         return (await row(tx, id))!;
       });
     } catch (err) {
-      if (isUniqueViolation(err)) throw new Conflict('skill_exists', `A skill named '${body.name}' already exists here.`, { name: body.name });
+      if (isUniqueViolation(err))
+        throw new Conflict('skill_exists', `A skill named '${body.name}' already exists here.`, { name: body.name });
       throw err;
     }
     await syncFile(created, null);
@@ -132,15 +155,32 @@ export function createSkillsService(deps: SkillsDeps) {
    * Apply a change as a new version. For a global skill, every fork is offered the new version.
    * @throws Conflict `skill_exists` when renamed onto a taken name.
    */
-  async function updateSkill(actor: Actor, current: SkillRow, body: { name?: string; description?: string; content?: string; reason?: string }): Promise<Skill> {
+  async function updateSkill(
+    actor: Actor,
+    current: SkillRow,
+    body: { name?: string; description?: string; content?: string; reason?: string },
+  ): Promise<Skill> {
     let updated: SkillRow;
     try {
       updated = await db.transaction().execute(async (tx) => {
-        const cur = await tx.selectFrom('skills').selectAll().where('id', '=', current.id).forUpdate().executeTakeFirst();
+        const cur = await tx
+          .selectFrom('skills')
+          .selectAll()
+          .where('id', '=', current.id)
+          .forUpdate()
+          .executeTakeFirst();
         if (!cur) throw notFound();
-        const next = { name: body.name ?? cur.name, description: body.description ?? cur.description, content: body.content ?? cur.content };
+        const next = {
+          name: body.name ?? cur.name,
+          description: body.description ?? cur.description,
+          content: body.content ?? cur.content,
+        };
         const version = cur.version + 1;
-        await tx.updateTable('skills').set({ ...next, version, updated_at: new Date() }).where('id', '=', cur.id).execute();
+        await tx
+          .updateTable('skills')
+          .set({ ...next, version, updated_at: new Date() })
+          .where('id', '=', cur.id)
+          .execute();
         await tx
           .insertInto('skill_versions')
           .values({ skill_id: cur.id, version, ...next, author: actorName(actor), reason: body.reason ?? 'updated' })
@@ -150,7 +190,8 @@ export function createSkillsService(deps: SkillsDeps) {
         return (await row(tx, cur.id))!;
       });
     } catch (err) {
-      if (isUniqueViolation(err)) throw new Conflict('skill_exists', `A skill named '${body.name}' already exists here.`, { name: body.name });
+      if (isUniqueViolation(err))
+        throw new Conflict('skill_exists', `A skill named '${body.name}' already exists here.`, { name: body.name });
       throw err;
     }
     await syncFile(updated, current);
@@ -158,15 +199,35 @@ export function createSkillsService(deps: SkillsDeps) {
   }
 
   async function offerToForks(tx: Transaction<DB>, sourceId: number, version: number) {
-    const forks = await tx.selectFrom('skills').select(['id', 'owner_project', 'forked_version']).where('forked_from', '=', sourceId).execute();
+    const forks = await tx
+      .selectFrom('skills')
+      .select(['id', 'owner_project', 'forked_version'])
+      .where('forked_from', '=', sourceId)
+      .execute();
     for (const f of forks) {
       if (f.owner_project === null) continue;
-      const pending = await tx.selectFrom('skill_updates').select('id').where('fork_id', '=', f.id).where('status', '=', 'pending').executeTakeFirst();
-      if (pending) await tx.updateTable('skill_updates').set({ to_version: version, created_at: new Date() }).where('id', '=', pending.id).execute();
+      const pending = await tx
+        .selectFrom('skill_updates')
+        .select('id')
+        .where('fork_id', '=', f.id)
+        .where('status', '=', 'pending')
+        .executeTakeFirst();
+      if (pending)
+        await tx
+          .updateTable('skill_updates')
+          .set({ to_version: version, created_at: new Date() })
+          .where('id', '=', pending.id)
+          .execute();
       else
         await tx
           .insertInto('skill_updates')
-          .values({ project_id: f.owner_project, fork_id: f.id, source_id: sourceId, from_version: f.forked_version ?? 1, to_version: version })
+          .values({
+            project_id: f.owner_project,
+            fork_id: f.id,
+            source_id: sourceId,
+            from_version: f.forked_version ?? 1,
+            to_version: version,
+          })
           .execute();
     }
   }
@@ -183,11 +244,18 @@ export function createSkillsService(deps: SkillsDeps) {
   /** A skill of this project (optionally: only a fork). @throws NotFound `skill_not_found` for any other skill. */
   async function ownSkill(project: ProjectRef, id: number, forkOnly = false): Promise<SkillRow> {
     const r = await row(db, id);
-    if (!r || r.owner_project !== project.id || (forkOnly && r.forked_from === null && !(await wasFork(id)))) throw notFound();
+    if (!r || r.owner_project !== project.id || (forkOnly && r.forked_from === null && !(await wasFork(id))))
+      throw notFound();
     return r;
   }
   /** A fork whose source was deleted keeps `forked_version`. */
-  const wasFork = async (id: number) => !!(await db.selectFrom('skills').select('id').where('id', '=', id).where('forked_version', 'is not', null).executeTakeFirst());
+  const wasFork = async (id: number) =>
+    !!(await db
+      .selectFrom('skills')
+      .select('id')
+      .where('id', '=', id)
+      .where('forked_version', 'is not', null)
+      .executeTakeFirst());
 
   /** A skill `actor` may read: global, or of a project they may act on. */
   async function readable(actor: Actor, id: number): Promise<SkillRow> {
@@ -202,7 +270,11 @@ export function createSkillsService(deps: SkillsDeps) {
   /** As `readable`, and a global skill needs an admin to change. */
   async function writable(actor: Actor, id: number): Promise<SkillRow> {
     const r = await readable(actor, id);
-    if (r.owner_project === null && !actor.isAdmin) throw new Forbidden('Only administrators change global skills; fork it into your project instead.', 'admin_required');
+    if (r.owner_project === null && !actor.isAdmin)
+      throw new Forbidden(
+        'Only administrators change global skills; fork it into your project instead.',
+        'admin_required',
+      );
     return r;
   }
 
@@ -212,7 +284,9 @@ export function createSkillsService(deps: SkillsDeps) {
       .innerJoin('projects as p', 'p.id', 'u.project_id')
       .innerJoin('skills as f', 'f.id', 'u.fork_id')
       .innerJoin('skills as g', 'g.id', 'u.source_id')
-      .leftJoin('skill_versions as v', (j) => j.onRef('v.skill_id', '=', 'u.source_id').onRef('v.version', '=', 'u.to_version'))
+      .leftJoin('skill_versions as v', (j) =>
+        j.onRef('v.skill_id', '=', 'u.source_id').onRef('v.version', '=', 'u.to_version'),
+      )
       .select([
         'u.id',
         'p.name as project',
@@ -232,13 +306,23 @@ export function createSkillsService(deps: SkillsDeps) {
       .where('u.id', '=', id)
       .executeTakeFirst();
   }
-  const publicUpdate = ({ owner_id: _o, project_id: _p, ...u }: NonNullable<Awaited<ReturnType<typeof updateRow>>>) => ({ ...u, description: u.description ?? '', content: u.content ?? '' });
+  const publicUpdate = ({
+    owner_id: _o,
+    project_id: _p,
+    ...u
+  }: NonNullable<Awaited<ReturnType<typeof updateRow>>>) => ({
+    ...u,
+    description: u.description ?? '',
+    content: u.content ?? '',
+  });
 
   async function decide(actor: Actor, id: number, approve: boolean) {
     const u = await updateRow(id);
     if (!u) throw new NotFound('Skill update not found.', 'skill_update_not_found');
-    if (!actor.isAdmin && u.owner_id !== actor.id) throw new Forbidden('You do not have access to this project.', 'forbidden');
-    if (u.status !== 'pending') throw new Conflict('skill_update_decided', `This update was already ${u.status}.`, { status: u.status });
+    if (!actor.isAdmin && u.owner_id !== actor.id)
+      throw new Forbidden('You do not have access to this project.', 'forbidden');
+    if (u.status !== 'pending')
+      throw new Conflict('skill_update_decided', `This update was already ${u.status}.`, { status: u.status });
     const before = (await row(db, u.fork_id))!;
     const result = await db.transaction().execute(async (tx) => {
       const claimed = await tx
@@ -250,7 +334,12 @@ export function createSkillsService(deps: SkillsDeps) {
         .executeTakeFirst();
       if (!claimed) throw new Conflict('skill_update_decided', 'This update was already decided.');
       if (!approve) return null;
-      const version = await tx.selectFrom('skills').select('version').where('id', '=', u.fork_id).forUpdate().executeTakeFirstOrThrow();
+      const version = await tx
+        .selectFrom('skills')
+        .select('version')
+        .where('id', '=', u.fork_id)
+        .forUpdate()
+        .executeTakeFirstOrThrow();
       const next = version.version + 1;
       const description = u.description ?? before.description;
       const content = u.content ?? before.content;
@@ -261,7 +350,15 @@ export function createSkillsService(deps: SkillsDeps) {
         .execute();
       await tx
         .insertInto('skill_versions')
-        .values({ skill_id: u.fork_id, version: next, name: before.name, description, content, author: actorName(actor), reason: `merged global skill '${u.source_name}' v${u.to_version}` })
+        .values({
+          skill_id: u.fork_id,
+          version: next,
+          name: before.name,
+          description,
+          content,
+          author: actorName(actor),
+          reason: `merged global skill '${u.source_name}' v${u.to_version}`,
+        })
         .execute();
       await index(tx, u.project_id, u.fork_id);
       return (await row(tx, u.fork_id))!;
@@ -276,13 +373,18 @@ export function createSkillsService(deps: SkillsDeps) {
       return { skills: (await select(db).where('s.owner_project', 'is', null).orderBy('s.name').execute()).map(out) };
     },
     /** Publish a global skill (admins; the route requires the role). @throws Conflict `skill_exists`. */
-    createGlobal: (actor: Actor, body: { name: string; description?: string; content?: string; reason?: string }) => insertSkill(actor, null, body),
+    createGlobal: (actor: Actor, body: { name: string; description?: string; content?: string; reason?: string }) =>
+      insertSkill(actor, null, body),
     /** Read any skill the caller may see. @throws NotFound, Forbidden (another user's project skill). */
     async get(actor: Actor, id: number): Promise<Skill> {
       return out(await readable(actor, id));
     },
     /** Update by id: global skills need an admin; project skills the project's owner or an admin. */
-    async update(actor: Actor, id: number, body: { name?: string; description?: string; content?: string; reason?: string }): Promise<Skill> {
+    async update(
+      actor: Actor,
+      id: number,
+      body: { name?: string; description?: string; content?: string; reason?: string },
+    ): Promise<Skill> {
       return updateSkill(actor, await writable(actor, id), body);
     },
     /** Delete by id (same rule as update); forks of a deleted global skill keep their content. */
@@ -312,12 +414,22 @@ export function createSkillsService(deps: SkillsDeps) {
       return { skills: rows.map(out) };
     },
     /** Create a skill owned by the project. @throws Conflict `skill_exists`. */
-    async createForProject(actor: Actor, name: string, body: { name: string; description?: string; content?: string; reason?: string }): Promise<Skill> {
+    async createForProject(
+      actor: Actor,
+      name: string,
+      body: { name: string; description?: string; content?: string; reason?: string },
+    ): Promise<Skill> {
       const project = await deps.access.project(actor, name);
       return insertSkill(actor, project.id, body);
     },
     /** Update one of the project's own skills. @throws NotFound for a global or another project's skill. */
-    async updateForProject(actor: Actor, name: string, id: number, body: { name?: string; description?: string; content?: string; reason?: string }, forkOnly = false): Promise<Skill> {
+    async updateForProject(
+      actor: Actor,
+      name: string,
+      id: number,
+      body: { name?: string; description?: string; content?: string; reason?: string },
+      forkOnly = false,
+    ): Promise<Skill> {
       const project = await deps.access.project(actor, name);
       return updateSkill(actor, await ownSkill(project, id, forkOnly), body);
     },
@@ -330,21 +442,34 @@ export function createSkillsService(deps: SkillsDeps) {
     /** The project's forks of global skills. */
     async listForks(actor: Actor, name: string): Promise<{ skills: Skill[] }> {
       const project = await deps.access.project(actor, name);
-      const rows = await select(db).where('s.owner_project', '=', project.id).where('s.forked_version', 'is not', null).orderBy('s.name').execute();
+      const rows = await select(db)
+        .where('s.owner_project', '=', project.id)
+        .where('s.forked_version', 'is not', null)
+        .orderBy('s.name')
+        .execute();
       return { skills: rows.map(out) };
     },
     /**
      * Fork a global skill into the project (name, description, content default to the source's).
      * @throws NotFound when `skill_id` is not a global skill; Conflict `skill_exists`.
      */
-    async fork(actor: Actor, name: string, body: { skill_id: number; name?: string; description?: string; content?: string }): Promise<Skill> {
+    async fork(
+      actor: Actor,
+      name: string,
+      body: { skill_id: number; name?: string; description?: string; content?: string },
+    ): Promise<Skill> {
       const project = await deps.access.project(actor, name);
       const src = await row(db, body.skill_id);
-      if (!src || src.owner_project !== null) throw new NotFound('Only a global skill can be forked; no global skill has this id.', 'skill_not_found');
+      if (!src || src.owner_project !== null)
+        throw new NotFound('Only a global skill can be forked; no global skill has this id.', 'skill_not_found');
       return insertSkill(
         actor,
         project.id,
-        { name: body.name ?? src.name, description: body.description ?? src.description, content: body.content ?? src.content },
+        {
+          name: body.name ?? src.name,
+          description: body.description ?? src.description,
+          content: body.content ?? src.content,
+        },
         { from: src.id, version: src.version },
       );
     },
@@ -353,7 +478,11 @@ export function createSkillsService(deps: SkillsDeps) {
     async listUpdates(actor: Actor, q: { project?: string; status?: 'pending' | 'approved' | 'rejected' }) {
       let projectId: number | undefined;
       if (q.project) projectId = (await deps.access.project(actor, q.project)).id;
-      let qb = db.selectFrom('skill_updates as u').innerJoin('projects as p', 'p.id', 'u.project_id').select('u.id').where('u.status', '=', q.status ?? 'pending');
+      let qb = db
+        .selectFrom('skill_updates as u')
+        .innerJoin('projects as p', 'p.id', 'u.project_id')
+        .select('u.id')
+        .where('u.status', '=', q.status ?? 'pending');
       if (projectId !== undefined) qb = qb.where('u.project_id', '=', projectId);
       else if (!actor.isAdmin) qb = qb.where('p.owner_id', '=', actor.id);
       const ids = await qb.orderBy('u.id', 'desc').limit(500).execute();
@@ -371,7 +500,11 @@ export function createSkillsService(deps: SkillsDeps) {
       if (!/^\d+$/.test(docId)) return null;
       const r = await row(db, Number(docId));
       if (!r) return null;
-      return { title: r.name, text: `# ${r.name}\n\n${r.description}\n\n${r.content}`, scope: r.owner_project === null ? 'global' : 'project' };
+      return {
+        title: r.name,
+        text: `# ${r.name}\n\n${r.description}\n\n${r.content}`,
+        scope: r.owner_project === null ? 'global' : 'project',
+      };
     },
   };
 }

@@ -31,7 +31,9 @@ describe('skills access and validation', () => {
     const pub = await api(t.app, 'POST', '/api/crm/skills', { token: owner.token, body: { name: 'nope' } });
     expect(pub.status).toBe(403);
     expect((await api(t.app, 'GET', '/api/crm/projects/one/skills', { token: other.token })).status).toBe(403);
-    expect((await api(t.app, 'POST', '/api/crm/projects/one/skills', { token: other.token, body: { name: 'x' } })).status).toBe(403);
+    expect(
+      (await api(t.app, 'POST', '/api/crm/projects/one/skills', { token: other.token, body: { name: 'x' } })).status,
+    ).toBe(403);
     for (const name of ['Bad Name', '../up', '', 'a/b', 'UPPER']) {
       const r = await api(t.app, 'POST', '/api/crm/projects/one/skills', { token: owner.token, body: { name } });
       expect(r.status, name).toBe(400);
@@ -43,7 +45,10 @@ describe('skills access and validation', () => {
 describe('skills', () => {
   let globalId: number;
   it('admins publish global skills (file under DATA_DIR/skills); everyone reads them', async () => {
-    const g = await api(t.app, 'POST', '/api/crm/skills', { token: admin.token, body: { name: 'testing', description: 'How we test: "real"', content: 'Write tests first.' } });
+    const g = await api(t.app, 'POST', '/api/crm/skills', {
+      token: admin.token,
+      body: { name: 'testing', description: 'How we test: "real"', content: 'Write tests first.' },
+    });
     expect(g.status).toBe(201);
     expect(g.body).toMatchObject({ owner_project: null, name: 'testing', version: 1 });
     globalId = g.body.id;
@@ -53,33 +58,67 @@ describe('skills', () => {
     const list = await api(t.app, 'GET', '/api/crm/skills', { token: other.token });
     expect(list.body.skills.map((s: any) => s.name)).toContain('testing');
     expect((await api(t.app, 'GET', `/api/crm/skills/${globalId}`, { token: other.token })).status).toBe(200);
-    expect((await api(t.app, 'PUT', `/api/crm/skills/${globalId}`, { token: owner.token, body: { content: 'x' } })).status).toBe(403);
+    expect(
+      (await api(t.app, 'PUT', `/api/crm/skills/${globalId}`, { token: owner.token, body: { content: 'x' } })).status,
+    ).toBe(403);
     expect((await api(t.app, 'DELETE', `/api/crm/skills/${globalId}`, { token: owner.token })).status).toBe(403);
-    expect((await api(t.app, 'POST', '/api/crm/skills', { token: admin.token, body: { name: 'testing' } })).status).toBe(409);
+    expect(
+      (await api(t.app, 'POST', '/api/crm/skills', { token: admin.token, body: { name: 'testing' } })).status,
+    ).toBe(409);
   });
 
   it('a project sees global skills plus its own, never another project’s of the same user', async () => {
-    const a = await api(t.app, 'POST', '/api/crm/projects/one/skills', { token: owner.token, body: { name: 'deploy', description: 'one only', content: 'ship it' } });
+    const a = await api(t.app, 'POST', '/api/crm/projects/one/skills', {
+      token: owner.token,
+      body: { name: 'deploy', description: 'one only', content: 'ship it' },
+    });
     expect(a.status).toBe(201);
     expect(a.body.owner_project).toBe('one');
     expect(fs.readFileSync(skillMd(one.dir, 'deploy'), 'utf8')).toContain('ship it');
-    const b = await api(t.app, 'POST', '/api/crm/projects/two/skills', { token: owner.token, body: { name: 'deploy', description: 'two only' } });
+    const b = await api(t.app, 'POST', '/api/crm/projects/two/skills', {
+      token: owner.token,
+      body: { name: 'deploy', description: 'two only' },
+    });
     expect(b.status).toBe(201);
     const l1 = await api(t.app, 'GET', '/api/crm/projects/one/skills', { token: owner.token });
     const l2 = await api(t.app, 'GET', '/api/crm/projects/two/skills', { token: owner.token });
-    expect(l1.body.skills.map((s: any) => [s.name, s.owner_project])).toEqual([['deploy', 'one'], ['testing', null]]);
-    expect(l2.body.skills.map((s: any) => [s.name, s.owner_project])).toEqual([['deploy', 'two'], ['testing', null]]);
+    expect(l1.body.skills.map((s: any) => [s.name, s.owner_project])).toEqual([
+      ['deploy', 'one'],
+      ['testing', null],
+    ]);
+    expect(l2.body.skills.map((s: any) => [s.name, s.owner_project])).toEqual([
+      ['deploy', 'two'],
+      ['testing', null],
+    ]);
     // project two cannot change project one's skill through its own routes
-    expect((await api(t.app, 'PUT', `/api/crm/projects/two/skills/${a.body.id}`, { token: owner.token, body: { content: 'hijack' } })).status).toBe(404);
-    expect((await api(t.app, 'DELETE', `/api/crm/projects/two/skills/${a.body.id}`, { token: owner.token })).status).toBe(404);
+    expect(
+      (
+        await api(t.app, 'PUT', `/api/crm/projects/two/skills/${a.body.id}`, {
+          token: owner.token,
+          body: { content: 'hijack' },
+        })
+      ).status,
+    ).toBe(404);
+    expect(
+      (await api(t.app, 'DELETE', `/api/crm/projects/two/skills/${a.body.id}`, { token: owner.token })).status,
+    ).toBe(404);
     expect((await api(t.app, 'GET', `/api/crm/skills/${a.body.id}`, { token: other.token })).status).toBe(403);
   });
 
   it('keeps every change as a version with author and reason; renames and deletes move the files', async () => {
-    const c = await api(t.app, 'POST', '/api/crm/projects/one/skills', { token: owner.token, body: { name: 'review', content: 'v1' } });
-    const u = await api(t.app, 'PUT', `/api/crm/projects/one/skills/${c.body.id}`, { token: owner.token, body: { content: 'v2', reason: 'stricter' } });
+    const c = await api(t.app, 'POST', '/api/crm/projects/one/skills', {
+      token: owner.token,
+      body: { name: 'review', content: 'v1' },
+    });
+    const u = await api(t.app, 'PUT', `/api/crm/projects/one/skills/${c.body.id}`, {
+      token: owner.token,
+      body: { content: 'v2', reason: 'stricter' },
+    });
     expect(u.body.version).toBe(2);
-    const r = await api(t.app, 'PUT', `/api/crm/skills/${c.body.id}`, { token: owner.token, body: { name: 'code-review' } });
+    const r = await api(t.app, 'PUT', `/api/crm/skills/${c.body.id}`, {
+      token: owner.token,
+      body: { name: 'code-review' },
+    });
     expect(r.body.name).toBe('code-review');
     expect(fs.existsSync(skillMd(one.dir, 'review'))).toBe(false);
     expect(fs.readFileSync(skillMd(one.dir, 'code-review'), 'utf8')).toContain('v2');
@@ -97,45 +136,99 @@ describe('skills', () => {
   });
 
   it('forks a global skill; a newer global version is offered; approve merges, reject dismisses', async () => {
-    const f1 = await api(t.app, 'POST', '/api/crm/projects/one/skill-forks', { token: owner.token, body: { skill_id: globalId } });
+    const f1 = await api(t.app, 'POST', '/api/crm/projects/one/skill-forks', {
+      token: owner.token,
+      body: { skill_id: globalId },
+    });
     expect(f1.status).toBe(201);
     expect(f1.body).toMatchObject({ owner_project: 'one', name: 'testing', forked_from: globalId, forked_version: 1 });
-    const f2 = await api(t.app, 'POST', '/api/crm/projects/two/skill-forks', { token: owner.token, body: { skill_id: globalId, name: 'my-testing' } });
+    const f2 = await api(t.app, 'POST', '/api/crm/projects/two/skill-forks', {
+      token: owner.token,
+      body: { skill_id: globalId, name: 'my-testing' },
+    });
     expect(f2.status).toBe(201);
-    expect((await api(t.app, 'GET', '/api/crm/projects/one/skill-forks', { token: owner.token })).body.skills.map((s: any) => s.id)).toEqual([f1.body.id]);
+    expect(
+      (await api(t.app, 'GET', '/api/crm/projects/one/skill-forks', { token: owner.token })).body.skills.map(
+        (s: any) => s.id,
+      ),
+    ).toEqual([f1.body.id]);
     // forking a project skill is refused
-    const own = (await api(t.app, 'GET', '/api/crm/projects/one/skills', { token: owner.token })).body.skills.find((s: any) => s.name === 'deploy');
-    expect((await api(t.app, 'POST', '/api/crm/projects/two/skill-forks', { token: owner.token, body: { skill_id: own.id, name: 'x' } })).status).toBe(404);
+    const own = (await api(t.app, 'GET', '/api/crm/projects/one/skills', { token: owner.token })).body.skills.find(
+      (s: any) => s.name === 'deploy',
+    );
+    expect(
+      (
+        await api(t.app, 'POST', '/api/crm/projects/two/skill-forks', {
+          token: owner.token,
+          body: { skill_id: own.id, name: 'x' },
+        })
+      ).status,
+    ).toBe(404);
 
     expect((await api(t.app, 'GET', '/api/crm/skill-updates', { token: owner.token })).body.updates).toEqual([]);
-    await api(t.app, 'PUT', `/api/crm/skills/${globalId}`, { token: admin.token, body: { content: 'Write tests first. Run them twice.', reason: 'flaky tests' } });
+    await api(t.app, 'PUT', `/api/crm/skills/${globalId}`, {
+      token: admin.token,
+      body: { content: 'Write tests first. Run them twice.', reason: 'flaky tests' },
+    });
     const ups = await api(t.app, 'GET', '/api/crm/skill-updates', { token: owner.token });
     expect(ups.body.updates).toHaveLength(2);
     expect((await api(t.app, 'GET', '/api/crm/skill-updates', { token: other.token })).body.updates).toEqual([]);
     const u1 = ups.body.updates.find((u: any) => u.fork_id === f1.body.id);
     const u2 = ups.body.updates.find((u: any) => u.fork_id === f2.body.id);
-    expect(u1).toMatchObject({ project: 'one', from_version: 1, to_version: 2, status: 'pending', content: 'Write tests first. Run them twice.' });
-    expect((await api(t.app, 'POST', `/api/crm/skill-updates/${u1.id}/approve`, { token: other.token })).status).toBe(403);
+    expect(u1).toMatchObject({
+      project: 'one',
+      from_version: 1,
+      to_version: 2,
+      status: 'pending',
+      content: 'Write tests first. Run them twice.',
+    });
+    expect((await api(t.app, 'POST', `/api/crm/skill-updates/${u1.id}/approve`, { token: other.token })).status).toBe(
+      403,
+    );
     const ok = await api(t.app, 'POST', `/api/crm/skill-updates/${u1.id}/approve`, { token: owner.token });
     expect(ok.status).toBe(200);
-    expect(ok.body.skill).toMatchObject({ id: f1.body.id, content: 'Write tests first. Run them twice.', forked_version: 2, version: 2 });
+    expect(ok.body.skill).toMatchObject({
+      id: f1.body.id,
+      content: 'Write tests first. Run them twice.',
+      forked_version: 2,
+      version: 2,
+    });
     expect(fs.readFileSync(skillMd(one.dir, 'testing'), 'utf8')).toContain('Run them twice.');
-    expect((await api(t.app, 'POST', `/api/crm/skill-updates/${u1.id}/reject`, { token: owner.token })).status).toBe(409);
+    expect((await api(t.app, 'POST', `/api/crm/skill-updates/${u1.id}/reject`, { token: owner.token })).status).toBe(
+      409,
+    );
     const no = await api(t.app, 'POST', `/api/crm/skill-updates/${u2.id}/reject`, { token: owner.token });
     expect(no.body.update.status).toBe('rejected');
-    expect((await api(t.app, 'GET', `/api/crm/skills/${f2.body.id}`, { token: owner.token })).body.content).toBe('Write tests first.');
+    expect((await api(t.app, 'GET', `/api/crm/skills/${f2.body.id}`, { token: owner.token })).body.content).toBe(
+      'Write tests first.',
+    );
     expect((await api(t.app, 'GET', '/api/crm/skill-updates', { token: owner.token })).body.updates).toEqual([]);
     const fev = await api(t.app, 'GET', `/api/crm/skills/${f1.body.id}/evolution`, { token: owner.token });
     expect(fev.body.versions[0].reason).toBe("merged global skill 'testing' v2");
     // fork routes act on forks only
-    expect((await api(t.app, 'PUT', `/api/crm/projects/one/skill-forks/${own.id}`, { token: owner.token, body: { content: 'x' } })).status).toBe(404);
-    expect((await api(t.app, 'DELETE', `/api/crm/projects/two/skill-forks/${f2.body.id}`, { token: owner.token })).status).toBe(200);
+    expect(
+      (
+        await api(t.app, 'PUT', `/api/crm/projects/one/skill-forks/${own.id}`, {
+          token: owner.token,
+          body: { content: 'x' },
+        })
+      ).status,
+    ).toBe(404);
+    expect(
+      (await api(t.app, 'DELETE', `/api/crm/projects/two/skill-forks/${f2.body.id}`, { token: owner.token })).status,
+    ).toBe(200);
     expect(fs.existsSync(skillMd(two.dir, 'my-testing'))).toBe(false);
   });
 
   it('admins delete global skills and their file; the index loader reflects it', async () => {
-    const g = await api(t.app, 'POST', '/api/crm/skills', { token: admin.token, body: { name: 'temp', content: 'short-lived' } });
-    expect(await t.deps.docSources.get('skill')!(null, String(g.body.id))).toMatchObject({ title: 'temp', scope: 'global' });
+    const g = await api(t.app, 'POST', '/api/crm/skills', {
+      token: admin.token,
+      body: { name: 'temp', content: 'short-lived' },
+    });
+    expect(await t.deps.docSources.get('skill')!(null, String(g.body.id))).toMatchObject({
+      title: 'temp',
+      scope: 'global',
+    });
     expect((await api(t.app, 'DELETE', `/api/crm/skills/${g.body.id}`, { token: admin.token })).status).toBe(200);
     expect(fs.existsSync(path.join(t.dataDir, 'skills', 'temp'))).toBe(false);
     expect(await t.deps.docSources.get('skill')!(null, String(g.body.id))).toBeNull();

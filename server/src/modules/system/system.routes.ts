@@ -5,7 +5,11 @@ import type { Module } from '../../app.ts';
 import { migrationsApplied } from '../../db/migrate.ts';
 
 export const systemModule: Module = (app, deps) => {
-  app.get('/healthz', { config: { auth: 'public' }, schema: { hide: true, response: { 200: Type.Object({ ok: Type.Boolean() }) } } }, async () => ({ ok: true }));
+  app.get(
+    '/healthz',
+    { config: { auth: 'public' }, schema: { hide: true, response: { 200: Type.Object({ ok: Type.Boolean() }) } } },
+    async () => ({ ok: true }),
+  );
 
   app.get(
     '/readyz',
@@ -24,8 +28,13 @@ export const systemModule: Module = (app, deps) => {
     async (_req, reply) => {
       try {
         await sql`select 1`.execute(deps.db);
-        if (!(await migrationsApplied(deps.db))) return reply.status(503).send({ error: 'not_ready', message: 'Database migrations are pending.' });
-        return { ok: true, database: deps.database.kind, vector_search: deps.database.vector ? 'pgvector-hnsw' : 'exact-scan' };
+        if (!(await migrationsApplied(deps.db)))
+          return reply.status(503).send({ error: 'not_ready', message: 'Database migrations are pending.' });
+        return {
+          ok: true,
+          database: deps.database.kind,
+          vector_search: deps.database.vector ? 'pgvector-hnsw' : 'exact-scan',
+        };
       } catch {
         return reply.status(503).send({ error: 'not_ready', message: 'The database cannot be reached.' });
       }

@@ -71,7 +71,15 @@ describe('API description', () => {
     const res = await api(t.app, 'GET', '/api/openapi.json');
     expect(res.status).toBe(200);
     expect(res.body.openapi).toBe('3.1.0');
-    for (const p of ['/api/auth/register', '/api/auth/login', '/api/auth/verify-email', '/api/auth/forgot-password', '/api/auth/reset-password', '/api/auth/change-password', '/api/auth/waitlist']) {
+    for (const p of [
+      '/api/auth/register',
+      '/api/auth/login',
+      '/api/auth/verify-email',
+      '/api/auth/forgot-password',
+      '/api/auth/reset-password',
+      '/api/auth/change-password',
+      '/api/auth/waitlist',
+    ]) {
       expect(res.body.paths[p]?.post, p).toBeTruthy();
     }
     expect(res.body.paths['/api/auth/me'].get).toBeTruthy();
@@ -141,7 +149,15 @@ describe('error handler', () => {
     app.get('/teapot', async () => {
       throw Object.assign(new Error('internal detail 123'), { statusCode: 418 });
     });
-    app.post('/validated', { schema: { body: { type: 'object', required: ['name'], properties: { name: { type: 'string', minLength: 2 } } } } }, async () => ({ ok: true }));
+    app.post(
+      '/validated',
+      {
+        schema: {
+          body: { type: 'object', required: ['name'], properties: { name: { type: 'string', minLength: 2 } } },
+        },
+      },
+      async () => ({ ok: true }),
+    );
     await app.ready();
     try {
       const boom = await api(app, 'GET', '/boom');
@@ -153,7 +169,10 @@ describe('error handler', () => {
       const conflict = await api(app, 'GET', '/conflict');
       expect(conflict.status).toBe(409);
       expect(conflict.body).toEqual({ error: 'already_there', message: 'It exists already.', id: 7 });
-      expect((await api(app, 'GET', '/upstream')).body).toEqual({ error: 'speech_unavailable', message: 'No speech server is configured.' });
+      expect((await api(app, 'GET', '/upstream')).body).toEqual({
+        error: 'speech_unavailable',
+        message: 'No speech server is configured.',
+      });
       const app500 = await api(app, 'GET', '/app500');
       expect(app500.status).toBe(500);
       expect(app500.body).toEqual({ error: 'secret_store_failed', message: 'The secret could not be saved.' });
@@ -169,7 +188,10 @@ describe('error handler', () => {
       expect(invalid.body.details).toEqual([{ path: 'body/name', message: expect.any(String) }]);
       const missing = await api(app, 'POST', '/validated', { body: {} });
       expect(missing.body.details[0].path).toBe('body/name');
-      const badJson = await api(app, 'POST', '/validated', { payload: '{"name":', headers: { 'content-type': 'application/json' } });
+      const badJson = await api(app, 'POST', '/validated', {
+        payload: '{"name":',
+        headers: { 'content-type': 'application/json' },
+      });
       expect(badJson.status).toBe(400);
       expect(badJson.body.error).toBe('invalid_json');
 
@@ -187,7 +209,12 @@ describe('routes listing (npm run routes)', () => {
     const dataDir = fs.mkdtempSync(path.join(path.resolve('.tmp'), 'routes-'));
     try {
       const child = spawn(process.execPath, ['--import', 'tsx', 'server/src/routes-cli.ts'], {
-        env: { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir, DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none' },
+        env: {
+          PATH: process.env.PATH,
+          HOME: process.env.HOME,
+          DATA_DIR: dataDir,
+          DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none',
+        },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let out = '';
@@ -199,7 +226,17 @@ describe('routes listing (npm run routes)', () => {
       const lines = out.trim().split('\n');
       for (const l of lines) expect(l).toMatch(/^(GET|POST|PUT|PATCH|DELETE) \/\S*$/);
       expect(new Set(lines).size).toBe(lines.length);
-      for (const r of ['POST /api/auth/register', 'POST /api/auth/login', 'GET /api/auth/me', 'GET /healthz', 'GET /readyz', 'GET /api/openapi.json', 'DELETE /api/crm/admin/invites/:code', 'POST /api/crm/admin/waitlist/:id/approve', 'PUT /api/crm/account/settings']) {
+      for (const r of [
+        'POST /api/auth/register',
+        'POST /api/auth/login',
+        'GET /api/auth/me',
+        'GET /healthz',
+        'GET /readyz',
+        'GET /api/openapi.json',
+        'DELETE /api/crm/admin/invites/:code',
+        'POST /api/crm/admin/waitlist/:id/approve',
+        'PUT /api/crm/account/settings',
+      ]) {
         expect(lines, r).toContain(r);
       }
       expect(lines.some((l) => l.startsWith('HEAD '))).toBe(false);
@@ -217,7 +254,9 @@ describe('logs', () => {
     try {
       const u = await createUser(l, { password: 'Pw-in-body-73519' });
       const llmKey = 'sk-ant-api03-LOGSECRET-0123456789';
-      const wrong = await api(l.app, 'POST', '/api/auth/login', { body: { email: u.email, password: 'Wrong-pw-88412' } });
+      const wrong = await api(l.app, 'POST', '/api/auth/login', {
+        body: { email: u.email, password: 'Wrong-pw-88412' },
+      });
       expect(wrong.status).toBe(401);
       const login = await api(l.app, 'POST', '/api/auth/login', { body: { email: u.email, password: u.password } });
       expect(login.status).toBe(200);
@@ -226,14 +265,34 @@ describe('logs', () => {
       await api(l.app, 'GET', `/api/auth/me?token=${u.token}`);
       await api(l.app, 'GET', `/api/crm/nothing?token=${issued}&x=1`);
       await api(l.app, 'PUT', '/api/crm/account/settings', { token: u.token, body: { llm_key: llmKey } });
-      await api(l.app, 'POST', '/api/auth/change-password', { token: issued, body: { current_password: u.password, new_password: 'New-pw-99107-long' } });
-      await api(l.app, 'POST', '/api/auth/register', { body: { email: 'x@example.com', password: 'Reg-pw-55021', invite_code: 'svc-AAAA-BBBB' } });
-      await api(l.app, 'POST', '/api/auth/login', { payload: '{"email":"a@b.c","password":"Broken-pw-4411', headers: { 'content-type': 'application/json' } });
+      await api(l.app, 'POST', '/api/auth/change-password', {
+        token: issued,
+        body: { current_password: u.password, new_password: 'New-pw-99107-long' },
+      });
+      await api(l.app, 'POST', '/api/auth/register', {
+        body: { email: 'x@example.com', password: 'Reg-pw-55021', invite_code: 'svc-AAAA-BBBB' },
+      });
+      await api(l.app, 'POST', '/api/auth/login', {
+        payload: '{"email":"a@b.c","password":"Broken-pw-4411',
+        headers: { 'content-type': 'application/json' },
+      });
       const text = mem.text();
       expect(text).toContain('"msg":"request"');
       expect(text).toContain('token=[redacted]');
       const signature = (tok: string) => tok.split('.')[2];
-      for (const secret of [u.token, signature(u.token), issued, signature(issued), 'Pw-in-body-73519', 'Wrong-pw-88412', 'New-pw-99107-long', 'Reg-pw-55021', 'Broken-pw-4411', llmKey, 'LOGSECRET']) {
+      for (const secret of [
+        u.token,
+        signature(u.token),
+        issued,
+        signature(issued),
+        'Pw-in-body-73519',
+        'Wrong-pw-88412',
+        'New-pw-99107-long',
+        'Reg-pw-55021',
+        'Broken-pw-4411',
+        llmKey,
+        'LOGSECRET',
+      ]) {
         expect(text, secret).not.toContain(secret);
       }
     } finally {

@@ -33,15 +33,43 @@ export const wikiModule: Module = async (app, deps) => {
   const tags = ['wiki'];
   const p = '/api/crm/projects/:name/wiki';
 
-  app.get(`${p}/tree`, { schema: { tags, summary: 'Page tree', params: S.ProjectParam, response: { 200: S.Tree, ...errors(401, 403, 404) } } }, async (req) =>
-    wiki.tree(requireActor(req), req.params.name),
+  app.get(
+    `${p}/tree`,
+    {
+      schema: {
+        tags,
+        summary: 'Page tree',
+        params: S.ProjectParam,
+        response: { 200: S.Tree, ...errors(401, 403, 404) },
+      },
+    },
+    async (req) => wiki.tree(requireActor(req), req.params.name),
   );
-  app.get(`${p}/file`, { schema: { tags, summary: 'Read a page', params: S.ProjectParam, querystring: S.PathQuery, response: { 200: S.Page, ...errors(400, 401, 403, 404) } } }, async (req) =>
-    wiki.read(requireActor(req), req.params.name, req.query.path),
+  app.get(
+    `${p}/file`,
+    {
+      schema: {
+        tags,
+        summary: 'Read a page',
+        params: S.ProjectParam,
+        querystring: S.PathQuery,
+        response: { 200: S.Page, ...errors(400, 401, 403, 404) },
+      },
+    },
+    async (req) => wiki.read(requireActor(req), req.params.name, req.query.path),
   );
   app.put(
     `${p}/save`,
-    { bodyLimit: 1024 * 1024 * 2, schema: { tags, summary: 'Save a page (re-embedded in the background)', params: S.ProjectParam, body: S.SaveBody, response: { 200: S.Page, ...errors(400, 401, 403, 404, 413) } } },
+    {
+      bodyLimit: 1024 * 1024 * 2,
+      schema: {
+        tags,
+        summary: 'Save a page (re-embedded in the background)',
+        params: S.ProjectParam,
+        body: S.SaveBody,
+        response: { 200: S.Page, ...errors(400, 401, 403, 404, 413) },
+      },
+    },
     async (req) => wiki.save(requireActor(req), req.params.name, req.body),
   );
   app.get(
@@ -52,12 +80,18 @@ export const wikiModule: Module = async (app, deps) => {
         summary: 'The whole wiki as a ZIP archive (streamed)',
         params: S.ProjectParam,
         produces: ['application/zip'],
-        response: { 200: Type.Unsafe<unknown>({ type: 'string', format: 'binary', description: 'application/zip' }), ...errors(401, 403, 404) },
+        response: {
+          200: Type.Unsafe<unknown>({ type: 'string', format: 'binary', description: 'application/zip' }),
+          ...errors(401, 403, 404),
+        },
       },
     },
     async (req, reply) => {
       const { filename, stream } = await wiki.download(requireActor(req), req.params.name);
-      return reply.header('content-type', 'application/zip').header('content-disposition', `attachment; filename="${filename.replace(/[^A-Za-z0-9._-]/g, '_')}"`).send(stream);
+      return reply
+        .header('content-type', 'application/zip')
+        .header('content-disposition', `attachment; filename="${filename.replace(/[^A-Za-z0-9._-]/g, '_')}"`)
+        .send(stream);
     },
   );
 };

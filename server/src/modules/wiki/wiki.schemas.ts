@@ -5,8 +5,16 @@ import { DateTime } from '../../http/schemas.ts';
 export const ProjectParam = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) });
 const PagePath = Type.String({ minLength: 1, maxLength: 300, description: 'relative page path, e.g. guides/setup.md' });
 export const PathQuery = Type.Object({ path: PagePath });
-export const SaveBody = Type.Object({ path: PagePath, content: Type.String({ maxLength: 900_000 }) }, { additionalProperties: false });
-export const Page = Type.Object({ path: Type.String(), title: Type.String(), content: Type.String(), updated_at: DateTime() });
+export const SaveBody = Type.Object(
+  { path: PagePath, content: Type.String({ maxLength: 900_000 }) },
+  { additionalProperties: false },
+);
+export const Page = Type.Object({
+  path: Type.String(),
+  title: Type.String(),
+  content: Type.String(),
+  updated_at: DateTime(),
+});
 
 export interface TreeNode {
   path: string;

@@ -40,7 +40,8 @@ export function pagePath(p: string): string {
   if (!norm) throw new BadRequest('invalid_path', 'A page path is required.');
   // eslint-disable-next-line no-control-regex
   if (/[\x00-\x1f\x7f]/.test(norm)) throw new BadRequest('invalid_path', 'The page path contains control characters.');
-  if (norm.split('/').some((s) => s === '.' || s.startsWith('.'))) throw new BadRequest('invalid_path', 'Page path segments may not start with a dot.');
+  if (norm.split('/').some((s) => s === '.' || s.startsWith('.')))
+    throw new BadRequest('invalid_path', 'Page path segments may not start with a dot.');
   return norm;
 }
 
@@ -79,14 +80,24 @@ export function createWikiService(deps: WikiDeps) {
     /** `{tree}`: folders (with children) and pages, by path. */
     async tree(actor: Actor, name: string): Promise<{ tree: TreeNode[] }> {
       const project = await deps.access.project(actor, name);
-      const rows = await db.selectFrom('wiki_pages').select(['path', 'title']).where('project_id', '=', project.id).orderBy('path').execute();
+      const rows = await db
+        .selectFrom('wiki_pages')
+        .select(['path', 'title'])
+        .where('project_id', '=', project.id)
+        .orderBy('path')
+        .execute();
       return { tree: buildTree(rows) };
     },
 
     /** One page. @throws NotFound `page_not_found`. */
     async read(actor: Actor, name: string, p: string) {
       const project = await deps.access.project(actor, name);
-      const row = await db.selectFrom('wiki_pages').select(['path', 'title', 'content', 'updated_at']).where('project_id', '=', project.id).where('path', '=', pagePath(p)).executeTakeFirst();
+      const row = await db
+        .selectFrom('wiki_pages')
+        .select(['path', 'title', 'content', 'updated_at'])
+        .where('project_id', '=', project.id)
+        .where('path', '=', pagePath(p))
+        .executeTakeFirst();
       if (!row) throw new NotFound('No wiki page has this path.', 'page_not_found');
       return row;
     },
@@ -101,7 +112,11 @@ export function createWikiService(deps: WikiDeps) {
         const row = await tx
           .insertInto('wiki_pages')
           .values({ project_id: project.id, path: p, title, content: body.content, updated_by: author })
-          .onConflict((oc) => oc.columns(['project_id', 'path']).doUpdateSet({ title, content: body.content, updated_by: author, updated_at: new Date() }))
+          .onConflict((oc) =>
+            oc
+              .columns(['project_id', 'path'])
+              .doUpdateSet({ title, content: body.content, updated_by: author, updated_at: new Date() }),
+          )
           .returning(['path', 'title', 'content', 'updated_at'])
           .executeTakeFirstOrThrow();
         await deps.jobs.send(KNOWLEDGE_INDEX_JOB, { project_id: project.id, doc_type: 'wiki', doc_id: p }, { tx });
@@ -122,7 +137,10 @@ export function createWikiService(deps: WikiDeps) {
       const produce = async () => {
         let after: string | null = null;
         while (!closed) {
-          let q = db.selectFrom('wiki_pages').select(['path', 'content', 'updated_at']).where('project_id', '=', project.id);
+          let q = db
+            .selectFrom('wiki_pages')
+            .select(['path', 'content', 'updated_at'])
+            .where('project_id', '=', project.id);
           if (after !== null) q = q.where('path', '>', after);
           const rows = await q.orderBy('path').limit(batch).execute();
           if (!rows.length) break;
@@ -150,7 +168,12 @@ export function createWikiService(deps: WikiDeps) {
     /** Document loader of the semantic index (`doc_type` wiki, `doc_id` the page path). */
     async loadDocument(projectId: number | null, docId: string): Promise<LoadedDocument | null> {
       if (projectId === null) return null;
-      const row = await db.selectFrom('wiki_pages').select(['title', 'content']).where('project_id', '=', projectId).where('path', '=', docId).executeTakeFirst();
+      const row = await db
+        .selectFrom('wiki_pages')
+        .select(['title', 'content'])
+        .where('project_id', '=', projectId)
+        .where('path', '=', docId)
+        .executeTakeFirst();
       return row ? { title: row.title, text: row.content, scope: 'project' } : null;
     },
   };

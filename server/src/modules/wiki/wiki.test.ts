@@ -18,7 +18,8 @@ afterAll(async () => {
   await t?.close();
 });
 
-const save = (path: string, content: string, token = owner.token) => api(t.app, 'PUT', '/api/crm/projects/docs/wiki/save', { token, body: { path, content } });
+const save = (path: string, content: string, token = owner.token) =>
+  api(t.app, 'PUT', '/api/crm/projects/docs/wiki/save', { token, body: { path, content } });
 
 /** Unzip a buffer into {name: content}. */
 function unzip(buf: Buffer): Promise<Record<string, string>> {
@@ -49,7 +50,10 @@ describe('wiki access and validation', () => {
     expect((await api(t.app, 'GET', '/api/crm/projects/docs/wiki/tree', { token: other.token })).status).toBe(403);
     expect((await api(t.app, 'GET', '/api/crm/projects/docs/wiki/download', { token: other.token })).status).toBe(403);
     expect((await save('a.md', 'x', other.token)).status).toBe(403);
-    expect((await api(t.app, 'PUT', '/api/crm/projects/docs/wiki/save', { token: owner.token, body: { path: 'a.md' } })).status).toBe(400);
+    expect(
+      (await api(t.app, 'PUT', '/api/crm/projects/docs/wiki/save', { token: owner.token, body: { path: 'a.md' } }))
+        .status,
+    ).toBe(400);
     expect((await api(t.app, 'GET', '/api/crm/projects/docs/wiki/file', { token: owner.token })).status).toBe(400);
   });
   it('refuses traversal and absolute page paths', async () => {
@@ -58,7 +62,9 @@ describe('wiki access and validation', () => {
       expect(r.status, p).toBe(403);
       expect(r.body.error).toBe('path_outside_project');
     }
-    const enc = await api(t.app, 'GET', '/api/crm/projects/docs/wiki/file?path=%2e%2e%2fsecret.md', { token: owner.token });
+    const enc = await api(t.app, 'GET', '/api/crm/projects/docs/wiki/file?path=%2e%2e%2fsecret.md', {
+      token: owner.token,
+    });
     expect(enc.status).toBe(403);
     expect((await save('.hidden/x.md', 'x')).status).toBe(400);
   });
@@ -73,15 +79,30 @@ describe('wiki', () => {
     await save('guides/deep/more.md', '# More\nDeeper.');
     await save('guides/setup.md', '# Setup\nInstall things, then run.');
     await waitForIndex(t.deps);
-    const indexed = await t.db.selectFrom('knowledge_documents').select('doc_id').where('doc_type', '=', 'wiki').where('doc_id', 'in', ['index.md', 'guides/setup.md', 'guides/deep/more.md']).orderBy('doc_id').execute();
+    const indexed = await t.db
+      .selectFrom('knowledge_documents')
+      .select('doc_id')
+      .where('doc_type', '=', 'wiki')
+      .where('doc_id', 'in', ['index.md', 'guides/setup.md', 'guides/deep/more.md'])
+      .orderBy('doc_id')
+      .execute();
     expect(indexed.map((d) => d.doc_id)).toEqual(['guides/deep/more.md', 'guides/setup.md', 'index.md']);
     const r = await api(t.app, 'GET', '/api/crm/projects/docs/wiki/file?path=guides/setup.md', { token: owner.token });
     expect(r.body).toMatchObject({ path: 'guides/setup.md', content: '# Setup\nInstall things, then run.' });
     expect(typeof r.body.updated_at).toBe('string');
-    expect((await api(t.app, 'GET', '/api/crm/projects/docs/wiki/file?path=missing.md', { token: owner.token })).status).toBe(404);
+    expect(
+      (await api(t.app, 'GET', '/api/crm/projects/docs/wiki/file?path=missing.md', { token: owner.token })).status,
+    ).toBe(404);
     const tree = await api(t.app, 'GET', '/api/crm/projects/docs/wiki/tree', { token: owner.token });
     expect(tree.body.tree).toEqual([
-      { path: 'guides', title: 'guides', children: [{ path: 'guides/deep', title: 'deep', children: [{ path: 'guides/deep/more.md', title: 'More' }] }, { path: 'guides/setup.md', title: 'Setup' }] },
+      {
+        path: 'guides',
+        title: 'guides',
+        children: [
+          { path: 'guides/deep', title: 'deep', children: [{ path: 'guides/deep/more.md', title: 'More' }] },
+          { path: 'guides/setup.md', title: 'Setup' },
+        ],
+      },
       { path: 'index.md', title: 'Welcome' },
     ]);
     expect(await t.deps.docSources.get('wiki')!(null, 'index.md')).toBeNull();
@@ -89,9 +110,14 @@ describe('wiki', () => {
 
   it('downloads the wiki as a ZIP whose entries equal the pages', async () => {
     const pages: Record<string, string> = {};
-    for (let i = 0; i < 230; i++) pages[`bulk/p${String(i).padStart(3, '0')}.md`] = `# Page ${i}\n${'lorem ipsum '.repeat(i)}ü`;
+    for (let i = 0; i < 230; i++)
+      pages[`bulk/p${String(i).padStart(3, '0')}.md`] = `# Page ${i}\n${'lorem ipsum '.repeat(i)}ü`;
     for (const [p, c] of Object.entries(pages)) await save(p, c);
-    const res = await t.app.inject({ method: 'GET', url: '/api/crm/projects/docs/wiki/download', headers: { authorization: `Bearer ${owner.token}` } });
+    const res = await t.app.inject({
+      method: 'GET',
+      url: '/api/crm/projects/docs/wiki/download',
+      headers: { authorization: `Bearer ${owner.token}` },
+    });
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toBe('application/zip');
     expect(res.headers['content-disposition']).toBe('attachment; filename="docs-wiki.zip"');
@@ -99,7 +125,11 @@ describe('wiki', () => {
     expect(Object.keys(files).length).toBe(230 + 3);
     for (const [p, c] of Object.entries(pages)) expect(files[p]).toBe(c);
     expect(files['index.md']).toBe('# Welcome\n\nStart here.');
-    const empty = await t.app.inject({ method: 'GET', url: '/api/crm/projects/empty/wiki/download', headers: { authorization: `Bearer ${owner.token}` } });
+    const empty = await t.app.inject({
+      method: 'GET',
+      url: '/api/crm/projects/empty/wiki/download',
+      headers: { authorization: `Bearer ${owner.token}` },
+    });
     expect(await unzip(empty.rawPayload)).toEqual({});
   });
 });

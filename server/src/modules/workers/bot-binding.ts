@@ -17,7 +17,8 @@ export async function validateBotToken(messenger: Messenger, token: string): Pro
   try {
     bot = await messenger.getMe(token.trim());
   } catch (err) {
-    if (err instanceof MessengerUnavailable) throw new Upstream(502, 'messenger_unavailable', 'The messenger service could not be reached; try again later.');
+    if (err instanceof MessengerUnavailable)
+      throw new Upstream(502, 'messenger_unavailable', 'The messenger service could not be reached; try again later.');
     throw err;
   }
   if (!bot) throw new BadRequest('invalid_bot_token', 'The messenger rejected this bot token.');
@@ -28,17 +29,34 @@ export async function validateBotToken(messenger: Messenger, token: string): Pro
  * Store the sealed token on the worker.
  * @throws Conflict 409 `bot_already_bound` when this bot is bound to another worker.
  */
-export async function bindBot(tx: Transaction<DB> | Kysely<DB>, sealer: Sealer, workerId: number, token: string, bot: BotIdentity): Promise<void> {
-  const other = await tx.selectFrom('workers').select('id').where('messenger_bot_id', '=', bot.id).where('id', '!=', workerId).executeTakeFirst();
+export async function bindBot(
+  tx: Transaction<DB> | Kysely<DB>,
+  sealer: Sealer,
+  workerId: number,
+  token: string,
+  bot: BotIdentity,
+): Promise<void> {
+  const other = await tx
+    .selectFrom('workers')
+    .select('id')
+    .where('messenger_bot_id', '=', bot.id)
+    .where('id', '!=', workerId)
+    .executeTakeFirst();
   if (other) throw new Conflict('bot_already_bound', 'This bot is already bound to another worker.');
   try {
     await tx
       .updateTable('workers')
-      .set({ messenger_token_enc: sealer.seal(token.trim()), messenger_bot_id: bot.id, messenger_bot_username: bot.username, updated_at: new Date() })
+      .set({
+        messenger_token_enc: sealer.seal(token.trim()),
+        messenger_bot_id: bot.id,
+        messenger_bot_username: bot.username,
+        updated_at: new Date(),
+      })
       .where('id', '=', workerId)
       .execute();
   } catch (err) {
-    if ((err as { code?: string }).code === '23505') throw new Conflict('bot_already_bound', 'This bot is already bound to another worker.');
+    if ((err as { code?: string }).code === '23505')
+      throw new Conflict('bot_already_bound', 'This bot is already bound to another worker.');
     throw err;
   }
 }

@@ -19,8 +19,14 @@ export const WorkerFields = {
   prompt_style: Type.Optional(Nullable(Str(100))),
   role: Type.Optional(Nullable(Str(100))),
 };
-export const WorkerCreateBody = Type.Object({ preset: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })), ...WorkerFields }, { additionalProperties: false });
-export const WorkerUpdateBody = Type.Object({ ...WorkerFields, avatar_pack: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })) }, { additionalProperties: false });
+export const WorkerCreateBody = Type.Object(
+  { preset: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })), ...WorkerFields },
+  { additionalProperties: false },
+);
+export const WorkerUpdateBody = Type.Object(
+  { ...WorkerFields, avatar_pack: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })) },
+  { additionalProperties: false },
+);
 
 export const Worker = Type.Object({
   id: Type.Integer(),
@@ -58,36 +64,80 @@ export const WorkerListItem = Type.Object({
 });
 
 export const Preset = Type.Object({
-  id: Type.String(), label: Type.String(), icon: Type.String(), type: Type.String(), model: Type.String(), max_turns: Type.Integer(),
-  tools: Type.Array(Type.String()), system_prompt: Type.String(), context_assets: Type.Array(Type.String()), focus_dirs: Type.Array(Type.String()), prompt_style: Type.String(),
+  id: Type.String(),
+  label: Type.String(),
+  icon: Type.String(),
+  type: Type.String(),
+  model: Type.String(),
+  max_turns: Type.Integer(),
+  tools: Type.Array(Type.String()),
+  system_prompt: Type.String(),
+  context_assets: Type.Array(Type.String()),
+  focus_dirs: Type.Array(Type.String()),
+  prompt_style: Type.String(),
 });
 
 export const ModelTiers = Type.Object({
-  tiers: Type.Array(Type.Object({ key: Type.String(), label: Type.String(), stage: Type.Integer({ description: '1 = cheapest; optimize mode escalates to the next stage' }), model: Type.String(), hint: Type.String() })),
+  tiers: Type.Array(
+    Type.Object({
+      key: Type.String(),
+      label: Type.String(),
+      stage: Type.Integer({ description: '1 = cheapest; optimize mode escalates to the next stage' }),
+      model: Type.String(),
+      hint: Type.String(),
+    }),
+  ),
   roleDefaults: Type.Record(Type.String(), Type.String()),
   fallbackTier: Type.String(),
 });
 
 export const Template = Type.Object({
-  id: Type.Integer(), name: Type.String(), description: Type.String(), config: Type.Record(Type.String(), Type.Unknown()), is_public: Type.Boolean(),
-  created_at: DateTime(), owner: Type.Boolean({ description: 'true when the caller owns it (may delete)' }),
-});
-export const TemplateBody = Type.Object({
-  name: Type.String({ minLength: 1, maxLength: 100 }),
-  description: Type.Optional(Str(2000)),
+  id: Type.Integer(),
+  name: Type.String(),
+  description: Type.String(),
   config: Type.Record(Type.String(), Type.Unknown()),
-  is_public: Type.Optional(Type.Boolean()),
-}, { additionalProperties: false });
+  is_public: Type.Boolean(),
+  created_at: DateTime(),
+  owner: Type.Boolean({ description: 'true when the caller owns it (may delete)' }),
+});
+export const TemplateBody = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 100 }),
+    description: Type.Optional(Str(2000)),
+    config: Type.Record(Type.String(), Type.Unknown()),
+    is_public: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
 
-export const ProjectWorkerParams = Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }), id: Type.Integer({ minimum: 1, maximum: 2147483647 }) });
-export const ReorderBody = Type.Object({ order: Type.Array(Type.Integer({ minimum: 1, maximum: 2147483647 }), { maxItems: 1000 }) });
+export const ProjectWorkerParams = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 100 }),
+  id: Type.Integer({ minimum: 1, maximum: 2147483647 }),
+});
+export const ReorderBody = Type.Object({
+  order: Type.Array(Type.Integer({ minimum: 1, maximum: 2147483647 }), { maxItems: 1000 }),
+});
 export const TokenBody = Type.Object({ token: Type.String({ minLength: 1, maxLength: 200 }) });
 export const NotifyBody = Type.Object({
   event: Type.Optional(Str(100)),
   text: Type.String({ minLength: 1, maxLength: 4096 }),
-  buttons: Type.Optional(Type.Array(Type.Object({ text: Type.String({ minLength: 1, maxLength: 64 }), url: Type.Optional(Type.String({ pattern: '^https?://', maxLength: 2000 })), callback_data: Type.Optional(Type.String({ maxLength: 64 })) }), { maxItems: 20 })),
+  buttons: Type.Optional(
+    Type.Array(
+      Type.Object({
+        text: Type.String({ minLength: 1, maxLength: 64 }),
+        url: Type.Optional(Type.String({ pattern: '^https?://', maxLength: 2000 })),
+        callback_data: Type.Optional(Type.String({ maxLength: 64 })),
+      }),
+      { maxItems: 20 },
+    ),
+  ),
 });
-export const ActivityEvent = Type.Object({ type: Type.String(), title: Type.String(), detail: Nullable(Type.String()), when: DateTime() });
+export const ActivityEvent = Type.Object({
+  type: Type.String(),
+  title: Type.String(),
+  detail: Nullable(Type.String()),
+  when: DateTime(),
+});
 export const Runtime = Type.Object({
   status: Type.Union([Type.Literal('working'), Type.Literal('idle')]),
   status_started_at: Nullable(DateTime()),

@@ -17,24 +17,57 @@ import { assertWithinPlan, dailyTokenCap, lockOwner } from '../projects/plan-lim
 import { reportedWorkerStatus, STALE_RUN_MS } from '../runtime/runtime.service.ts';
 import { WORKER_PRESETS } from './presets.ts';
 import { MODEL_TIERS } from '../runtime/model-tiers.ts';
-import { insertWorkers, normalizeWorker, toWorkerView, WORKER_COLUMNS, type WorkerInput, type WorkerView } from './workers.repo.ts';
+import {
+  insertWorkers,
+  normalizeWorker,
+  toWorkerView,
+  WORKER_COLUMNS,
+  type WorkerInput,
+  type WorkerView,
+} from './workers.repo.ts';
 import { bindBot, maskBotToken, validateBotToken } from './bot-binding.ts';
 import { IMAGE_MIME, type ImageKind } from './images.ts';
 
 /** Activity-log types shown in a worker's feed (specification, Worker activity event). */
-export const WORKER_ACTIVITY_TYPES = ['git_commit', 'skill_loaded', 'skill_unloaded', 'issue_pick', 'issue_close', 'issue_log', 'token_budget', 'session_start'];
+export const WORKER_ACTIVITY_TYPES = [
+  'git_commit',
+  'skill_loaded',
+  'skill_unloaded',
+  'issue_pick',
+  'issue_close',
+  'issue_log',
+  'token_budget',
+  'session_start',
+];
 /** A terminal session is live when its heartbeat (`session_seen_at`) is this recent. */
 export const SESSION_LIVE_MS = 60 * 1000;
 
 export function createWorkersService(deps: {
-  db: Kysely<DB>; access: Access; activity: ActivityLog; storage: BlobStorage; sealer: Sealer; messenger: Messenger; disableNotify: boolean;
+  db: Kysely<DB>;
+  access: Access;
+  activity: ActivityLog;
+  storage: BlobStorage;
+  sealer: Sealer;
+  messenger: Messenger;
+  disableNotify: boolean;
 }) {
   const { db, access, activity, storage, sealer, messenger } = deps;
 
   /** The worker `id` of project `p`. @throws 404 `worker_not_found`. */
   async function workerRow(p: ProjectRef, id: number) {
-    const row = await db.selectFrom('workers').select([...WORKER_COLUMNS, 'workers.messenger_token_enc', 'workers.status', 'workers.status_started_at', 'workers.current_skill', 'workers.session_seen_at'])
-      .where('workers.project_id', '=', p.id).where('workers.id', '=', id).executeTakeFirst();
+    const row = await db
+      .selectFrom('workers')
+      .select([
+        ...WORKER_COLUMNS,
+        'workers.messenger_token_enc',
+        'workers.status',
+        'workers.status_started_at',
+        'workers.current_skill',
+        'workers.session_seen_at',
+      ])
+      .where('workers.project_id', '=', p.id)
+      .where('workers.id', '=', id)
+      .executeTakeFirst();
     if (!row) throw new NotFound(`Worker ${id} was not found in this project.`, 'worker_not_found');
     return row;
   }
@@ -49,8 +82,21 @@ export function createWorkersService(deps: {
   return {
     /** GET /workers: the caller's workers across projects; the operator sees every user's (with `owner_email`). */
     async listAll(actor: Actor) {
-      let q = db.selectFrom('workers').innerJoin('projects', 'projects.id', 'workers.project_id').innerJoin('users', 'users.id', 'projects.owner_id')
-        .select(['workers.id', 'workers.label', 'workers.icon', 'workers.type', 'workers.model', 'workers.tools', 'workers.context_assets', 'projects.name as project_name', 'users.email as owner_email']);
+      let q = db
+        .selectFrom('workers')
+        .innerJoin('projects', 'projects.id', 'workers.project_id')
+        .innerJoin('users', 'users.id', 'projects.owner_id')
+        .select([
+          'workers.id',
+          'workers.label',
+          'workers.icon',
+          'workers.type',
+          'workers.model',
+          'workers.tools',
+          'workers.context_assets',
+          'projects.name as project_name',
+          'users.email as owner_email',
+        ]);
       if (!actor.isOperator) q = q.where('projects.owner_id', '=', actor.id);
       const rows = await q.orderBy('projects.id').orderBy('workers.position').orderBy('workers.id').execute();
       return { workers: rows.map(({ owner_email, ...r }) => (actor.isOperator ? { ...r, owner_email } : r)) };
@@ -64,19 +110,38 @@ export function createWorkersService(deps: {
 
     /** GET /workers/templates: the caller's templates and public ones. */
     async listTemplates(actor: Actor) {
-      const rows = await db.selectFrom('worker_templates').selectAll().where((eb) => eb.or([eb('owner_id', '=', actor.id), eb('is_public', '=', true)])).orderBy('id').execute();
+      const rows = await db
+        .selectFrom('worker_templates')
+        .selectAll()
+        .where((eb) => eb.or([eb('owner_id', '=', actor.id), eb('is_public', '=', true)]))
+        .orderBy('id')
+        .execute();
       return { templates: rows.map(({ owner_id, ...r }) => ({ ...r, owner: owner_id === actor.id })) };
     },
     /** POST /workers/templates `{name, description?, config, is_public?}` → `{ok, id}`. */
-    async createTemplate(actor: Actor, body: { name: string; description?: string; config: Record<string, unknown>; is_public?: boolean }) {
-      const row = await db.insertInto('worker_templates').values({ owner_id: actor.id, name: body.name.trim(), description: body.description ?? '', config: JSON.stringify(body.config), is_public: body.is_public ?? false }).returning('id').executeTakeFirstOrThrow();
+    async createTemplate(
+      actor: Actor,
+      body: { name: string; description?: string; config: Record<string, unknown>; is_public?: boolean },
+    ) {
+      const row = await db
+        .insertInto('worker_templates')
+        .values({
+          owner_id: actor.id,
+          name: body.name.trim(),
+          description: body.description ?? '',
+          config: JSON.stringify(body.config),
+          is_public: body.is_public ?? false,
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
       return { ok: true, id: row.id };
     },
     /** DELETE /workers/templates/:id: owner only. @throws 404, 403 `not_template_owner`. */
     async deleteTemplate(actor: Actor, id: number) {
       const row = await db.selectFrom('worker_templates').select('owner_id').where('id', '=', id).executeTakeFirst();
       if (!row) throw new NotFound('Template not found.', 'template_not_found');
-      if (row.owner_id !== actor.id) throw new Forbidden('Only the owner may delete this template.', 'not_template_owner');
+      if (row.owner_id !== actor.id)
+        throw new Forbidden('Only the owner may delete this template.', 'not_template_owner');
       await db.deleteFrom('worker_templates').where('id', '=', id).where('owner_id', '=', actor.id).execute();
       return { ok: true };
     },
@@ -84,7 +149,13 @@ export function createWorkersService(deps: {
     /** GET /projects/:name/workers: the project's workers in their order. */
     async list(actor: Actor, name: string): Promise<{ workers: WorkerView[] }> {
       const p = await access.project(actor, name);
-      const rows = await db.selectFrom('workers').select(WORKER_COLUMNS).where('workers.project_id', '=', p.id).orderBy('workers.position').orderBy('workers.id').execute();
+      const rows = await db
+        .selectFrom('workers')
+        .select(WORKER_COLUMNS)
+        .where('workers.project_id', '=', p.id)
+        .orderBy('workers.position')
+        .orderBy('workers.id')
+        .execute();
       return { workers: rows.map((r) => toWorkerView(r, p.name)) };
     },
 
@@ -100,20 +171,55 @@ export function createWorkersService(deps: {
         await lockOwner(tx, p.owner_id);
         await assertWithinPlan(tx, { id: p.owner_id, plan }, actor.isAdmin, { workers: 1 });
         const [created] = await insertWorkers(tx, p, [w]);
-        await activity.record({ type: 'worker_created', userId: actor.id, actor: actor.email, projectId: p.id, workerId: created.id, title: `Worker ${created.label} created`, payload: { label: created.label, role: created.role, project: p.name } }, tx);
+        await activity.record(
+          {
+            type: 'worker_created',
+            userId: actor.id,
+            actor: actor.email,
+            projectId: p.id,
+            workerId: created.id,
+            title: `Worker ${created.label} created`,
+            payload: { label: created.label, role: created.role, project: p.name },
+          },
+          tx,
+        );
         return created;
       });
     },
 
     /** PUT /projects/:name/workers/:id: change the given fields. */
-    async update(actor: Actor, name: string, id: number, input: WorkerInput & { avatar_pack?: string }): Promise<WorkerView> {
+    async update(
+      actor: Actor,
+      name: string,
+      id: number,
+      input: WorkerInput & { avatar_pack?: string },
+    ): Promise<WorkerView> {
       const p = await access.project(actor, name);
       await workerRow(p, id);
       if (input.focus_dirs) normalizeWorker({ label: 'x', focus_dirs: input.focus_dirs });
       const patch: Record<string, unknown> = { updated_at: new Date() };
-      for (const k of ['label', 'icon', 'type', 'model', 'max_turns', 'system_prompt', 'prompt_style', 'role', 'avatar_pack'] as const) if (input[k] !== undefined) patch[k] = typeof input[k] === 'string' && k === 'label' ? (input[k] as string).trim() : input[k];
-      for (const k of ['tools', 'focus_dirs', 'context_assets'] as const) if (input[k] !== undefined) patch[k] = JSON.stringify(input[k]);
-      const row = await db.updateTable('workers').set(patch).where('project_id', '=', p.id).where('id', '=', id).returning(WORKER_COLUMNS.map((c) => c.replace('workers.', '')) as any).executeTakeFirstOrThrow();
+      for (const k of [
+        'label',
+        'icon',
+        'type',
+        'model',
+        'max_turns',
+        'system_prompt',
+        'prompt_style',
+        'role',
+        'avatar_pack',
+      ] as const)
+        if (input[k] !== undefined)
+          patch[k] = typeof input[k] === 'string' && k === 'label' ? (input[k] as string).trim() : input[k];
+      for (const k of ['tools', 'focus_dirs', 'context_assets'] as const)
+        if (input[k] !== undefined) patch[k] = JSON.stringify(input[k]);
+      const row = await db
+        .updateTable('workers')
+        .set(patch)
+        .where('project_id', '=', p.id)
+        .where('id', '=', id)
+        .returning(WORKER_COLUMNS.map((c) => c.replace('workers.', '')) as any)
+        .executeTakeFirstOrThrow();
       return toWorkerView(row as any, p.name);
     },
 
@@ -130,25 +236,51 @@ export function createWorkersService(deps: {
     async reorder(actor: Actor, name: string, order: number[]) {
       const p = await access.project(actor, name);
       return db.transaction().execute(async (tx) => {
-        const rows = await tx.selectFrom('workers').select('id').where('project_id', '=', p.id).orderBy('position').orderBy('id').execute();
+        const rows = await tx
+          .selectFrom('workers')
+          .select('id')
+          .where('project_id', '=', p.id)
+          .orderBy('position')
+          .orderBy('id')
+          .execute();
         const ids = rows.map((r) => r.id);
         const known = new Set(ids);
         const seen = new Set<number>();
         const first = order.filter((id) => known.has(id) && !seen.has(id) && seen.add(id));
         const final = [...first, ...ids.filter((id) => !seen.has(id))];
-        for (let i = 0; i < final.length; i++) await tx.updateTable('workers').set({ position: i }).where('project_id', '=', p.id).where('id', '=', final[i]).execute();
+        for (let i = 0; i < final.length; i++)
+          await tx
+            .updateTable('workers')
+            .set({ position: i })
+            .where('project_id', '=', p.id)
+            .where('id', '=', final[i])
+            .execute();
         return { ok: true, count: final.length, order: final };
       });
     },
 
     /** Store an image (checked by the route) as the worker's `icon` or `avatar`. @returns `{ok, url}`. */
-    async setImage(actor: Actor, name: string, id: number, which: 'icon' | 'avatar', img: { data: Buffer; kind: ImageKind }) {
+    async setImage(
+      actor: Actor,
+      name: string,
+      id: number,
+      which: 'icon' | 'avatar',
+      img: { data: Buffer; kind: ImageKind },
+    ) {
       const p = await access.project(actor, name);
       const w = await workerRow(p, id);
       const key = `worker-${which}s/${id}.${img.kind}`;
       const old = which === 'icon' ? w.icon_key : w.avatar_key;
       await storage.put(key, img.data);
-      await db.updateTable('workers').set(which === 'icon' ? { icon_key: key, updated_at: new Date() } : { avatar_key: key, avatar_pack: 'custom', updated_at: new Date() }).where('id', '=', id).execute();
+      await db
+        .updateTable('workers')
+        .set(
+          which === 'icon'
+            ? { icon_key: key, updated_at: new Date() }
+            : { avatar_key: key, avatar_pack: 'custom', updated_at: new Date() },
+        )
+        .where('id', '=', id)
+        .execute();
       if (old && old !== key) await storage.delete(old);
       return { ok: true, url: `/api/crm/projects/${encodeURIComponent(p.name)}/workers/${id}/${which}` };
     },
@@ -167,7 +299,11 @@ export function createWorkersService(deps: {
     async deleteAvatar(actor: Actor, name: string, id: number) {
       const p = await access.project(actor, name);
       const w = await workerRow(p, id);
-      await db.updateTable('workers').set({ avatar_key: null, avatar_pack: 'role', updated_at: new Date() }).where('id', '=', id).execute();
+      await db
+        .updateTable('workers')
+        .set({ avatar_key: null, avatar_pack: 'role', updated_at: new Date() })
+        .where('id', '=', id)
+        .execute();
       if (w.avatar_key) await storage.delete(w.avatar_key);
       return { ok: true, avatar_pack: 'role' };
     },
@@ -197,7 +333,15 @@ export function createWorkersService(deps: {
       await workerRow(p, id);
       const bot = await validateBotToken(messenger, token);
       await bindBot(db, sealer, id, token, bot);
-      await activity.record({ type: 'worker_bot_bound', userId: actor.id, actor: actor.email, projectId: p.id, workerId: id, title: `Bot @${bot.username} bound`, payload: { bot_username: bot.username } });
+      await activity.record({
+        type: 'worker_bot_bound',
+        userId: actor.id,
+        actor: actor.email,
+        projectId: p.id,
+        workerId: id,
+        title: `Bot @${bot.username} bound`,
+        payload: { bot_username: bot.username },
+      });
       return { ok: true, started: false, bot_username: bot.username };
     },
 
@@ -205,7 +349,16 @@ export function createWorkersService(deps: {
     async unbindBot(actor: Actor, name: string, id: number) {
       const p = await access.project(actor, name);
       const w = await workerRow(p, id);
-      await db.updateTable('workers').set({ messenger_token_enc: null, messenger_bot_id: null, messenger_bot_username: null, updated_at: new Date() }).where('id', '=', id).execute();
+      await db
+        .updateTable('workers')
+        .set({
+          messenger_token_enc: null,
+          messenger_bot_id: null,
+          messenger_bot_username: null,
+          updated_at: new Date(),
+        })
+        .where('id', '=', id)
+        .execute();
       return { ok: true, removed: !!w.messenger_token_enc };
     },
 
@@ -214,16 +367,30 @@ export function createWorkersService(deps: {
      * A silent no-op (`sent:false`) without a bound bot or with CRM_DISABLE_MESSENGER_NOTIFY=1.
      * @throws 502 `messenger_unavailable` when the messenger refuses the message.
      */
-    async notify(actor: Actor, name: string, id: number, body: { event?: string; text: string; buttons?: InlineButton[] }) {
+    async notify(
+      actor: Actor,
+      name: string,
+      id: number,
+      body: { event?: string; text: string; buttons?: InlineButton[] },
+    ) {
       const p = await access.project(actor, name);
       const w = await workerRow(p, id);
       if (deps.disableNotify || !w.messenger_token_enc) return { ok: true, sent: false };
-      const owner = await db.selectFrom('users').select(['id', 'chat_id']).where('id', '=', p.owner_id).executeTakeFirstOrThrow();
+      const owner = await db
+        .selectFrom('users')
+        .select(['id', 'chat_id'])
+        .where('id', '=', p.owner_id)
+        .executeTakeFirstOrThrow();
       const text = body.event ? `[${body.event}] ${body.text}` : body.text;
       try {
-        await messenger.sendMessage(sealer.open(w.messenger_token_enc), { chatId: owner.chat_id ?? String(owner.id), text, buttons: body.buttons?.length ? body.buttons.map((b) => [b]) : undefined });
+        await messenger.sendMessage(sealer.open(w.messenger_token_enc), {
+          chatId: owner.chat_id ?? String(owner.id),
+          text,
+          buttons: body.buttons?.length ? body.buttons.map((b) => [b]) : undefined,
+        });
       } catch (err) {
-        if (err instanceof MessengerUnavailable) throw new Upstream(502, 'messenger_unavailable', 'The messenger did not accept the message.');
+        if (err instanceof MessengerUnavailable)
+          throw new Upstream(502, 'messenger_unavailable', 'The messenger did not accept the message.');
         throw err;
       }
       return { ok: true, sent: true };
@@ -237,7 +404,12 @@ export function createWorkersService(deps: {
     async suggestBotUsername(actor: Actor, name: string, id: number) {
       const p = await access.project(actor, name);
       const w = await workerRow(p, id);
-      const clean = (s: string) => s.toLowerCase().replace(/[^a-z0-9_]/g, '').replace(/_+/g, '_').replace(/^_|_$/g, '');
+      const clean = (s: string) =>
+        s
+          .toLowerCase()
+          .replace(/[^a-z0-9_]/g, '')
+          .replace(/_+/g, '_')
+          .replace(/^_|_$/g, '');
       const proj = clean(p.name) || 'project';
       const work = clean(w.label) || `worker${id}`;
       const make = (suffix: string) => {
@@ -259,16 +431,38 @@ export function createWorkersService(deps: {
     async activity(actor: Actor, name: string, id: number) {
       const p = await access.project(actor, name);
       await workerRow(p, id);
-      const logs = await db.selectFrom('activity_log').select(['type', 'title', 'detail', 'created_at'])
-        .where('project_id', '=', p.id).where('worker_id', '=', id).where('type', 'in', WORKER_ACTIVITY_TYPES)
-        .orderBy('created_at', 'desc').orderBy('id', 'desc').limit(50).execute();
+      const logs = await db
+        .selectFrom('activity_log')
+        .select(['type', 'title', 'detail', 'created_at'])
+        .where('project_id', '=', p.id)
+        .where('worker_id', '=', id)
+        .where('type', 'in', WORKER_ACTIVITY_TYPES)
+        .orderBy('created_at', 'desc')
+        .orderBy('id', 'desc')
+        .limit(50)
+        .execute();
       const dayExpr = sql<string>`to_char(created_at at time zone 'UTC', 'YYYY-MM-DD')`;
-      const days = await db.selectFrom('token_usage')
-        .select([dayExpr.as('day'), (eb) => eb.fn.sum<number>('total_tokens').as('total'), (eb) => eb.fn.max('created_at').as('last')])
-        .where('project_id', '=', p.id).where('worker_id', '=', id).groupBy(dayExpr).orderBy(dayExpr, 'desc').limit(50).execute();
+      const days = await db
+        .selectFrom('token_usage')
+        .select([
+          dayExpr.as('day'),
+          (eb) => eb.fn.sum<number>('total_tokens').as('total'),
+          (eb) => eb.fn.max('created_at').as('last'),
+        ])
+        .where('project_id', '=', p.id)
+        .where('worker_id', '=', id)
+        .groupBy(dayExpr)
+        .orderBy(dayExpr, 'desc')
+        .limit(50)
+        .execute();
       const events = [
         ...logs.map((l) => ({ type: l.type, title: l.title ?? l.type, detail: l.detail, when: l.created_at })),
-        ...days.map((d) => ({ type: 'token_budget', title: `${Number(d.total ?? 0).toLocaleString('en-US')} tokens on ${d.day}`, detail: d.day, when: d.last as Date })),
+        ...days.map((d) => ({
+          type: 'token_budget',
+          title: `${Number(d.total ?? 0).toLocaleString('en-US')} tokens on ${d.day}`,
+          detail: d.day,
+          when: d.last as Date,
+        })),
       ];
       events.sort((a, b) => new Date(b.when).getTime() - new Date(a.when).getTime());
       return { events: events.slice(0, 50) };
@@ -294,8 +488,13 @@ export function createWorkersService(deps: {
       const status = reportedWorkerStatus(w, live, new Date(now));
       const d = new Date();
       const dayStart = new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate()));
-      const { n } = await db.selectFrom('token_usage').select((eb) => eb.fn.coalesce(eb.fn.sum<number>('total_tokens'), sql<number>`0`).as('n'))
-        .where('project_id', '=', p.id).where('worker_id', '=', id).where('created_at', '>=', dayStart).executeTakeFirstOrThrow();
+      const { n } = await db
+        .selectFrom('token_usage')
+        .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('total_tokens'), sql<number>`0`).as('n'))
+        .where('project_id', '=', p.id)
+        .where('worker_id', '=', id)
+        .where('created_at', '>=', dayStart)
+        .executeTakeFirstOrThrow();
       const o = await owner(p.owner_id);
       const cap = dailyTokenCap(o.plan, { isAdmin: o.role === 'admin' });
       const today = Number(n);

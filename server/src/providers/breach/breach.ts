@@ -20,7 +20,10 @@ export function createBreachChecker(baseUrl: string | undefined, timeoutMs = 400
       const prefix = hash.slice(0, 5);
       const suffix = hash.slice(5);
       try {
-        const res = await fetch(`${baseUrl}/range/${prefix}`, { signal: AbortSignal.timeout(timeoutMs), headers: { 'Add-Padding': 'true' } });
+        const res = await fetch(`${baseUrl}/range/${prefix}`, {
+          signal: AbortSignal.timeout(timeoutMs),
+          headers: { 'Add-Padding': 'true' },
+        });
         if (!res.ok) return false;
         const body = await res.text();
         for (const line of body.split(/\r?\n/)) {

@@ -49,10 +49,17 @@ describe('local embedder', () => {
     expect(a).toHaveLength(256);
     expect(a).toEqual(b);
     expect(norm(a)).toBeCloseTo(1, 6);
-    expect(createEmbedder({ embeddingsUrl: undefined, embeddingsModel: 'm', embeddingsKey: undefined }).id).toBe('local:hash-ngram-v1');
+    expect(createEmbedder({ embeddingsUrl: undefined, embeddingsModel: 'm', embeddingsKey: undefined }).id).toBe(
+      'local:hash-ngram-v1',
+    );
   });
   it('puts texts sharing words and stems closer than unrelated ones', async () => {
-    const [q, near, stem, far] = await e.embed(['deploy the workers', 'how to deploy workers safely', 'deploying a worker', 'banana bread recipe with walnuts']);
+    const [q, near, stem, far] = await e.embed([
+      'deploy the workers',
+      'how to deploy workers safely',
+      'deploying a worker',
+      'banana bread recipe with walnuts',
+    ]);
     expect(dot(q, near)).toBeGreaterThan(dot(q, far) + 0.3);
     expect(dot(q, stem)).toBeGreaterThan(dot(q, far) + 0.1);
     expect(1 - dot(q, far)).toBeGreaterThan(e.relevantDistance);

@@ -53,4 +53,3 @@ export function normalize(v: number[]): number[] {
   if (n > 0) for (let i = 0; i < v.length; i++) v[i] /= n;
   return v;
 }
-

@@ -9,6 +9,11 @@ export { createLocalEmbedder, createOpenAiEmbedder };
 
 /** Choose the embedder from configuration: remote when `EMBEDDINGS_URL` is set, else the local one. */
 export function createEmbedder(config: Pick<Config, 'embeddingsUrl' | 'embeddingsModel' | 'embeddingsKey'>): Embedder {
-  if (config.embeddingsUrl) return createOpenAiEmbedder({ baseUrl: config.embeddingsUrl, model: config.embeddingsModel, apiKey: config.embeddingsKey });
+  if (config.embeddingsUrl)
+    return createOpenAiEmbedder({
+      baseUrl: config.embeddingsUrl,
+      model: config.embeddingsModel,
+      apiKey: config.embeddingsKey,
+    });
   return createLocalEmbedder();
 }

@@ -14,28 +14,46 @@ const MAX_CHARS = 8000;
  * @param opts.model model name sent with every request; part of the embedder id.
  * @param opts.apiKey bearer key (optional for local servers).
  */
-export function createOpenAiEmbedder(opts: { baseUrl: string; model: string; apiKey?: string; timeoutMs?: number; maxRetries?: number }): Embedder {
-  const client = new OpenAI({ apiKey: opts.apiKey || 'none', baseURL: opts.baseUrl, timeout: opts.timeoutMs ?? 60_000, maxRetries: opts.maxRetries ?? 2 });
+export function createOpenAiEmbedder(opts: {
+  baseUrl: string;
+  model: string;
+  apiKey?: string;
+  timeoutMs?: number;
+  maxRetries?: number;
+}): Embedder {
+  const client = new OpenAI({
+    apiKey: opts.apiKey || 'none',
+    baseURL: opts.baseUrl,
+    timeout: opts.timeoutMs ?? 60_000,
+    maxRetries: opts.maxRetries ?? 2,
+  });
   let known: number | undefined;
 
   const call = async (input: string[]): Promise<number[][]> => {
     let res;
     try {
-      res = await client.embeddings.create({ model: opts.model, input: input.map((t) => t.slice(0, MAX_CHARS) || ' '), encoding_format: 'float' });
+      res = await client.embeddings.create({
+        model: opts.model,
+        input: input.map((t) => t.slice(0, MAX_CHARS) || ' '),
+        encoding_format: 'float',
+      });
     } catch (err) {
-      if (err instanceof OpenAI.APIError) throw new EmbeddingsError(`The embeddings service answered ${err.status ?? 'an error'}.`, err.status);
+      if (err instanceof OpenAI.APIError)
+        throw new EmbeddingsError(`The embeddings service answered ${err.status ?? 'an error'}.`, err.status);
       throw new EmbeddingsError('The embeddings service cannot be reached.');
     }
     const out: number[][] = new Array(input.length);
     for (const d of res.data ?? []) {
-      if (!Array.isArray(d.embedding) || typeof d.index !== 'number') throw new EmbeddingsError('The embeddings service answered an unexpected shape.');
+      if (!Array.isArray(d.embedding) || typeof d.index !== 'number')
+        throw new EmbeddingsError('The embeddings service answered an unexpected shape.');
       out[d.index] = d.embedding as number[];
     }
     for (let i = 0; i < input.length; i++) {
       const v = out[i];
       if (!v || v.length === 0) throw new EmbeddingsError('The embeddings service left out a vector.');
       known ??= v.length;
-      if (v.length !== known) throw new EmbeddingsError(`The embeddings service changed dimension (${v.length} instead of ${known}).`);
+      if (v.length !== known)
+        throw new EmbeddingsError(`The embeddings service changed dimension (${v.length} instead of ${known}).`);
       normalize(v);
     }
     return out;

@@ -11,8 +11,18 @@ function toParams(req: LlmRequest) {
     typeof c === 'string'
       ? c
       : c.map((b) => {
-          if (b.type === 'image') return { type: 'image' as const, source: { type: 'base64' as const, media_type: b.media_type as 'image/png', data: b.data } };
-          if (b.type === 'tool_result') return { type: 'tool_result' as const, tool_use_id: b.tool_use_id, content: b.content, ...(b.is_error ? { is_error: true } : {}) };
+          if (b.type === 'image')
+            return {
+              type: 'image' as const,
+              source: { type: 'base64' as const, media_type: b.media_type as 'image/png', data: b.data },
+            };
+          if (b.type === 'tool_result')
+            return {
+              type: 'tool_result' as const,
+              tool_use_id: b.tool_use_id,
+              content: b.content,
+              ...(b.is_error ? { is_error: true } : {}),
+            };
           return b;
         });
   return {
@@ -20,7 +30,15 @@ function toParams(req: LlmRequest) {
     max_tokens: req.maxTokens,
     ...(req.system ? { system: req.system } : {}),
     ...(req.temperature !== undefined ? { temperature: req.temperature } : {}),
-    ...(req.tools?.length ? { tools: req.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.input_schema as Anthropic.Tool.InputSchema })) } : {}),
+    ...(req.tools?.length
+      ? {
+          tools: req.tools.map((t) => ({
+            name: t.name,
+            description: t.description,
+            input_schema: t.input_schema as Anthropic.Tool.InputSchema,
+          })),
+        }
+      : {}),
     messages: req.messages.map((m) => ({ role: m.role, content: content(m.content) })) as Anthropic.MessageParam[],
   };
 }
@@ -29,7 +47,8 @@ function toResponse(msg: Anthropic.Message): LlmResponse {
   const content: LlmResponse['content'] = [];
   for (const b of msg.content) {
     if (b.type === 'text') content.push({ type: 'text', text: b.text });
-    else if (b.type === 'tool_use') content.push({ type: 'tool_use', id: b.id, name: b.name, input: (b.input ?? {}) as Record<string, unknown> });
+    else if (b.type === 'tool_use')
+      content.push({ type: 'tool_use', id: b.id, name: b.name, input: (b.input ?? {}) as Record<string, unknown> });
   }
   const u = msg.usage as Anthropic.Usage;
   return {
@@ -46,19 +65,37 @@ function toResponse(msg: Anthropic.Message): LlmResponse {
 
 function toError(err: unknown, signal?: AbortSignal): LlmError {
   if (signal?.aborted) return new LlmError('aborted', 'The model call was cancelled.');
-  if (err instanceof Anthropic.APIConnectionTimeoutError) return new LlmError('timeout', 'The model provider did not answer in time.');
+  if (err instanceof Anthropic.APIConnectionTimeoutError)
+    return new LlmError('timeout', 'The model provider did not answer in time.');
   if (err instanceof Anthropic.APIUserAbortError) return new LlmError('aborted', 'The model call was cancelled.');
-  if (err instanceof Anthropic.APIConnectionError) return new LlmError('network', 'The model provider cannot be reached.');
+  if (err instanceof Anthropic.APIConnectionError)
+    return new LlmError('network', 'The model provider cannot be reached.');
   if (err instanceof Anthropic.APIError) {
     const kind = kindOfStatus(err.status);
     const detail = (err.error as { error?: { message?: string } } | undefined)?.error?.message;
-    return new LlmError(kind, `The model provider answered ${err.status ?? 'an error'}${detail ? `: ${detail.slice(0, 200)}` : ''}.`, err.status);
+    return new LlmError(
+      kind,
+      `The model provider answered ${err.status ?? 'an error'}${detail ? `: ${detail.slice(0, 200)}` : ''}.`,
+      err.status,
+    );
   }
   return new LlmError('server', 'The model call failed.');
 }
 
-export function createAnthropicProvider(opts: { baseUrl: string; timeoutMs?: number; maxRetries?: number }): LlmProvider {
-  const client = clientCache((apiKey) => new Anthropic({ apiKey, baseURL: opts.baseUrl, timeout: opts.timeoutMs ?? 120_000, maxRetries: opts.maxRetries ?? 1 }));
+export function createAnthropicProvider(opts: {
+  baseUrl: string;
+  timeoutMs?: number;
+  maxRetries?: number;
+}): LlmProvider {
+  const client = clientCache(
+    (apiKey) =>
+      new Anthropic({
+        apiKey,
+        baseURL: opts.baseUrl,
+        timeout: opts.timeoutMs ?? 120_000,
+        maxRetries: opts.maxRetries ?? 1,
+      }),
+  );
   return {
     vendor: 'anthropic',
     async complete(req, onEvent) {

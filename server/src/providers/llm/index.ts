@@ -16,7 +16,9 @@ import type { LlmProvider } from './llm.ts';
 export * from './llm.ts';
 
 export function createLlmProvider(config: Pick<Config, 'llmProvider' | 'llmBaseUrl'>): LlmProvider {
-  return config.llmProvider === 'openai' ? createOpenAiProvider({ baseUrl: config.llmBaseUrl }) : createAnthropicProvider({ baseUrl: config.llmBaseUrl });
+  return config.llmProvider === 'openai'
+    ? createOpenAiProvider({ baseUrl: config.llmBaseUrl })
+    : createAnthropicProvider({ baseUrl: config.llmBaseUrl });
 }
 
 export interface ResolvedKey {
@@ -38,13 +40,22 @@ export interface LlmKeys {
 export function createLlmKeys(deps: { db: Kysely<DB>; sealer: Sealer; secrets: SecretStore }): LlmKeys {
   const platform = async (): Promise<ResolvedKey> => {
     const key = await deps.secrets.get('PLATFORM_LLM_KEY');
-    if (!key) throw new Upstream(503, 'llm_unavailable', 'No platform LLM key is configured; an administrator can set PLATFORM_LLM_KEY.');
+    if (!key)
+      throw new Upstream(
+        503,
+        'llm_unavailable',
+        'No platform LLM key is configured; an administrator can set PLATFORM_LLM_KEY.',
+      );
     return { key, source: 'platform' };
   };
   return {
     platform,
     async forUser(userId, opts = {}) {
-      const row = await deps.db.selectFrom('account_settings').select('llm_key_enc').where('user_id', '=', userId).executeTakeFirst();
+      const row = await deps.db
+        .selectFrom('account_settings')
+        .select('llm_key_enc')
+        .where('user_id', '=', userId)
+        .executeTakeFirst();
       if (row?.llm_key_enc) {
         try {
           return { key: deps.sealer.open(row.llm_key_enc), source: 'own' };

@@ -56,7 +56,15 @@ export interface LlmResponse {
 export type LlmStreamEvent = { type: 'text_delta'; delta: string };
 
 /** Why a call failed; the worker runtime's cascade escalates on some of these. */
-export type LlmErrorKind = 'auth' | 'rate_limit' | 'overloaded' | 'invalid_request' | 'network' | 'timeout' | 'server' | 'aborted';
+export type LlmErrorKind =
+  | 'auth'
+  | 'rate_limit'
+  | 'overloaded'
+  | 'invalid_request'
+  | 'network'
+  | 'timeout'
+  | 'server'
+  | 'aborted';
 
 export class LlmError extends Error {
   constructor(

@@ -19,27 +19,46 @@ export function toChatMessages(req: Pick<LlmRequest, 'system' | 'messages'>): Ch
       continue;
     }
     if (m.role === 'assistant') {
-      const text = m.content.filter((b) => b.type === 'text').map((b) => (b as { text: string }).text).join('');
+      const text = m.content
+        .filter((b) => b.type === 'text')
+        .map((b) => (b as { text: string }).text)
+        .join('');
       const calls = m.content.filter((b): b is Extract<LlmContent, { type: 'tool_use' }> => b.type === 'tool_use');
       out.push({
         role: 'assistant',
         content: text || null,
-        ...(calls.length ? { tool_calls: calls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: JSON.stringify(c.input) } })) } : {}),
+        ...(calls.length
+          ? {
+              tool_calls: calls.map((c) => ({
+                id: c.id,
+                type: 'function' as const,
+                function: { name: c.name, arguments: JSON.stringify(c.input) },
+              })),
+            }
+          : {}),
       });
       continue;
     }
     const parts: OpenAI.Chat.Completions.ChatCompletionContentPart[] = [];
     for (const b of m.content) {
-      if (b.type === 'tool_result') out.push({ role: 'tool', tool_call_id: b.tool_use_id, content: b.is_error ? `Error: ${b.content}` : b.content });
+      if (b.type === 'tool_result')
+        out.push({
+          role: 'tool',
+          tool_call_id: b.tool_use_id,
+          content: b.is_error ? `Error: ${b.content}` : b.content,
+        });
       else if (b.type === 'text') parts.push({ type: 'text', text: b.text });
-      else if (b.type === 'image') parts.push({ type: 'image_url', image_url: { url: `data:${b.media_type};base64,${b.data}` } });
+      else if (b.type === 'image')
+        parts.push({ type: 'image_url', image_url: { url: `data:${b.media_type};base64,${b.data}` } });
     }
-    if (parts.length) out.push({ role: 'user', content: parts.length === 1 && parts[0].type === 'text' ? parts[0].text : parts });
+    if (parts.length)
+      out.push({ role: 'user', content: parts.length === 1 && parts[0].type === 'text' ? parts[0].text : parts });
   }
   return out;
 }
 
-const stopReason = (r: string | null | undefined) => (r === 'tool_calls' ? 'tool_use' : r === 'length' ? 'max_tokens' : r === 'stop' || !r ? 'end_turn' : r);
+const stopReason = (r: string | null | undefined) =>
+  r === 'tool_calls' ? 'tool_use' : r === 'length' ? 'max_tokens' : r === 'stop' || !r ? 'end_turn' : r;
 
 const parseArgs = (s: string): Record<string, unknown> => {
   try {
@@ -52,15 +71,29 @@ const parseArgs = (s: string): Record<string, unknown> => {
 
 function toError(err: unknown, signal?: AbortSignal): LlmError {
   if (signal?.aborted) return new LlmError('aborted', 'The model call was cancelled.');
-  if (err instanceof OpenAI.APIConnectionTimeoutError) return new LlmError('timeout', 'The model provider did not answer in time.');
+  if (err instanceof OpenAI.APIConnectionTimeoutError)
+    return new LlmError('timeout', 'The model provider did not answer in time.');
   if (err instanceof OpenAI.APIUserAbortError) return new LlmError('aborted', 'The model call was cancelled.');
   if (err instanceof OpenAI.APIConnectionError) return new LlmError('network', 'The model provider cannot be reached.');
-  if (err instanceof OpenAI.APIError) return new LlmError(kindOfStatus(err.status), `The model provider answered ${err.status ?? 'an error'}.`, err.status);
+  if (err instanceof OpenAI.APIError)
+    return new LlmError(
+      kindOfStatus(err.status),
+      `The model provider answered ${err.status ?? 'an error'}.`,
+      err.status,
+    );
   return new LlmError('server', 'The model call failed.');
 }
 
 export function createOpenAiProvider(opts: { baseUrl: string; timeoutMs?: number; maxRetries?: number }): LlmProvider {
-  const client = clientCache((apiKey) => new OpenAI({ apiKey, baseURL: opts.baseUrl, timeout: opts.timeoutMs ?? 120_000, maxRetries: opts.maxRetries ?? 1 }));
+  const client = clientCache(
+    (apiKey) =>
+      new OpenAI({
+        apiKey,
+        baseURL: opts.baseUrl,
+        timeout: opts.timeoutMs ?? 120_000,
+        maxRetries: opts.maxRetries ?? 1,
+      }),
+  );
   return {
     vendor: 'openai',
     async complete(req, onEvent) {
@@ -69,25 +102,48 @@ export function createOpenAiProvider(opts: { baseUrl: string; timeoutMs?: number
         messages: toChatMessages(req),
         max_tokens: req.maxTokens,
         ...(req.temperature !== undefined ? { temperature: req.temperature } : {}),
-        ...(req.tools?.length ? { tools: req.tools.map((t) => ({ type: 'function' as const, function: { name: t.name, description: t.description, parameters: t.input_schema } })) } : {}),
+        ...(req.tools?.length
+          ? {
+              tools: req.tools.map((t) => ({
+                type: 'function' as const,
+                function: { name: t.name, description: t.description, parameters: t.input_schema },
+              })),
+            }
+          : {}),
       };
       try {
         if (!onEvent) {
-          const r = await client(req.apiKey).chat.completions.create({ ...base, stream: false }, { signal: req.signal });
+          const r = await client(req.apiKey).chat.completions.create(
+            { ...base, stream: false },
+            { signal: req.signal },
+          );
           const choice = r.choices[0];
           const content: LlmResponse['content'] = [];
           if (choice?.message?.content) content.push({ type: 'text', text: choice.message.content });
           for (const c of choice?.message?.tool_calls ?? []) {
-            if (c.type === 'function') content.push({ type: 'tool_use', id: c.id, name: c.function.name, input: parseArgs(c.function.arguments) });
+            if (c.type === 'function')
+              content.push({
+                type: 'tool_use',
+                id: c.id,
+                name: c.function.name,
+                input: parseArgs(c.function.arguments),
+              });
           }
           return {
             content,
             stop_reason: stopReason(choice?.finish_reason),
             model: r.model ?? req.model,
-            usage: { input_tokens: r.usage?.prompt_tokens ?? 0, output_tokens: r.usage?.completion_tokens ?? 0, cache_tokens: r.usage?.prompt_tokens_details?.cached_tokens ?? 0 },
+            usage: {
+              input_tokens: r.usage?.prompt_tokens ?? 0,
+              output_tokens: r.usage?.completion_tokens ?? 0,
+              cache_tokens: r.usage?.prompt_tokens_details?.cached_tokens ?? 0,
+            },
           };
         }
-        const stream = await client(req.apiKey).chat.completions.create({ ...base, stream: true, stream_options: { include_usage: true } }, { signal: req.signal });
+        const stream = await client(req.apiKey).chat.completions.create(
+          { ...base, stream: true, stream_options: { include_usage: true } },
+          { signal: req.signal },
+        );
         let text = '';
         let finish: string | null = null;
         let model = req.model;
@@ -117,7 +173,8 @@ export function createOpenAiProvider(opts: { baseUrl: string; timeoutMs?: number
         }
         const content: LlmResponse['content'] = [];
         if (text) content.push({ type: 'text', text });
-        for (const [i, c] of [...calls.entries()].sort((a, b) => a[0] - b[0])) content.push({ type: 'tool_use', id: c.id || `call_${i}`, name: c.name, input: parseArgs(c.args) });
+        for (const [i, c] of [...calls.entries()].sort((a, b) => a[0] - b[0]))
+          content.push({ type: 'tool_use', id: c.id || `call_${i}`, name: c.name, input: parseArgs(c.args) });
         return { content, stop_reason: stopReason(finish), model, usage };
       } catch (err) {
         throw toError(err, req.signal);

@@ -32,7 +32,8 @@ export interface MailerOptions {
   log: FastifyBaseLogger;
 }
 
-const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+const escapeHtml = (s: string) =>
+  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
 export function createMailer(opts: MailerOptions): Mailer {
   const transport = opts.smtpUrl ? nodemailer.createTransport(opts.smtpUrl) : undefined;
@@ -63,7 +64,17 @@ export function createMailer(opts: MailerOptions): Mailer {
       }
       const row = await opts.db
         .insertInto('outbox')
-        .values({ to_addr: msg.to, subject: msg.subject, text_body: text, html_body: html, headers: JSON.stringify(headers), kind: msg.kind, status, error, sent_at: status === 'sent' ? new Date() : null })
+        .values({
+          to_addr: msg.to,
+          subject: msg.subject,
+          text_body: text,
+          html_body: html,
+          headers: JSON.stringify(headers),
+          kind: msg.kind,
+          status,
+          error,
+          sent_at: status === 'sent' ? new Date() : null,
+        })
         .returning('id')
         .executeTakeFirstOrThrow();
       return { sent: status === 'sent', id: row.id };
