@@ -22,7 +22,6 @@ import { openDatabase, type Database } from '../server/src/db/database.ts';
 import { migrateToLatest } from '../server/src/db/migrate.ts';
 import { createKnowledgeIndex } from '../server/src/modules/knowledge/knowledge.index.ts';
 import { createLocalEmbedder } from '../server/src/providers/embeddings/index.ts';
-import { createDocSources } from '../server/src/lib/doc-sources.ts';
 import { createJobQueue } from '../server/src/jobs/queue.ts';
 
 const CHUNKS = Number(process.env.BENCH_CHUNKS ?? 100_000);
@@ -124,7 +123,7 @@ async function runOn(label: string, database: Database, docs: Doc[]): Promise<Ro
     db: database.db,
     database,
     embedder: createLocalEmbedder(),
-    docSources: createDocSources(),
+    loaders: {},
     jobs: createJobQueue(database, quiet),
     log: quiet,
   });
@@ -179,7 +178,7 @@ async function runOn(label: string, database: Database, docs: Doc[]): Promise<Ro
     db: database.db,
     database,
     embedder: createLocalEmbedder(),
-    docSources: createDocSources(),
+    loaders: {},
     jobs: createJobQueue(database, quiet),
     log: quiet,
   }).start();

@@ -8,7 +8,8 @@ import path from 'node:path';
 import { loadConfig } from '../server/src/config.ts';
 import { openDatabase } from '../server/src/db/database.ts';
 import { migrateToLatest } from '../server/src/db/migrate.ts';
-import { buildApp, createDeps } from '../server/src/app.ts';
+import { buildApp } from '../server/src/app.ts';
+import { createDeps } from '../server/src/deps.ts';
 
 const silent: any = {
   info() {},

@@ -13,7 +13,8 @@ import autocannon from 'autocannon';
 import { loadConfig } from '../server/src/config.ts';
 import { openDatabase } from '../server/src/db/database.ts';
 import { migrateToLatest } from '../server/src/db/migrate.ts';
-import { buildApp, createDeps } from '../server/src/app.ts';
+import { buildApp } from '../server/src/app.ts';
+import { createDeps } from '../server/src/deps.ts';
 import { WORKER_COLUMNS } from '../server/src/modules/workers/workers.repo.ts';
 import { WORKER_PRESETS } from '../server/src/modules/workers/presets.ts';
 

@@ -1,15 +1,9 @@
 /**
- * buildApp(deps): the Fastify instance with every module registered. `main.ts` and the tests build it;
- * `routes-cli.ts` builds it without a database to list the routes.
+ * buildApp(deps): the Fastify instance with every area's routes registered over the services of the
+ * composition root. `main.ts` and the tests build it; `routes-cli.ts` builds it without a database to list
+ * the routes. Only the entry points import this file.
  */
-import Fastify, {
-  LogController,
-  type FastifyBaseLogger,
-  type FastifyInstance,
-  type FastifyServerOptions,
-  type RawServerDefault,
-} from 'fastify';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -22,62 +16,12 @@ import addFormatsModule from 'ajv-formats';
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (
   ajv: Ajv,
 ) => Ajv;
-import type { Kysely } from 'kysely';
-import type { Config } from './config.ts';
-import type { Database } from './db/database.ts';
-import type { DB } from './db/types.ts';
 import { installErrorHandling } from './http/errors.ts';
-import { createUserCache, installAuth, type UserCache } from './http/auth.ts';
-import { createTokens, type Tokens } from './http/tokens.ts';
-import { createSealer, type Sealer } from './secrets/crypto.ts';
-import { createSecretStore, type SecretStore } from './secrets/secret-store.ts';
-import type { Keys } from './secrets/keys.ts';
-import { createMailer, type Mailer } from './providers/mail/mail.ts';
-import { createBreachChecker, type BreachChecker } from './providers/breach/breach.ts';
-import { createBlobStorage, type BlobStorage } from './storage/storage.ts';
-import { createActivityLog, type ActivityLog } from './lib/activity.ts';
-import { createAccess, type Access } from './access/access.ts';
-import { createJobQueue, type JobQueue } from './jobs/queue.ts';
-import { createDocSources, type DocSources } from './lib/doc-sources.ts';
-import { createLlmKeys, createLlmProvider, type LlmKeys, type LlmProvider } from './providers/llm/index.ts';
-import { createEmbedder, type Embedder } from './providers/embeddings/index.ts';
-import { modules } from './modules/index.ts';
-import type { ToolRegistry } from './modules/runtime/tools.ts';
-import type { AgentPorts } from './modules/runtime/ports.ts';
-import { createBuiltinEngine, type AgentEngine } from './modules/runtime/engine.ts';
-import { createDefaultToolRegistry } from './modules/runtime/builtin-tools.ts';
-
-/** Everything a module may use; wired once here (DESIGN.md house style 4). */
-export interface AppDeps {
-  config: Config;
-  database: Database;
-  db: Kysely<DB>;
-  keys: Keys;
-  sealer: Sealer;
-  secrets: SecretStore;
-  tokens: Tokens;
-  mailer: Mailer;
-  breach: BreachChecker;
-  storage: BlobStorage;
-  activity: ActivityLog;
-  access: Access;
-  jobs: JobQueue;
-  docSources: DocSources;
-  /** Short-lived cache of the auth hook's user rows; call `invalidate(id)` after changing a user. */
-  userCache: UserCache;
-  /** The configured LLM vendor (Anthropic Messages API or OpenAI-compatible). */
-  llm: LlmProvider;
-  /** Which key an LLM call uses: the user's own or the platform key. */
-  llmKeys: LlmKeys;
-  /** The agent's tools (worker runtime); areas add theirs with `agentTools.register`. */
-  agentTools: ToolRegistry;
-  /** Ports the agent's tools call (issues, skills, wiki, search); the owning modules set them at registration. */
-  agentPorts: AgentPorts;
-  /** The engine that executes agent runs (built-in model loop). */
-  agentEngine: AgentEngine;
-  /** Text embedder of the semantic index: OpenAI-compatible `EMBEDDINGS_URL`, or the built-in local one. */
-  embeddings: Embedder;
-}
+import { installAuth } from './http/auth.ts';
+import type { AppDeps } from './deps.ts';
+import { redactUrl } from './http/logging.ts';
+import { registerRoutes } from './modules/routes.ts';
+import { createServices, type Services } from './services.ts';
 
 export type App = FastifyInstance;
 
@@ -87,88 +31,16 @@ declare module 'fastify' {
     routeList: string[];
   }
 }
-export type TypedApp = FastifyInstance<
-  RawServerDefault,
-  IncomingMessage,
-  ServerResponse,
-  FastifyBaseLogger,
-  TypeBoxTypeProvider
->;
-
-/** A module: registers its routes (and may start background work) with the shared deps. */
-export type Module = (app: TypedApp, deps: AppDeps) => Promise<void> | void;
 
 /**
- * Build the default dependencies over an open database. Tests pass `overrides` to swap a provider
- * (e.g. a breach checker pointed at a local stand-in); nothing in `src/` branches on tests.
+ * Build the Fastify app over the infrastructure `deps`: plugins, authentication, every area's routes with
+ * the services of the composition root (built here unless given), and the lifecycle hooks.
  */
-export function createDeps(
-  config: Config,
-  database: Database,
-  keys: Keys,
-  log: FastifyServerOptions['loggerInstance'] | any,
-  overrides: Partial<AppDeps> = {},
-): AppDeps {
-  const sealer = overrides.sealer ?? createSealer(keys.secretEncryptionKey);
-  const db = database.db;
-  const secrets = overrides.secrets ?? createSecretStore(db, sealer);
-  const llm = overrides.llm ?? createLlmProvider(config);
-  return {
-    config,
-    database,
-    db,
-    keys,
-    sealer,
-    secrets,
-    tokens: overrides.tokens ?? createTokens(keys.crmSecret),
-    mailer:
-      overrides.mailer ??
-      createMailer({ db, appUrl: config.appUrl, from: config.mailFrom, smtpUrl: config.smtpUrl, log }),
-    breach: overrides.breach ?? createBreachChecker(config.breachCheckUrl),
-    storage: overrides.storage ?? createBlobStorage(config.dataDir),
-    activity: overrides.activity ?? createActivityLog(db, log),
-    access: overrides.access ?? createAccess(db, config.dataDir),
-    jobs: overrides.jobs ?? createJobQueue(database, log),
-    docSources: overrides.docSources ?? createDocSources(),
-    userCache: overrides.userCache ?? createUserCache(),
-    llm,
-    llmKeys: overrides.llmKeys ?? createLlmKeys({ db, sealer, secrets }),
-    agentTools: overrides.agentTools ?? createDefaultToolRegistry(),
-    agentPorts: overrides.agentPorts ?? {},
-    agentEngine: overrides.agentEngine ?? createBuiltinEngine(llm),
-    embeddings: overrides.embeddings ?? createEmbedder(config),
-  };
-}
-
-const redactUrl = (url: string) => url.replace(/([?&]token=)[^&]*/g, '$1[redacted]');
-
-/** Pino options shared by the server: no secrets, tokens or passwords in logs (DESIGN.md house style 10). */
-export function loggerOptions(level: string) {
-  return {
-    level,
-    redact: {
-      paths: [
-        'req.headers.authorization',
-        'req.headers.cookie',
-        'req.headers["x-token"]',
-        '*.password',
-        '*.token',
-        '*.llm_key',
-      ],
-      censor: '[redacted]',
-    },
-    serializers: {
-      req(req: any) {
-        return { method: req.method, url: redactUrl(req.url ?? ''), remoteAddress: req.ip };
-      },
-    },
-  };
-}
-
 export async function buildApp(
   deps: AppDeps,
-  opts: { logger?: boolean | object; loggerInstance?: any } = {},
+  opts: { logger?: boolean | object; loggerInstance?: any; services?: Services } = {},
 ): Promise<App> {
+  const services = opts.services ?? createServices(deps);
   const app = Fastify({
     ...(opts.loggerInstance ? { loggerInstance: opts.loggerInstance } : { logger: opts.logger ?? false }),
     trustProxy: deps.config.trustProxy,
@@ -241,13 +113,12 @@ export async function buildApp(
     operatorEmail: deps.config.operatorEmail,
     userCache: deps.userCache,
   });
-  const typed = app.withTypeProvider<TypeBoxTypeProvider>();
-  for (const mod of modules) await mod(typed, deps);
+  registerRoutes(app.withTypeProvider<TypeBoxTypeProvider>(), services);
   app.addHook('onReady', async () => {
-    await deps.jobs.start();
+    await services.lifecycle.start();
   });
   app.addHook('onClose', async () => {
-    await deps.jobs.stop();
+    await services.lifecycle.stop();
   });
   return app;
 }

@@ -56,6 +56,8 @@ export const EnvSchema = Type.Object({
   DOCKER_HOST: Type.Optional(Type.String()),
   TRUST_PROXY: Bool01,
   CRM_DISABLE_MESSENGER_NOTIFY: Bool01,
+  FILES_UPLOAD_LIMIT_BYTES: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,11}$' })),
+  FILES_CLONE_TIMEOUT_MS: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,7}$' })),
   LOG_LEVEL: Type.Optional(
     Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent', ''].map((l) => Type.Literal(l))),
   ),
@@ -110,6 +112,8 @@ export interface Config {
   trustProxy: boolean;
   disableMessengerNotify: boolean;
   logLevel: string;
+  /** Project file uploads: bytes per file (specification, Limits → Files: 100 MB) and the clone time limit (ms). */
+  files: { uploadLimitBytes: number; cloneTimeoutMs: number };
   /** Managed secrets found in the environment (imported into the secret store at start). */
   managedSecretsFromEnv: Partial<Record<ManagedSecretName, string>>;
 }
@@ -203,6 +207,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     trustProxy: truthy(e.TRUST_PROXY),
     disableMessengerNotify: truthy(e.CRM_DISABLE_MESSENGER_NOTIFY),
     logLevel: nonEmpty(e.LOG_LEVEL) ?? 'info',
+    files: {
+      uploadLimitBytes: e.FILES_UPLOAD_LIMIT_BYTES ? Number(e.FILES_UPLOAD_LIMIT_BYTES) : 100 * 1024 * 1024,
+      cloneTimeoutMs: e.FILES_CLONE_TIMEOUT_MS ? Number(e.FILES_CLONE_TIMEOUT_MS) : 60_000,
+    },
     managedSecretsFromEnv: managed,
   });
 }

@@ -9,7 +9,9 @@ import { ConfigError, loadConfig } from './config.ts';
 import { openDatabase } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
 import { ensureKeys } from './secrets/keys.ts';
-import { buildApp, createDeps, loggerOptions } from './app.ts';
+import { buildApp } from './app.ts';
+import { createDeps } from './deps.ts';
+import { loggerOptions } from './http/logging.ts';
 
 async function main() {
   let config;

@@ -3,7 +3,9 @@
  * Builds the app over a database stand-in that refuses use: no server starts, no database is needed.
  */
 import { loadConfig } from './config.ts';
-import { buildApp, createDeps } from './app.ts';
+import { buildApp } from './app.ts';
+import { createDeps } from './deps.ts';
+import { silentLogger } from './lib/logger.ts';
 import type { Database } from './db/database.ts';
 
 const refuse = new Proxy(
@@ -22,15 +24,11 @@ const database = {
   close: async () => {},
 } as unknown as Database;
 const config = loadConfig({ DATA_DIR: process.env.DATA_DIR ?? './data' });
-const silent = {
-  info() {},
-  warn() {},
-  error() {},
-  debug() {},
-  child() {
-    return silent;
-  },
-};
-const deps = createDeps(config, database, { crmSecret: 'x'.repeat(32), secretEncryptionKey: 'y'.repeat(32) }, silent);
+const deps = createDeps(
+  config,
+  database,
+  { crmSecret: 'x'.repeat(32), secretEncryptionKey: 'y'.repeat(32) },
+  silentLogger,
+);
 const app = await buildApp(deps, { logger: false });
-process.stdout.write([...new Set(app.routeList)].join('\n') + '\n');
+process.stdout.write(`${[...new Set(app.routeList)].join('\n')}\n`);

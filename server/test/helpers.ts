@@ -10,7 +10,10 @@ import { inject } from 'vitest';
 import type { InjectOptions } from 'fastify';
 import { loadConfig, type Config } from '../src/config.ts';
 import { openDatabase, type Database } from '../src/db/database.ts';
-import { buildApp, createDeps, type App, type AppDeps } from '../src/app.ts';
+import { buildApp, type App } from '../src/app.ts';
+import { type AppDeps, createDeps } from '../src/deps.ts';
+import { createServices, type Services, type ServicesOptions } from '../src/services.ts';
+import { silentLogger as silent } from '../src/lib/logger.ts';
 import { hashPassword } from '../src/modules/accounts/accounts.service.ts';
 
 export const TEST_KEYS = {
@@ -18,20 +21,11 @@ export const TEST_KEYS = {
   secretEncryptionKey: 'test-encryption-key-0123456789abcdef',
 };
 
-const silent: any = {
-  info() {},
-  warn() {},
-  error() {},
-  debug() {},
-  trace() {},
-  fatal() {},
-  child: () => silent,
-  level: 'silent',
-};
-
 export interface TestApp {
   app: App;
   deps: AppDeps;
+  /** The services of the app's composition root (the same instances the routes call). */
+  services: Services;
   db: AppDeps['db'];
   database: Database;
   config: Config;
@@ -83,18 +77,32 @@ export async function openTestDatabase(dataDir: string): Promise<{ database: Dat
  * @param opts.overrides providers to swap (stand-ins), as `createDeps` takes them.
  */
 export async function buildTestApp(
-  opts: { env?: Record<string, string>; overrides?: Partial<AppDeps>; logger?: any } = {},
+  opts: {
+    env?: Record<string, string>;
+    overrides?: Partial<AppDeps>;
+    logger?: any;
+    /** Options of the composition root (e.g. in-memory document loaders, see knowledge-helpers.ts). */
+    services?: ServicesOptions;
+    /** Called with the infrastructure before the app starts (bind a test store to the job queue). */
+    onDeps?: (deps: AppDeps) => void;
+  } = {},
 ): Promise<TestApp> {
   const dataDir = fs.mkdtempSync(path.join(path.resolve('.tmp'), 'data-'));
   const { database, drop } = await openTestDatabase(dataDir);
   const config = loadConfig({ DATA_DIR: dataDir, BREACH_CHECK_URL: 'off', APP_URL: 'http://app.test', ...opts.env });
   const log = opts.logger ?? silent;
   const deps = createDeps(config, database, TEST_KEYS, log, opts.overrides);
-  const app = await buildApp(deps, opts.logger ? { loggerInstance: opts.logger } : { logger: false });
+  opts.onDeps?.(deps);
+  const services = createServices(deps, opts.services);
+  const app = await buildApp(deps, {
+    services,
+    ...(opts.logger ? { loggerInstance: opts.logger } : { logger: false }),
+  });
   await app.ready();
   return {
     app,
     deps,
+    services,
     db: database.db,
     database,
     config,

@@ -19,6 +19,27 @@ export interface ProjectRef {
   dir: string;
 }
 
+/**
+ * The admin rule (Authentication rule 7), checked first in every admin-only service method, not only on
+ * the route. @throws Forbidden 403 `admin_required`.
+ */
+export function requireAdmin(actor: Pick<Actor, 'isAdmin'>): void {
+  if (!actor.isAdmin) throw new Forbidden('This action needs an administrator.', 'admin_required');
+}
+
+/**
+ * Owner or admin may change a record (a project, a published global skill, a template).
+ * @throws Forbidden 403 with `code` otherwise.
+ */
+export function requireOwnerOrAdmin(
+  actor: Pick<Actor, 'id' | 'isAdmin'>,
+  ownerId: number | null,
+  message = 'Only its owner or an administrator may change this.',
+  code = 'forbidden',
+): void {
+  if (!actor.isAdmin && ownerId !== actor.id) throw new Forbidden(message, code);
+}
+
 /** Pure rule: owner or admin. */
 export function canAccessProject(actor: Pick<Actor, 'id' | 'isAdmin'>, project: { owner_id: number }): boolean {
   return actor.isAdmin || project.owner_id === actor.id;

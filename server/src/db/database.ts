@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { DB } from './types.ts';
 import { Lock, PGliteDialect } from './pglite-dialect.ts';
+import { assertNoOpenTransaction, GuardedKysely } from './tx-guard.ts';
 
 export interface Database {
   db: Kysely<DB>;
@@ -73,13 +74,14 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
   });
   await pglite.exec('create extension if not exists vector');
   const lock = new Lock();
-  const db = new Kysely<DB>({ dialect: new PGliteDialect(pglite, lock) });
+  const db = new GuardedKysely<DB>({ dialect: new PGliteDialect(pglite, lock) });
   return {
     db,
     kind: 'pglite',
     location: dir ?? 'memory',
     vector: true,
     async executeSql(text, values) {
+      assertNoOpenTransaction('A raw SQL statement (job queue)');
       return lock.run(async () => {
         if (!values || values.length === 0) {
           const results = await pglite.exec(text);

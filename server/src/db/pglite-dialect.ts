@@ -20,6 +20,7 @@ import {
   type QueryResult,
   type TransactionSettings,
 } from 'kysely';
+import { assertNoOpenTransaction } from './tx-guard.ts';
 
 /** FIFO async mutex. */
 export class Lock {
@@ -74,6 +75,7 @@ export class PGliteDriver implements Driver {
   }
   async init(): Promise<void> {}
   async acquireConnection(): Promise<DatabaseConnection> {
+    assertNoOpenTransaction();
     this.releaseFn = await this.lock.acquire();
     return this.conn;
   }

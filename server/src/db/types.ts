@@ -207,7 +207,25 @@ export interface UsageTables {
     total_tokens: Generated<number>;
     /** The agent run that made the call (worker runtime), if any. */
     run_id: ColumnType<number | null, number | null | undefined, number | null>;
+    /** Whose key paid: the user's own, the platform's, or the platform's drawing on the owner's trial. */
+    key_source: ColumnType<
+      'own' | 'platform' | 'trial',
+      'own' | 'platform' | 'trial' | undefined,
+      'own' | 'platform' | 'trial'
+    >;
     created_at: TimestampDefault;
+  };
+  /** Worst cases of model calls under way (budgets hold during a run). */
+  token_reservations: {
+    id: Generated<number>;
+    user_id: number;
+    project_id: number | null;
+    worker_id: number | null;
+    run_id: number | null;
+    key_source: 'own' | 'platform' | 'trial';
+    tokens: number;
+    created_at: TimestampDefault;
+    expires_at: Timestamp;
   };
 }
 

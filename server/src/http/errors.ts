@@ -113,21 +113,17 @@ export function installErrorHandling(app: FastifyInstance): void {
     if (known) return reply.status(known[0]).send({ error: known[1], message: known[2] });
     const status = typeof fe.statusCode === 'number' ? fe.statusCode : 500;
     if (status >= 400 && status < 500) {
-      return reply
-        .status(status)
-        .send({
-          error: status === 404 ? 'not_found' : 'invalid_request',
-          message: 'The request could not be processed.',
-        });
+      return reply.status(status).send({
+        error: status === 404 ? 'not_found' : 'invalid_request',
+        message: 'The request could not be processed.',
+      });
     }
     req.log.error({ err }, 'unexpected failure');
-    return reply
-      .status(500)
-      .send({
-        error: 'internal_error',
-        message: 'Something went wrong on our side; the request id helps us find it.',
-        request_id: req.id,
-      });
+    return reply.status(500).send({
+      error: 'internal_error',
+      message: 'Something went wrong on our side; the request id helps us find it.',
+      request_id: req.id,
+    });
   });
   app.setNotFoundHandler((req, reply) => {
     reply.status(404).send({ error: 'not_found', message: `No route ${req.method} ${req.url.split('?')[0]}.` });

@@ -6,6 +6,11 @@ import { createJobQueue } from './queue.ts';
 import type { Database } from '../db/database.ts';
 
 const quiet = { error() {}, warn() {} };
+interface TestJobs {
+  'test.tx': { v: string };
+  'test.restart': { n: number };
+  'test.retry': Record<string, never>;
+}
 let database: Database;
 let drop: () => Promise<void>;
 const dir = fs.mkdtempSync(path.join(path.resolve('.tmp'), 'jobs-'));
@@ -29,9 +34,9 @@ afterAll(async () => {
 
 describe('durable job queue', () => {
   it('runs a job sent in a committed transaction and never one sent in a rolled-back transaction', async () => {
-    const q = createJobQueue(database, quiet);
+    const q = createJobQueue<TestJobs>(database, quiet);
     const seen: string[] = [];
-    q.define<{ v: string }>('test.tx', async (d) => void seen.push(d.v));
+    q.define('test.tx', async (d) => void seen.push(d.v));
     await q.start();
     await database.db.transaction().execute(async (tx) => {
       await q.send('test.tx', { v: 'committed' }, { tx });
@@ -50,17 +55,17 @@ describe('durable job queue', () => {
   });
 
   it('keeps a job sent before a stop and runs it after the next start (restart)', async () => {
-    const first = createJobQueue(database, quiet);
+    const first = createJobQueue<TestJobs>(database, quiet);
     first.define('test.restart', async () => {
       throw new Error('this instance never runs it');
     });
     // Not started with workers for this queue: send only.
-    const sender = createJobQueue(database, quiet);
+    const sender = createJobQueue<TestJobs>(database, quiet);
     await sender.send('test.restart', { n: 1 });
     await sender.stop();
     const seen: number[] = [];
-    const second = createJobQueue(database, quiet);
-    second.define<{ n: number }>('test.restart', async (d) => void seen.push(d.n));
+    const second = createJobQueue<TestJobs>(database, quiet);
+    second.define('test.restart', async (d) => void seen.push(d.n));
     await second.start();
     await waitFor(() => seen.length === 1);
     expect(seen).toEqual([1]);
@@ -68,7 +73,7 @@ describe('durable job queue', () => {
   });
 
   it('retries a failing job', async () => {
-    const q = createJobQueue(database, quiet);
+    const q = createJobQueue<TestJobs>(database, quiet);
     let attempts = 0;
     q.define(
       'test.retry',

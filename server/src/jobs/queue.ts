@@ -10,6 +10,7 @@ import PgBoss from 'pg-boss';
 import { CompiledQuery, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../db/database.ts';
 import type { DB } from '../db/types.ts';
+import type { JobCatalog } from './catalog.ts';
 
 export interface JobHandlerContext {
   id: string;
@@ -41,10 +42,17 @@ export interface SendOptions {
   retryLimit?: number;
 }
 
-export interface JobQueue {
-  define<T extends object>(
-    name: string,
-    handler: (data: T, ctx: JobHandlerContext) => Promise<void>,
+/** A job name of catalog `C` (by default the service's own, `jobs/catalog.ts`). */
+export type JobName<C> = Extract<keyof C, string>;
+
+/**
+ * The queue of catalog `C`: each job name is bound to its payload type, so sending or handling a job
+ * with the wrong payload does not compile.
+ */
+export interface JobQueue<C extends object = JobCatalog> {
+  define<N extends JobName<C>>(
+    name: N,
+    handler: (data: C[N], ctx: JobHandlerContext) => Promise<void>,
     opts?: DefineOptions,
   ): void;
   /**
@@ -52,14 +60,14 @@ export interface JobQueue {
    * it is created when the queue starts, so a send inside a transaction needs no statement outside it
    * (on PGlite such a statement would wait for the transaction's own lock).
    */
-  declare(name: string): void;
+  declare(name: JobName<C>): void;
   /** Enqueue a job. @returns its id, or null when a singleton key suppressed it. */
-  send<T extends object>(name: string, data: T, opts?: SendOptions): Promise<string | null>;
+  send<N extends JobName<C>>(name: N, data: C[N], opts?: SendOptions): Promise<string | null>;
   /** Install pg-boss's schema if needed, create the queues and start the workers. */
   start(): Promise<void>;
   stop(): Promise<void>;
   /** Jobs of `name` not yet finished (created, retry or active). */
-  pending(name: string): Promise<number>;
+  pending(name: JobName<C>): Promise<number>;
   readonly started: boolean;
 }
 
@@ -78,10 +86,10 @@ interface Definition {
   opts: DefineOptions;
 }
 
-export function createJobQueue(
+export function createJobQueue<C extends object = JobCatalog>(
   database: Database,
   log: { error: (o: object, m: string) => void; warn: (o: object, m: string) => void },
-): JobQueue {
+): JobQueue<C> {
   const defs = new Map<string, Definition>();
   const workerIds = new Map<string, string[]>();
   let boss: PgBoss | undefined;
@@ -107,7 +115,7 @@ export function createJobQueue(
       maintenanceIntervalSeconds: 120,
     } as PgBoss.ConstructorOptions);
 
-  const queue: JobQueue = {
+  const queue: JobQueue<C> = {
     get started() {
       return !!boss;
     },
@@ -126,7 +134,7 @@ export function createJobQueue(
         created.add(name);
       }
       const def = defs.get(name);
-      const id = await b.send(name, data, {
+      const id = await b.send(name, data as object, {
         ...(opts.tx ? { db: kyselyExecutor(opts.tx) } : {}),
         ...(opts.singletonKey ? { singletonKey: opts.singletonKey } : {}),
         ...(opts.startAfter !== undefined ? { startAfter: opts.startAfter } : {}),

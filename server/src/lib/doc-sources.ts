@@ -1,13 +1,13 @@
 /**
  * Document sources of the shared semantic index (specification, Memory and knowledge; RAG hit).
- * Each area that owns indexable documents (wiki, issue, skill, transcript, note source) registers a
- * loader for its `doc_type`; the indexer asks the loader for the current text when a
- * `knowledge.index` job arrives, so the index never holds a copy the owner has since changed or deleted.
+ * Each area that owns indexable documents (wiki, issue, skill, transcript, note source) exports a
+ * loader for its `doc_type`; the composition root hands them to the index, which asks the loader for the
+ * current text when a `knowledge.index` job arrives, so the index never holds a copy the owner has since
+ * changed or deleted.
  *
  * To have a document (re)indexed, its owner sends, inside the transaction that changed it:
- *   `deps.jobs.send(KNOWLEDGE_INDEX_JOB, { project_id, doc_type, doc_id }, { tx })`.
+ *   `jobs.send('knowledge.index', { project_id, doc_type, doc_id }, { tx })`.
  */
-export const KNOWLEDGE_INDEX_JOB = 'knowledge.index';
 
 export type DocType = 'wiki' | 'issue' | 'skill' | 'transcript' | 'note_source' | 'memory' | 'doc';
 
@@ -29,17 +29,5 @@ export interface LoadedDocument {
 /** @returns the document, or null when it no longer exists (the indexer then removes its chunks). */
 export type DocLoader = (projectId: number | null, docId: string) => Promise<LoadedDocument | null>;
 
-export interface DocSources {
-  register(docType: DocType, loader: DocLoader): void;
-  get(docType: DocType): DocLoader | undefined;
-}
-
-export function createDocSources(): DocSources {
-  const loaders = new Map<DocType, DocLoader>();
-  return {
-    register(docType, loader) {
-      loaders.set(docType, loader);
-    },
-    get: (docType) => loaders.get(docType),
-  };
-}
+/** The loader of each document type (absent types are skipped by the indexer). */
+export type DocLoaders = Partial<Record<DocType, DocLoader>>;

@@ -4,27 +4,20 @@
  */
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
-import type { Module } from '../../app.ts';
 import { requireActor } from '../../http/auth.ts';
-import { createAccountsService, toPublicUser } from './accounts.service.ts';
-import { createInvitesService } from './invites.service.ts';
-import { createSettingsService } from './settings.service.ts';
+import type { TypedApp } from '../../http/typed-app.ts';
+import type { AccountsService } from './accounts.service.ts';
+import type { InvitesService } from './invites.service.ts';
+import type { SettingsService } from './settings.service.ts';
 import * as S from './accounts.schemas.ts';
 import { DateTime, errors } from '../../http/schemas.ts';
 
 const meta = (req: FastifyRequest) => ({ ip: req.ip, userAgent: req.headers['user-agent'] });
 
-export const accountsModule: Module = async (app, deps) => {
-  const accounts = createAccountsService({
-    db: deps.db,
-    tokens: deps.tokens,
-    mailer: deps.mailer,
-    breach: deps.breach,
-    appUrl: deps.config.appUrl,
-    userCache: deps.userCache,
-  });
-  const invites = createInvitesService({ db: deps.db, mailer: deps.mailer, appUrl: deps.config.appUrl });
-  const settings = createSettingsService({ db: deps.db, sealer: deps.sealer });
+export function accountsRoutes(
+  app: TypedApp,
+  { accounts, invites, settings }: { accounts: AccountsService; invites: InvitesService; settings: SettingsService },
+): void {
   const pub = { auth: 'public' as const };
   const admin = { auth: 'admin' as const };
   const tags = ['auth'];
@@ -139,7 +132,7 @@ export const accountsModule: Module = async (app, deps) => {
   app.get(
     '/api/auth/me',
     { schema: { tags, summary: 'The caller', response: { 200: S.User, ...errors(401) } } },
-    async (req) => toPublicUser(requireActor(req)),
+    async (req) => accounts.me(requireActor(req)),
   );
 
   const adminTags = ['admin'];
@@ -149,7 +142,7 @@ export const accountsModule: Module = async (app, deps) => {
       config: admin,
       schema: { tags: adminTags, summary: 'All invite codes', response: { 200: S.InviteList, ...errors(401, 403) } },
     },
-    async () => invites.list(),
+    async (req) => invites.list(requireActor(req)),
   );
   app.post(
     '/api/crm/admin/invites',
@@ -175,7 +168,7 @@ export const accountsModule: Module = async (app, deps) => {
         response: { 200: Type.Object({ ok: Type.Boolean(), code: Type.String() }), ...errors(401, 403, 404, 409) },
       },
     },
-    async (req) => invites.revoke(req.params.code),
+    async (req) => invites.revoke(requireActor(req), req.params.code),
   );
   app.get(
     '/api/crm/admin/waitlist',
@@ -187,7 +180,7 @@ export const accountsModule: Module = async (app, deps) => {
         response: { 200: Type.Object({ entries: Type.Array(S.WaitlistEntry) }), ...errors(401, 403) },
       },
     },
-    async () => invites.listWaitlist(),
+    async (req) => invites.listWaitlist(requireActor(req)),
   );
   app.post(
     '/api/crm/admin/waitlist/:id/approve',
@@ -216,7 +209,7 @@ export const accountsModule: Module = async (app, deps) => {
         response: { 200: S.Ok, ...errors(401, 403, 404, 409) },
       },
     },
-    async (req) => invites.reject(req.params.id),
+    async (req) => invites.reject(requireActor(req), req.params.id),
   );
   app.get(
     '/api/crm/admin/users',
@@ -228,7 +221,7 @@ export const accountsModule: Module = async (app, deps) => {
         response: { 200: Type.Object({ users: Type.Array(S.User), total: Type.Integer() }), ...errors(401, 403) },
       },
     },
-    async () => accounts.listUsers(),
+    async (req) => accounts.listUsers(requireActor(req)),
   );
   app.post(
     '/api/crm/admin/users',
@@ -241,7 +234,7 @@ export const accountsModule: Module = async (app, deps) => {
         response: { 201: Type.Object({ user: S.User }), ...errors(400, 401, 403, 409) },
       },
     },
-    async (req, reply) => reply.status(201).send(await accounts.adminCreateUser(req.body)),
+    async (req, reply) => reply.status(201).send(await accounts.adminCreateUser(requireActor(req), req.body)),
   );
   app.post(
     '/api/crm/admin/users/:id/plan',
@@ -255,7 +248,7 @@ export const accountsModule: Module = async (app, deps) => {
         response: { 200: Type.Object({ ok: Type.Boolean(), plan: Type.String() }), ...errors(400, 401, 403, 404) },
       },
     },
-    async (req) => accounts.setPlan(req.params.id, req.body.plan),
+    async (req) => accounts.setPlan(requireActor(req), req.params.id, req.body.plan),
   );
   app.get(
     '/api/crm/admin/outbox',
@@ -284,7 +277,7 @@ export const accountsModule: Module = async (app, deps) => {
         },
       },
     },
-    async (req) => invites.outbox(req.query.limit),
+    async (req) => invites.outbox(requireActor(req), req.query.limit),
   );
 
   const accountTags = ['account'];
@@ -311,12 +304,4 @@ export const accountsModule: Module = async (app, deps) => {
     },
     async (req) => settings.update(requireActor(req), req.body),
   );
-
-  if (deps.config.adminEmail && deps.config.adminPassword) {
-    const { adminEmail, adminPassword } = deps.config;
-    app.addHook('onReady', async () => {
-      const outcome = await accounts.ensureAdmin(adminEmail, adminPassword);
-      app.log.info({ outcome }, 'bootstrap admin checked');
-    });
-  }
-};
+}

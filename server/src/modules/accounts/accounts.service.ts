@@ -6,7 +6,9 @@
 import { hash as argonHash, verify as argonVerify } from '@node-rs/argon2';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { DB } from '../../db/types.ts';
+import { requireAdmin } from '../../access/access.ts';
 import type { Actor } from '../../http/auth.ts';
+import type { Logger } from '../../lib/logger.ts';
 import type { Tokens } from '../../http/tokens.ts';
 import type { AuthUserRow, UserCache } from '../../http/auth.ts';
 import type { Mailer } from '../../providers/mail/mail.ts';
@@ -64,6 +66,9 @@ export interface AccountsDeps {
   appUrl: string;
   /** Told after every committed change of a user's auth columns. */
   userCache?: UserCache;
+  /** `ADMIN_EMAIL` / `ADMIN_PASSWORD`: made sure of at start. */
+  bootstrapAdmin?: { email: string; password: string };
+  log: Logger;
 }
 
 export const hashPassword = (pw: string): Promise<string> => argonHash(pw, ARGON);
@@ -165,7 +170,7 @@ export function createAccountsService(deps: AccountsDeps) {
     return { ...row, chat_id: String(row.id) };
   }
 
-  return {
+  const service = {
     /**
      * POST /api/auth/register `{email, password, invite_code, name?}` → `{token, user, needs_verification}`.
      * Order: invite present (403 invite_required) → signup limit per address (429 signup_limit) →
@@ -414,41 +419,55 @@ export function createAccountsService(deps: AccountsDeps) {
       return 'created';
     },
 
+    /** Start step: make sure the bootstrap admin exists (when configured). */
+    async start(): Promise<void> {
+      if (!deps.bootstrapAdmin) return;
+      const outcome = await service.ensureAdmin(deps.bootstrapAdmin.email, deps.bootstrapAdmin.password);
+      deps.log.info({ outcome }, 'bootstrap admin checked');
+    },
+
+    /** `GET /api/auth/me`: the caller as CONTRACT.md §3 shows a user. */
+    me: (actor: Actor): PublicUser => toPublicUser(actor),
+
     /** GET /api/crm/admin/users → `{users, total}` newest first (at most 500). */
-    async listUsers() {
+    async listUsers(actor: Actor) {
+      requireAdmin(actor);
       const rows = await db.selectFrom('users').select(USER_COLS).orderBy('id', 'desc').limit(500).execute();
       const total = await db.selectFrom('users').select(sql<number>`count(*)::int`.as('n')).executeTakeFirstOrThrow();
       return { users: rows.map(toPublicUser), total: total.n };
     },
 
     /** POST /api/crm/admin/users → 201 `{user}`: no invite, not counted toward the signup limit. */
-    async adminCreateUser(input: {
-      email: string;
-      password: string;
-      name?: string;
-      role?: 'user' | 'admin';
-      plan?: string;
-      email_verified?: boolean;
-    }) {
+    async adminCreateUser(
+      actor: Actor,
+      input: {
+        email: string;
+        password: string;
+        name?: string;
+        role?: 'user' | 'admin';
+        plan?: string;
+        email_verified?: boolean;
+      },
+    ) {
+      requireAdmin(actor);
       await screenNewPassword(input.password);
       const passwordHash = await hashPassword(input.password);
-      const user = await db
-        .transaction()
-        .execute((tx) =>
-          insertUser(tx, {
-            email: normalizeEmail(input.email),
-            passwordHash,
-            name: input.name?.trim() || null,
-            role: input.role,
-            plan: input.plan,
-            emailVerified: input.email_verified,
-          }),
-        );
+      const user = await db.transaction().execute((tx) =>
+        insertUser(tx, {
+          email: normalizeEmail(input.email),
+          passwordHash,
+          name: input.name?.trim() || null,
+          role: input.role,
+          plan: input.plan,
+          emailVerified: input.email_verified,
+        }),
+      );
       return { user: toPublicUser(user) };
     },
 
     /** POST /api/crm/admin/users/:id/plan `{plan}` → `{ok, plan}`; 404 for an unknown user. */
-    async setPlan(userId: number, plan: string) {
+    async setPlan(actor: Actor, userId: number, plan: string) {
+      requireAdmin(actor);
       const row = await db
         .updateTable('users')
         .set({ plan, updated_at: new Date() })
@@ -460,6 +479,7 @@ export function createAccountsService(deps: AccountsDeps) {
       return { ok: true, plan: row.plan };
     },
   };
+  return service;
 }
 
 export type AccountsService = ReturnType<typeof createAccountsService>;

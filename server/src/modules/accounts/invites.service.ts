@@ -4,6 +4,7 @@
  */
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../../db/types.ts';
+import { requireAdmin } from '../../access/access.ts';
 import type { Actor } from '../../http/auth.ts';
 import type { Mailer } from '../../providers/mail/mail.ts';
 import { Conflict, NotFound } from '../../http/errors.ts';
@@ -36,12 +37,14 @@ export function createInvitesService(deps: { db: Kysely<DB>; mailer: Mailer; app
   return {
     /** POST /admin/invites `{count, note?}` → `{ok, codes, count}`. */
     async create(actor: Actor, input: { count?: number; note?: string }) {
+      requireAdmin(actor);
       const codes = await generate(input.count ?? 1, input.note?.trim() || null, actor.id);
       return { ok: true, codes, count: codes.length };
     },
 
     /** GET /admin/invites → every code, newest first, with `total_active` and `total_used`. */
-    async list() {
+    async list(actor: Actor) {
+      requireAdmin(actor);
       const rows = await db
         .selectFrom('invites')
         .leftJoin('users', 'users.id', 'invites.used_by')
@@ -64,7 +67,8 @@ export function createInvitesService(deps: { db: Kysely<DB>; mailer: Mailer; app
     },
 
     /** DELETE /admin/invites/:code → `{ok:true}`; 404 unknown code, 409 `invite_used` for a used one. */
-    async revoke(codeInput: string) {
+    async revoke(actor: Actor, codeInput: string) {
+      requireAdmin(actor);
       const code = normalizeInviteCode(codeInput);
       if (!code) throw new NotFound('No invite has this code.', 'invite_not_found');
       const del = await db
@@ -90,7 +94,8 @@ export function createInvitesService(deps: { db: Kysely<DB>; mailer: Mailer; app
     },
 
     /** GET /admin/waitlist → `{entries:[{id,email,message,status,created_at}]}` newest first. */
-    async listWaitlist() {
+    async listWaitlist(actor: Actor) {
+      requireAdmin(actor);
       const entries = await db
         .selectFrom('beta_waitlist')
         .select(['id', 'email', 'message', 'status', 'created_at'])
@@ -106,6 +111,7 @@ export function createInvitesService(deps: { db: Kysely<DB>; mailer: Mailer; app
      * 404 unknown id; 409 `already_decided` when not open.
      */
     async approve(actor: Actor, id: number) {
+      requireAdmin(actor);
       const result = await db.transaction().execute(async (tx) => {
         const entry = await tx
           .selectFrom('beta_waitlist')
@@ -134,7 +140,8 @@ export function createInvitesService(deps: { db: Kysely<DB>; mailer: Mailer; app
     },
 
     /** POST /admin/waitlist/:id/reject → `{ok:true}`; 404 unknown id; 409 when not open. */
-    async reject(id: number) {
+    async reject(actor: Actor, id: number) {
+      requireAdmin(actor);
       const res = await db
         .updateTable('beta_waitlist')
         .set({ status: 'rejected', decided_at: new Date() })
@@ -149,7 +156,8 @@ export function createInvitesService(deps: { db: Kysely<DB>; mailer: Mailer; app
     },
 
     /** GET /admin/outbox: e-mails kept or sent, newest first (read kept mail when no SMTP server is configured). */
-    async outbox(limit: number) {
+    async outbox(actor: Actor, limit: number) {
+      requireAdmin(actor);
       const items = await db
         .selectFrom('outbox')
         .select(['id', 'to_addr as to', 'subject', 'text_body as text', 'kind', 'status', 'created_at'])

@@ -2,19 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, buildTestApp, createUser, TEST_KEYS, uniqueEmail, type TestApp } from '../../../test/helpers.ts';
 import { startSmtpStandIn } from '../../../test/standins/smtp.ts';
 import { loadConfig } from '../../config.ts';
-import { buildApp, createDeps, type App } from '../../app.ts';
+import { buildApp, type App } from '../../app.ts';
+import { createDeps } from '../../deps.ts';
+import { silentLogger as silent } from '../../lib/logger.ts';
 
 const CODE = /^svc-[A-Z0-9]{4}-[A-Z0-9]{4}$/;
-const silent: any = {
-  info() {},
-  warn() {},
-  error() {},
-  debug() {},
-  trace() {},
-  fatal() {},
-  child: () => silent,
-  level: 'silent',
-};
 
 let t: TestApp;
 let smtp: Awaited<ReturnType<typeof startSmtpStandIn>>;

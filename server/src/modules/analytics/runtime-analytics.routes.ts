@@ -1,13 +1,13 @@
 /** Admin analytics of the worker runtime: response latency and the model cascade (specification: Analytics). */
 import { Type } from '@sinclair/typebox';
-import type { Module } from '../../app.ts';
+import { requireActor } from '../../http/auth.ts';
 import { errors, Nullable } from '../../http/schemas.ts';
-import { createRuntimeAnalytics } from './runtime-analytics.service.ts';
+import type { TypedApp } from '../../http/typed-app.ts';
+import type { RuntimeAnalytics } from './runtime-analytics.service.ts';
 
 const Stage = Type.Object({ p50: Nullable(Type.Integer()), p90: Nullable(Type.Integer()), n: Type.Integer() });
 
-export const runtimeAnalyticsModule: Module = async (app, deps) => {
-  const analytics = createRuntimeAnalytics({ db: deps.db });
+export function runtimeAnalyticsRoutes(app: TypedApp, { analytics }: { analytics: RuntimeAnalytics }): void {
   const admin = { auth: 'admin' as const };
   const tags = ['analytics'];
   app.get(
@@ -28,7 +28,7 @@ export const runtimeAnalyticsModule: Module = async (app, deps) => {
         },
       },
     },
-    async (req) => analytics.responseLatency(req.query.days),
+    async (req) => analytics.responseLatency(requireActor(req), req.query.days),
   );
   app.get(
     '/api/crm/analytics/cascade',
@@ -52,6 +52,6 @@ export const runtimeAnalyticsModule: Module = async (app, deps) => {
         },
       },
     },
-    async (req) => analytics.cascade(req.query.days),
+    async (req) => analytics.cascade(requireActor(req), req.query.days),
   );
-};
+}

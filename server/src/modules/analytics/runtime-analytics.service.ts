@@ -6,6 +6,8 @@
  *  - cascade: `cascade_applied` / `cascade_escalated` events in the window, escalations by failure class,
  *    and per model the model calls (`turns`) and tokens of cascade runs (token_usage rows of runs with `cascade`).
  */
+import { requireAdmin } from '../../access/access.ts';
+import type { Actor } from '../../http/auth.ts';
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../../db/types.ts';
 
@@ -23,7 +25,8 @@ export function createRuntimeAnalytics(deps: { db: Kysely<DB> }) {
   const since = (days: number) => new Date(Date.now() - days * 86_400_000);
   return {
     /** `GET /analytics/response-latency?days=` (1–90, default 7). */
-    async responseLatency(days: number) {
+    async responseLatency(actor: Actor, days: number) {
+      requireAdmin(actor);
       const stage = (c: (typeof STAGES)[number]) => [
         sql<number | null>`percentile_disc(0.5) within group (order by ${sql.ref(c)})`.as(`${c}_p50`),
         sql<number | null>`percentile_disc(0.9) within group (order by ${sql.ref(c)})`.as(`${c}_p90`),
@@ -49,7 +52,8 @@ export function createRuntimeAnalytics(deps: { db: Kysely<DB> }) {
     },
 
     /** `GET /analytics/cascade?days=` (1–90, default 14). */
-    async cascade(days: number) {
+    async cascade(actor: Actor, days: number) {
+      requireAdmin(actor);
       const from = since(days);
       const events = await db
         .selectFrom('activity_log')
@@ -89,3 +93,5 @@ export function createRuntimeAnalytics(deps: { db: Kysely<DB> }) {
     },
   };
 }
+
+export type RuntimeAnalytics = ReturnType<typeof createRuntimeAnalytics>;

@@ -1,19 +1,16 @@
 /** Routes of the worker chat: streamed chat (SSE), history, active role (CONTRACT.md §6). */
 import { Type } from '@sinclair/typebox';
-import type { Module } from '../../app.ts';
 import { requireActor } from '../../http/auth.ts';
+import type { TypedApp } from '../../http/typed-app.ts';
 import { DateTime, errors, Nullable } from '../../http/schemas.ts';
-import { runtimeOf } from '../runtime/runtime.routes.ts';
-import { createChatService } from './chat.service.ts';
+import type { ChatService } from './chat.service.ts';
 import { openSse, pipeSse } from './sse.ts';
 
 const NameParam = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) });
 const Id = Type.Integer({ minimum: 1, maximum: 2147483647 });
 const ActiveRole = Type.Object({ worker_id: Nullable(Type.Integer()), role: Nullable(Type.String()) });
 
-export const chatModule: Module = async (app, deps) => {
-  const runtime = runtimeOf(deps, app.log);
-  const chat = createChatService({ db: deps.db, access: deps.access, runtime, events: runtime.events });
+export function chatRoutes(app: TypedApp, { chat }: { chat: ChatService }): void {
   const tags = ['chat'];
 
   app.post(
@@ -98,4 +95,4 @@ export const chatModule: Module = async (app, deps) => {
     },
     async (req) => chat.setActiveRole(requireActor(req), req.params.name, req.body.worker_id),
   );
-};
+}

@@ -1,16 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, buildTestApp, createProject, createUser, type TestApp } from '../../../test/helpers.ts';
 import { startLlmStandIn } from '../../../test/standins/llm.ts';
-import { createWorker, giveKey, memoryIssues } from '../runtime/test-fixtures.ts';
+import { createWorker, giveKey } from '../runtime/test-fixtures.ts';
 
 let s: Awaited<ReturnType<typeof startLlmStandIn>>;
 let t: TestApp;
-const issues = memoryIssues();
 
 beforeAll(async () => {
   s = await startLlmStandIn();
   t = await buildTestApp({ env: { LLM_BASE_URL: s.anthropicUrl } });
-  t.deps.agentPorts.issues = issues.port;
 });
 afterAll(async () => {
   await t?.close();
@@ -68,7 +66,13 @@ describe('chat over SSE', () => {
     expect(deltas.join('')).toBe('Filing it now.Created the issue for you.');
     const tool = events.find((e) => e.event === 'tool_result')!;
     expect(tool.data).toMatchObject({ tool: 'create_issue', is_error: false, title: 'Broken link', priority: 'P2' });
-    expect(issues.issues.get(tool.data.issue_id as number)?.title).toBe('Broken link');
+    const filed = await t.db
+      .selectFrom('issues')
+      .select('title')
+      .where('project_id', '=', p.id)
+      .where('number', '=', tool.data.issue_id as number)
+      .executeTakeFirst();
+    expect(filed?.title).toBe('Broken link');
     const done = events.at(-1)!;
     expect(done.event).toBe('done');
     expect(done.data).toMatchObject({

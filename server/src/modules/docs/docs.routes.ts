@@ -1,12 +1,11 @@
 /**
  * Public documentation routes (specification, Public documentation; Authentication rule 3: public).
- * Also registers the `doc` loader and indexes the public docs as global documents at start.
+ * The docs are also global `doc` documents of the semantic index (their loader is `docs.loader()`).
  */
 import { Type } from '@sinclair/typebox';
-import type { Module } from '../../app.ts';
 import { errors } from '../../http/schemas.ts';
-import { KNOWLEDGE_INDEX_JOB, type IndexJob } from '../../lib/doc-sources.ts';
-import { createDocsService } from './docs.service.ts';
+import type { TypedApp } from '../../http/typed-app.ts';
+import type { DocsService } from './docs.service.ts';
 
 const Lang = Type.Union([Type.Literal('en'), Type.Literal('uk')], { default: 'en' });
 const Node = Type.Recursive((This) =>
@@ -18,39 +17,7 @@ const Node = Type.Recursive((This) =>
   }),
 );
 
-export const docsModule: Module = (app, deps) => {
-  const docs = createDocsService();
-  deps.docSources.register('doc', docs.loader());
-  app.decorate('docsService', docs);
-
-  // Index the public docs as global documents at start, before the app is ready, so the help assistant can use
-  // them at once and no indexing runs in the background at shutdown. Unchanged pages cost one lookup each
-  // (content hash); removed pages are dropped. A page that cannot be indexed now (e.g. a remote embedder is
-  // down) is handed to the durable job queue, which retries it.
-  app.addHook('onReady', async () => {
-    try {
-      const pages = docs.allPages();
-      const rows = await deps.db
-        .selectFrom('knowledge_documents')
-        .select('doc_id')
-        .where('doc_type', '=', 'doc')
-        .where('project_id', 'is', null)
-        .execute();
-      const gone = rows.map((r) => r.doc_id).filter((d) => !pages.includes(d));
-      for (const doc_id of [...pages, ...gone]) {
-        const job: IndexJob = { project_id: null, doc_type: 'doc', doc_id };
-        try {
-          await app.knowledgeIndex.indexDocument(job);
-        } catch (err) {
-          app.log.warn({ err: (err as Error).message, doc_id }, 'public doc not indexed at start; queued for retry');
-          await deps.jobs.send(KNOWLEDGE_INDEX_JOB, job);
-        }
-      }
-    } catch (err) {
-      app.log.warn({ err: (err as Error).message }, 'public docs could not be indexed at start');
-    }
-  });
-
+export function docsRoutes(app: TypedApp, { docs }: { docs: DocsService }): void {
   const tags = ['docs'];
   const pub = { auth: 'public' as const };
   app.get(
@@ -91,11 +58,4 @@ export const docsModule: Module = (app, deps) => {
     },
     async (req) => docs.file(req.query.path, req.query.lang),
   );
-};
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    /** The public documentation (help assistant's keyword search). */
-    docsService: import('./docs.service.ts').DocsService;
-  }
 }

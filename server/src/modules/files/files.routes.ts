@@ -1,15 +1,9 @@
 /** File routes of a project's working directory (specification, Files; CONTRACT.md §6). One service call each. */
 import { Type } from '@sinclair/typebox';
-import type { Module } from '../../app.ts';
 import { requireActor } from '../../http/auth.ts';
 import { DateTime, errors } from '../../http/schemas.ts';
-import { CLONE_TIMEOUT_MS, createFilesService, UPLOAD_LIMIT_BYTES, type FilesOptions } from './files.service.ts';
-
-/**
- * Options of the files module, read when the app is built: the upload limit (100 MB, specification Limits)
- * and the clone time limit (60 s). Tests lower them; production uses these values.
- */
-export const filesOptions: FilesOptions = { uploadLimitBytes: UPLOAD_LIMIT_BYTES, cloneTimeoutMs: CLONE_TIMEOUT_MS };
+import type { TypedApp } from '../../http/typed-app.ts';
+import type { FilesService } from './files.service.ts';
 
 const ProjectParam = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) });
 const RelPath = Type.String({ maxLength: 1000, description: 'relative to the project directory' });
@@ -55,9 +49,7 @@ const Uploaded = Type.Object({
   files: Type.Array(Type.Object({ path: Type.String(), size: Type.Integer() })),
 });
 
-export const filesModule: Module = async (app, deps) => {
-  const options = { ...filesOptions };
-  const files = createFilesService({ access: deps.access, options });
+export function filesRoutes(app: TypedApp, { files }: { files: FilesService }): void {
   const tags = ['files'];
   const p = '/api/crm/projects/:name/files';
 
@@ -182,7 +174,7 @@ export const filesModule: Module = async (app, deps) => {
           await files.upload(
             requireActor(req),
             req.params.name,
-            req.parts({ limits: { fileSize: options.uploadLimitBytes } }),
+            req.parts({ limits: { fileSize: files.uploadLimitBytes } }),
           ),
         ),
   );
@@ -199,4 +191,4 @@ export const filesModule: Module = async (app, deps) => {
     },
     async (req, reply) => reply.status(201).send(await files.clone(requireActor(req), req.params.name, req.body)),
   );
-};
+}

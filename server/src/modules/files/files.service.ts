@@ -68,6 +68,8 @@ export function createFilesService(deps: { access: Access; options: FilesOptions
     st.isSymbolicLink() ? 'symlink' : st.isDirectory() ? 'dir' : st.isFile() ? 'file' : 'other';
 
   return {
+    /** Bytes one uploaded file may have (FILES_UPLOAD_LIMIT_BYTES, default 100 MB). */
+    uploadLimitBytes: options.uploadLimitBytes,
     /** `{path, entries}` of a folder: folders first, then by name. @throws NotFound; BadRequest `not_a_directory`. */
     async list(actor: Actor, name: string, p = ''): Promise<{ path: string; entries: Entry[] }> {
       const project = await deps.access.project(actor, name);
@@ -288,3 +290,5 @@ export function createFilesService(deps: { access: Access; options: FilesOptions
     },
   };
 }
+
+export type FilesService = ReturnType<typeof createFilesService>;

@@ -5,13 +5,11 @@ import net from 'node:net';
 import path from 'node:path';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { api, buildTestApp, createProject, createUser, type TestApp } from '../../../test/helpers.ts';
-import { filesOptions } from './files.routes.ts';
+import { loadConfig } from '../../config.ts';
 import { CLONE_TIMEOUT_MS, UPLOAD_LIMIT_BYTES } from './files.service.ts';
 
-// The real defaults, checked before this file lowers them for its app.
-const defaults = { ...filesOptions };
-filesOptions.uploadLimitBytes = 4096;
-filesOptions.cloneTimeoutMs = 1500;
+// The real defaults; this file's app lowers them through the configuration.
+const defaults = loadConfig({}).files;
 
 let t: TestApp;
 let owner: Awaited<ReturnType<typeof createUser>>;
@@ -33,7 +31,7 @@ const freePort = () =>
   });
 
 beforeAll(async () => {
-  t = await buildTestApp();
+  t = await buildTestApp({ env: { FILES_UPLOAD_LIMIT_BYTES: '4096', FILES_CLONE_TIMEOUT_MS: '1500' } });
   owner = await createUser(t);
   other = await createUser(t);
   proj = await createProject(t, owner.id, 'files');

@@ -3,10 +3,10 @@
  * root `/help/chat`, usage, history, delete history.
  */
 import { Type } from '@sinclair/typebox';
-import type { Module } from '../../app.ts';
+import type { TypedApp } from '../../http/typed-app.ts';
 import { requireActor } from '../../http/auth.ts';
 import { DateTime, errors } from '../../http/schemas.ts';
-import { createHelpService } from './help.service.ts';
+import type { HelpService } from './help.service.ts';
 
 const ChatBody = Type.Object({
   message: Type.String({
@@ -42,16 +42,7 @@ const History = Type.Object({
   ),
 });
 
-export const helpModule: Module = (app, deps) => {
-  const help = createHelpService({
-    db: deps.db,
-    index: app.knowledgeIndex,
-    docs: app.docsService,
-    embedder: deps.embeddings,
-    llm: deps.llm,
-    llmKeys: deps.llmKeys,
-    log: app.log,
-  });
+export function helpRoutes(app: TypedApp, { help }: { help: HelpService }): void {
   const tags = ['help'];
   for (const url of ['/api/crm/help/chat', '/help/chat']) {
     app.post(
@@ -96,4 +87,4 @@ export const helpModule: Module = (app, deps) => {
     },
     async (req) => help.deleteHistory(requireActor(req)),
   );
-};
+}

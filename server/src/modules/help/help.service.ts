@@ -20,7 +20,9 @@ import { sql, type Kysely } from 'kysely';
 import type { DB } from '../../db/types.ts';
 import type { Actor } from '../../http/auth.ts';
 import { AppError, BadRequest, TooManyRequests, Upstream } from '../../http/errors.ts';
-import { LlmError, textOf, type LlmKeys, type LlmMessage, type LlmProvider } from '../../providers/llm/index.ts';
+import { LlmError, textOf, type LlmMessage, type LlmProvider } from '../../providers/llm/index.ts';
+import type { LlmKeys } from '../accounts/llm-keys.ts';
+import type { UsageService } from '../usage/usage.service.ts';
 import type { Embedder } from '../../providers/embeddings/index.ts';
 import type { KnowledgeIndex } from '../knowledge/knowledge.index.ts';
 import { queryWords } from '../knowledge/knowledge.index.ts';
@@ -103,6 +105,7 @@ export function createHelpService(deps: {
   embedder: Embedder;
   llm: LlmProvider;
   llmKeys: LlmKeys;
+  usage: Pick<UsageService, 'record'>;
   log: { warn(o: object, m: string): void };
 }) {
   const usedToday = async (userId: number): Promise<number> => {
@@ -286,19 +289,13 @@ export function createHelpService(deps: {
             );
           throw err;
         }
-        const u = res.usage;
-        await deps.db
-          .insertInto('token_usage')
-          .values({
-            user_id: actor.id,
-            model: res.model,
-            source: 'help',
-            input_tokens: u.input_tokens,
-            output_tokens: u.output_tokens,
-            cache_tokens: u.cache_tokens,
-            total_tokens: u.input_tokens + u.output_tokens + u.cache_tokens,
-          })
-          .execute();
+        await deps.usage.record({
+          userId: actor.id,
+          model: res.model,
+          source: 'help',
+          keySource: 'platform',
+          usage: res.usage,
+        });
         const reply = textOf(res).trim() || NO_INFO_REPLY[lang];
         return answer(
           reply,
@@ -339,3 +336,5 @@ export function createHelpService(deps: {
     },
   };
 }
+
+export type HelpService = ReturnType<typeof createHelpService>;

@@ -12,9 +12,9 @@ describe('help assistant', () => {
 
   beforeAll(async () => {
     s = await startLlmStandIn();
-    t = await buildTestApp({ env: { LLM_PROVIDER: 'anthropic', LLM_BASE_URL: s.anthropicUrl } });
+    store = memoryDocs();
+    t = await buildTestApp(store.app({ env: { LLM_PROVIDER: 'anthropic', LLM_BASE_URL: s.anthropicUrl } }));
     await t.deps.secrets.set('PLATFORM_LLM_KEY', 'sk-platform-help-123', 'test');
-    store = memoryDocs(t.deps);
     await waitForIndex(t.deps);
   });
   afterAll(async () => {

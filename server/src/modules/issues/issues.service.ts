@@ -2,7 +2,7 @@
  * Issues of a project (specification: Issue, Issue status, Issue updates for workers; CONTRACT.md §1, §6).
  *
  * - Ids are numeric per project (`issue_counters` hands them out atomically).
- * - Every change writes an activity entry (`issue_activity`), sends a `KNOWLEDGE_INDEX_JOB` for the issue
+ * - Every change writes an activity entry (`issue_activity`), sends a `knowledge.index` job for the issue
  *   in the same transaction, and records `issue_pick` / `issue_close` / `issue_log` activity-log events with
  *   `worker_id` set when the assignee or author names a worker of the project (by id or label).
  * - After every committed change the project's local issues file `.crm/issues.json` is rewritten (outside the
@@ -15,7 +15,7 @@ import type { Actor } from '../../http/auth.ts';
 import type { Access, ProjectRef } from '../../access/access.ts';
 import type { ActivityLog } from '../../lib/activity.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
-import { KNOWLEDGE_INDEX_JOB, type LoadedDocument } from '../../lib/doc-sources.ts';
+import type { LoadedDocument } from '../../lib/doc-sources.ts';
 import { BadRequest, NotFound } from '../../http/errors.ts';
 import { atomicWrite } from '../files/paths.ts';
 
@@ -153,7 +153,7 @@ export function createIssuesService(deps: IssuesDeps) {
   }
 
   const index = (tx: Transaction<DB>, projectId: number, id: number) =>
-    deps.jobs.send(KNOWLEDGE_INDEX_JOB, { project_id: projectId, doc_type: 'issue', doc_id: String(id) }, { tx });
+    deps.jobs.send('knowledge.index', { project_id: projectId, doc_type: 'issue', doc_id: String(id) }, { tx });
 
   async function addEntry(
     tx: Transaction<DB>,

@@ -226,8 +226,8 @@ describe('issues', () => {
       .where('doc_id', '=', String(body.id))
       .executeTakeFirst();
     expect(indexed).toEqual({ doc_id: String(body.id), scope: 'project' });
-    const doc = await t.deps.docSources.get('issue')!(proj.id, String(body.id));
+    const doc = await t.services.issues.loadDocument(proj.id, String(body.id));
     expect(doc).toMatchObject({ title: `#${body.id} Filed`, scope: 'project' });
-    expect(await t.deps.docSources.get('issue')!(proj.id, '99999')).toBeNull();
+    expect(await t.services.issues.loadDocument(proj.id, '99999')).toBeNull();
   });
 });

@@ -16,8 +16,8 @@
  * Only chunks of the configured embedder id and dimension are searched, so spaces never mix; at start,
  * documents embedded by another embedder are marked stale and re-index jobs are queued.
  *
- * Indexing is a durable job (`KNOWLEDGE_INDEX_JOB`): load the current text from the owner's loader
- * (`deps.docSources`), skip when the content hash and embedder are unchanged, embed outside any
+ * Indexing is a durable job (`knowledge.index`): load the current text from the owner's loader
+ * (`deps.loaders`), skip when the content hash and embedder are unchanged, embed outside any
  * transaction, then replace the document's chunks in one transaction. A missing document removes its
  * chunks. Re-running a job is harmless; pg-boss retries a job interrupted by a restart.
  */
@@ -27,8 +27,7 @@ import type { DB } from '../../db/types.ts';
 import type { Database } from '../../db/database.ts';
 import type { Embedder } from '../../providers/embeddings/index.ts';
 import { EmbeddingsError } from '../../providers/embeddings/index.ts';
-import type { DocSources, DocType, IndexJob } from '../../lib/doc-sources.ts';
-import { KNOWLEDGE_INDEX_JOB } from '../../lib/doc-sources.ts';
+import type { DocLoaders, DocType, IndexJob } from '../../lib/doc-sources.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
 import { Upstream } from '../../http/errors.ts';
 import { chunkDocument } from './chunking.ts';
@@ -110,7 +109,8 @@ export function createKnowledgeIndex(deps: {
   db: Kysely<DB>;
   database: Pick<Database, 'vector' | 'kind'>;
   embedder: Embedder;
-  docSources: DocSources;
+  /** The owners' loaders, by document type. */
+  loaders: DocLoaders;
   jobs: JobQueue;
   log: { warn(o: object, m: string): void; info?(o: object, m: string): void };
 }): KnowledgeIndex {
@@ -325,7 +325,7 @@ export function createKnowledgeIndex(deps: {
         )
         .execute();
       for (const s of stale) {
-        await deps.jobs.send(KNOWLEDGE_INDEX_JOB, {
+        await deps.jobs.send('knowledge.index', {
           project_id: s.project_id,
           doc_type: s.doc_type as DocType,
           doc_id: s.doc_id,
@@ -338,7 +338,7 @@ export function createKnowledgeIndex(deps: {
       return { requeued: stale.length };
     },
     async indexDocument(job) {
-      const loader = deps.docSources.get(job.doc_type);
+      const loader = deps.loaders[job.doc_type];
       if (!loader) {
         deps.log.warn({ doc_type: job.doc_type }, 'no document loader registered; index job skipped');
         return 'no_loader';

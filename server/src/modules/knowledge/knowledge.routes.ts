@@ -1,14 +1,12 @@
 /**
  * Routes of the knowledge area (specification, Memory and knowledge): RAG search, memory refresh,
- * fetch-artifact (410). Registers the index job handler, the `memory` document loader and the start step.
+ * fetch-artifact (410). The index job is registered by knowledge.jobs.ts; the start step is the service's.
  */
 import { Type } from '@sinclair/typebox';
-import type { Module } from '../../app.ts';
 import { requireActor } from '../../http/auth.ts';
 import { errors } from '../../http/schemas.ts';
-import { KNOWLEDGE_INDEX_JOB, type IndexJob } from '../../lib/doc-sources.ts';
-import { createKnowledgeIndex } from './knowledge.index.ts';
-import { createKnowledgeService, memoryLoader } from './knowledge.service.ts';
+import type { TypedApp } from '../../http/typed-app.ts';
+import type { KnowledgeService } from './knowledge.service.ts';
 
 const NameParam = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) });
 const Hit = Type.Object({
@@ -32,61 +30,7 @@ const SearchQuery = Type.Object({
   ),
 });
 
-export const knowledgeModule: Module = (app, deps) => {
-  const log = app.log;
-  const index = createKnowledgeIndex({
-    db: deps.db,
-    database: deps.database,
-    embedder: deps.embeddings,
-    docSources: deps.docSources,
-    jobs: deps.jobs,
-    log,
-  });
-  const service = createKnowledgeService({ access: deps.access, index, jobs: deps.jobs });
-  deps.docSources.register('memory', memoryLoader({ db: deps.db, access: deps.access }));
-  deps.jobs.define<IndexJob>(
-    KNOWLEDGE_INDEX_JOB,
-    async (job) => {
-      await index.indexDocument(job);
-    },
-    // A batch of up to 20 jobs per poll (pg-boss waits the polling interval between fetches); a failure retries the
-    // whole batch, which is harmless because indexing is idempotent (unchanged content is skipped).
-    { batchSize: 20, retryLimit: 5, retryDelay: 10, expireInSeconds: 300, pollingIntervalSeconds: 0.5 },
-  );
-  app.decorate('knowledgeIndex', index);
-  // The agent's search_knowledge tool: the project's documents plus global ones, nothing of other projects.
-  deps.agentPorts.search = {
-    async search(projectId, q, k) {
-      const hits = await index.search({
-        q,
-        k: Math.min(25, Math.max(1, Math.trunc(k) || 6)),
-        projectIds: [projectId],
-        includeGlobal: true,
-      });
-      return hits.map((h) => ({ doc_type: h.doc_type, doc_id: h.doc_id, text: h.text, distance: h.distance }));
-    },
-  };
-
-  let retry: NodeJS.Timeout | undefined;
-  let closing = false;
-  const startIndex = async (attempt = 0) => {
-    if (closing) return;
-    try {
-      await index.start();
-    } catch (err) {
-      log.warn({ err: (err as Error).message, attempt }, 'semantic index start step failed; retrying');
-      retry = setTimeout(() => void startIndex(attempt + 1), Math.min(300_000, 5000 * 2 ** attempt));
-      retry.unref();
-    }
-  };
-  app.addHook('onReady', async () => {
-    await startIndex();
-  });
-  app.addHook('preClose', async () => {
-    closing = true;
-    if (retry) clearTimeout(retry);
-  });
-
+export function knowledgeRoutes(app: TypedApp, { knowledge: service }: { knowledge: KnowledgeService }): void {
   const tags = ['knowledge'];
   app.get(
     '/api/crm/projects/:name/rag/search',
@@ -136,11 +80,4 @@ export const knowledgeModule: Module = (app, deps) => {
     },
     async (req) => service.fetchArtifact(requireActor(req), req.params.name),
   );
-};
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    /** The shared semantic index (help assistant, benchmark). */
-    knowledgeIndex: import('./knowledge.index.ts').KnowledgeIndex;
-  }
 }

@@ -9,7 +9,8 @@ import type { DB } from '../../db/types.ts';
 import type { Access } from '../../access/access.ts';
 import type { Actor } from '../../http/auth.ts';
 import { BadRequest, Gone } from '../../http/errors.ts';
-import { KNOWLEDGE_INDEX_JOB, type DocLoader, type IndexJob } from '../../lib/doc-sources.ts';
+import type { DocLoader, DocType, IndexJob } from '../../lib/doc-sources.ts';
+import type { Logger } from '../../lib/logger.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
 import type { Hit, KnowledgeIndex } from './knowledge.index.ts';
 
@@ -102,8 +103,72 @@ export interface SearchQuery {
   doc_types?: string;
 }
 
-export function createKnowledgeService(deps: { access: Access; index: KnowledgeIndex; jobs: JobQueue }) {
+export interface KnowledgeDeps {
+  access: Access;
+  index: KnowledgeIndex;
+  jobs: JobQueue;
+  log: Logger;
+  /** Global documents kept in the index from start (the public docs): their type and current ids. */
+  globalDocs: Array<{ docType: DocType; ids(): string[] }>;
+}
+
+export function createKnowledgeService(deps: KnowledgeDeps) {
+  const { index, log } = deps;
+  let retry: NodeJS.Timeout | undefined;
+  let closing = false;
+
+  /** The index's start step, retried with back-off while a remote embedder cannot be reached. */
+  const startIndex = async (attempt = 0): Promise<void> => {
+    if (closing) return;
+    try {
+      await index.start();
+    } catch (err) {
+      log.warn({ err: (err as Error).message, attempt }, 'semantic index start step failed; retrying');
+      retry = setTimeout(() => void startIndex(attempt + 1), Math.min(300_000, 5000 * 2 ** attempt));
+      retry.unref();
+    }
+  };
+
+  /**
+   * Index the global documents at start, before the app is ready, so the help assistant can use them at once
+   * and no indexing runs in the background at shutdown. Unchanged pages cost one lookup each (content hash);
+   * removed pages are dropped. A page that cannot be indexed now (a remote embedder is down) is handed to the
+   * durable job queue, which retries it.
+   */
+  const syncGlobalDocs = async (): Promise<void> => {
+    for (const source of deps.globalDocs) {
+      try {
+        const ids = source.ids();
+        const gone = (await index.documentIds(null, source.docType)).filter((d) => !ids.includes(d));
+        for (const doc_id of [...ids, ...gone]) {
+          const job: IndexJob = { project_id: null, doc_type: source.docType, doc_id };
+          try {
+            await index.indexDocument(job);
+          } catch (err) {
+            log.warn({ err: (err as Error).message, doc_id }, 'global document not indexed at start; queued for retry');
+            await deps.jobs.send('knowledge.index', job);
+          }
+        }
+      } catch (err) {
+        log.warn({ err: (err as Error).message, doc_type: source.docType }, 'global documents could not be indexed');
+      }
+    }
+  };
+
   return {
+    /** Start step: the index (HNSW, stale documents) and the global documents. */
+    async start(): Promise<void> {
+      closing = false;
+      await startIndex();
+      await syncGlobalDocs();
+    },
+
+    /** Stop retrying the start step. */
+    async stop(): Promise<void> {
+      closing = true;
+      if (retry) clearTimeout(retry);
+    },
+
     /**
      * `GET /projects/:name/rag/search`: hybrid search over the project's documents (and global ones).
      * @returns `{query, project, hits}`, hits best first with rank, doc_type, doc_id, chunk_ix, distance, scope, title, text.
@@ -161,7 +226,7 @@ export function createKnowledgeService(deps: { access: Access; index: KnowledgeI
       const known = await deps.index.documentIds(project.id, 'memory');
       const removed = known.filter((d) => !present.includes(d));
       for (const docId of [...present, ...removed]) {
-        await deps.jobs.send(KNOWLEDGE_INDEX_JOB, {
+        await deps.jobs.send('knowledge.index', {
           project_id: project.id,
           doc_type: 'memory',
           doc_id: docId,
@@ -177,3 +242,5 @@ export function createKnowledgeService(deps: { access: Access; index: KnowledgeI
     },
   };
 }
+
+export type KnowledgeService = ReturnType<typeof createKnowledgeService>;

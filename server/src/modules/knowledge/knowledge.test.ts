@@ -5,19 +5,10 @@ import { sql } from 'kysely';
 import { api, buildTestApp, createProject, createUser, TEST_KEYS, type TestApp } from '../../../test/helpers.ts';
 import { memoryDocs, waitForIndex } from '../../../test/knowledge-helpers.ts';
 import { startLlmStandIn } from '../../../test/standins/llm.ts';
-import { buildApp, createDeps } from '../../app.ts';
-import { KNOWLEDGE_INDEX_JOB } from '../../lib/doc-sources.ts';
-
-const silent: any = {
-  info() {},
-  warn() {},
-  error() {},
-  debug() {},
-  trace() {},
-  fatal() {},
-  child: () => silent,
-  level: 'silent',
-};
+import { buildApp } from '../../app.ts';
+import { createDeps } from '../../deps.ts';
+import { silentLogger as silent } from '../../lib/logger.ts';
+import { createServices } from '../../services.ts';
 
 describe('semantic index and RAG search', () => {
   let t: TestApp;
@@ -31,8 +22,8 @@ describe('semantic index and RAG search', () => {
     api(t.app, 'GET', `/api/crm/projects/${project}/rag/search?${qs}`, { token });
 
   beforeAll(async () => {
-    t = await buildTestApp();
-    store = memoryDocs(t.deps);
+    store = memoryDocs();
+    t = await buildTestApp(store.app());
     ann = await createUser(t);
     bob = await createUser(t);
     annA = await createProject(t, ann.id, 'alpha');
@@ -249,9 +240,10 @@ describe('semantic index and RAG search', () => {
 describe('durable indexing across restarts and embedder changes', () => {
   let t: TestApp;
   let s: Awaited<ReturnType<typeof startLlmStandIn>>;
+  const store = memoryDocs();
   beforeAll(async () => {
     s = await startLlmStandIn();
-    t = await buildTestApp();
+    t = await buildTestApp(store.app());
   });
   afterAll(async () => {
     await t?.close();
@@ -262,7 +254,6 @@ describe('durable indexing across restarts and embedder changes', () => {
     const ann = await createUser(t);
     const p = await createProject(t, ann.id, 'gamma');
     await waitForIndex(t.deps);
-    const store = memoryDocs(t.deps);
     for (let i = 0; i < 15; i++)
       await store.put(p.id, 'wiki', `page-${i}.md`, `Page ${i}`, `Page ${i} mentions the ibex registry number ${i}.`);
     await t.deps.jobs.stop();
@@ -283,7 +274,6 @@ describe('durable indexing across restarts and embedder changes', () => {
   it('re-indexes everything with the new embedder after a restart with another one, without mixing spaces', async () => {
     const ann = await createUser(t);
     const p = await createProject(t, ann.id, 'delta');
-    const store = memoryDocs(t.deps);
     await store.put(p.id, 'wiki', 'moth.md', 'Moth', 'The luna moth migration schedule is kept here.');
     await waitForIndex(t.deps);
     const before = await t.db
@@ -297,14 +287,8 @@ describe('durable indexing across restarts and embedder changes', () => {
     // "Restart" over the same database with EMBEDDINGS_URL set (the stand-in answers 64-dimensional vectors).
     const config = { ...t.config, embeddingsUrl: s.openaiUrl, embeddingsModel: 'test-embed-1' };
     const deps = createDeps(config, t.database, TEST_KEYS, silent);
-    const app2 = await buildApp(deps, { logger: false });
-    // After the modules registered their own loaders (the wiki area's would not know moth.md).
-    const store2 = memoryDocs(deps);
-    store2.docs.set(`${p.id}|wiki|moth.md`, {
-      title: 'Moth',
-      text: 'The luna moth migration schedule is kept here.',
-      scope: 'project',
-    });
+    // The same in-memory documents (the wiki area's own loader would not know moth.md).
+    const app2 = await buildApp(deps, { logger: false, services: createServices(deps, { loaders: store.loaders }) });
     try {
       await app2.ready();
       await waitForIndex(deps);
@@ -319,7 +303,7 @@ describe('durable indexing across restarts and embedder changes', () => {
       });
       expect(r.status).toBe(200);
       expect(r.body.hits[0].doc_id).toBe('moth.md');
-      expect(await deps.jobs.pending(KNOWLEDGE_INDEX_JOB)).toBe(0);
+      expect(await deps.jobs.pending('knowledge.index')).toBe(0);
     } finally {
       await app2.close();
     }

@@ -1,15 +1,11 @@
 /** Routes of onboarding, trial status and usage (specification, Account, onboarding, usage). */
 import { Type } from '@sinclair/typebox';
-import path from 'node:path';
-import type { Module } from '../../app.ts';
 import { requireActor } from '../../http/auth.ts';
 import { DateTime, errors, Nullable } from '../../http/schemas.ts';
-import { createBotApiMessenger } from '../../providers/messenger/bot-api.ts';
-import { createProjectsService } from '../projects/projects.service.ts';
-import { createSettingsService } from '../accounts/settings.service.ts';
+import type { TypedApp } from '../../http/typed-app.ts';
 import { Project } from '../projects/projects.schemas.ts';
 import { Worker } from '../workers/workers.schemas.ts';
-import { createOnboardingService } from './onboarding.service.ts';
+import type { OnboardingService } from './onboarding.service.ts';
 import { readSetupUpload } from './setup-upload.ts';
 
 const Progress = Type.Object({
@@ -26,23 +22,8 @@ const Progress = Type.Object({
 const Video = Type.Object({ url: Nullable(Type.String()), seconds: Type.Integer(), title: Type.String() });
 const Videos = Type.Object({ videos: Type.Record(Type.String(), Video) });
 
-export const onboardingModule: Module = async (app, deps) => {
-  const projects = createProjectsService({
-    db: deps.db,
-    access: deps.access,
-    activity: deps.activity,
-    storage: deps.storage,
-    sealer: deps.sealer,
-    messenger: createBotApiMessenger(deps.config.messengerApiUrl),
-  });
-  const onboarding = createOnboardingService({
-    db: deps.db,
-    activity: deps.activity,
-    projects,
-    settings: createSettingsService({ db: deps.db, sealer: deps.sealer }),
-  });
+export function onboardingRoutes(app: TypedApp, { onboarding }: { onboarding: OnboardingService }): void {
   const tags = ['onboarding'];
-  const tmpRoot = path.join(deps.config.dataDir, 'tmp');
 
   app.post(
     '/api/crm/onboarding/setup',
@@ -64,15 +45,7 @@ export const onboardingModule: Module = async (app, deps) => {
         },
       },
     },
-    async (req) => {
-      const actor = requireActor(req);
-      const upload = await readSetupUpload(req, tmpRoot);
-      try {
-        return await onboarding.setup(actor, upload.config, upload.files);
-      } finally {
-        await upload.cleanup();
-      }
-    },
+    async (req) => onboarding.setup(requireActor(req), (tmpRoot) => readSetupUpload(req, tmpRoot)),
   );
   app.get(
     '/api/crm/account/trial-status',
@@ -202,4 +175,4 @@ export const onboardingModule: Module = async (app, deps) => {
     },
     async (req) => onboarding.putVideos(requireActor(req), req.body.videos),
   );
-};
+}

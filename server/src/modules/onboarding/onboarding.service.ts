@@ -12,6 +12,7 @@ import { BadRequest } from '../../http/errors.ts';
 import type { ActivityLog } from '../../lib/activity.ts';
 import type { ProjectsService } from '../projects/projects.service.ts';
 import type { SettingsService } from '../accounts/settings.service.ts';
+import type { UsageService } from '../usage/usage.service.ts';
 import { WorkerCreateBody } from '../workers/workers.schemas.ts';
 
 export const STEPS = ['workers', 'cli', 'skill', 'bot', 'issue'] as const;
@@ -56,8 +57,11 @@ export interface ProgressView {
 export function createOnboardingService(deps: {
   db: Kysely<DB>;
   activity: ActivityLog;
-  projects: ProjectsService;
-  settings: SettingsService;
+  projects: Pick<ProjectsService, 'createProject' | 'trialProjects'>;
+  settings: Pick<SettingsService, 'update'>;
+  usage: Pick<UsageService, 'trial' | 'byProject' | 'forAccount'>;
+  /** Where uploads wait before they are moved (DATA_DIR/tmp). */
+  tmpRoot: string;
 }) {
   const { db, activity, projects, settings } = deps;
 
@@ -85,6 +89,43 @@ export function createOnboardingService(deps: {
   const read = (userId: number) =>
     db.selectFrom('onboarding_progress').selectAll().where('user_id', '=', userId).executeTakeFirst();
 
+  async function setupWith(
+    actor: Actor,
+    rawConfig: string | undefined,
+    files: Array<{ name: string; tmpPath: string }>,
+  ) {
+    if (rawConfig === undefined)
+      throw new BadRequest('invalid_request', 'The multipart field `config` (JSON) is required.');
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(rawConfig);
+    } catch {
+      throw new BadRequest('invalid_request', 'The field `config` is not valid JSON.');
+    }
+    if (!Value.Check(SetupConfig, parsed)) {
+      const details = [...Value.Errors(SetupConfig, parsed)]
+        .slice(0, 10)
+        .map((e) => ({ path: `config${e.path}`, message: e.message }));
+      throw new BadRequest('invalid_request', `${details[0]?.path}: ${details[0]?.message}`, { details });
+    }
+    const config = parsed as SetupConfig;
+    const llmKey = config.llmKey?.trim() ?? '';
+    if (llmKey && (llmKey.length < 8 || /\s/.test(llmKey)))
+      throw new BadRequest('invalid_llm_key', 'The LLM key must be at least 8 characters and contain no spaces.');
+    const { project, workers, trial_activated } = await projects.createProject(
+      actor,
+      {
+        displayName: config.displayName,
+        projectName: config.projectName,
+        niche: config.niche,
+        teamPreset: config.teamPreset,
+      },
+      { workers: config.workers, grantTrial: !llmKey, files, source: 'onboarding' },
+    );
+    if (llmKey) await settings.update(actor, { llm_key: llmKey });
+    return { ok: true, project, trial_activated, workers, files: files.map((f) => f.name) };
+  }
+
   return {
     /**
      * POST /onboarding/setup: multipart `config` (SetupConfig JSON) + `files` (already saved under safe names).
@@ -92,63 +133,30 @@ export function createOnboardingService(deps: {
      * prior trial creates the project in trial mode with 100K tokens on the platform key.
      * @returns `{ok, project, trial_activated, workers, files}`. @throws 400 `invalid_request`, 402 `plan_limit_reached`, 409.
      */
-    async setup(actor: Actor, rawConfig: string | undefined, files: Array<{ name: string; tmpPath: string }>) {
-      if (rawConfig === undefined)
-        throw new BadRequest('invalid_request', 'The multipart field `config` (JSON) is required.');
-      let parsed: unknown;
+    async setup(
+      actor: Actor,
+      readUpload: (tmpRoot: string) => Promise<{
+        config: string | undefined;
+        files: Array<{ name: string; tmpPath: string }>;
+        cleanup: () => Promise<void>;
+      }>,
+    ) {
+      const upload = await readUpload(deps.tmpRoot);
       try {
-        parsed = JSON.parse(rawConfig);
-      } catch {
-        throw new BadRequest('invalid_request', 'The field `config` is not valid JSON.');
+        return await setupWith(actor, upload.config, upload.files);
+      } finally {
+        await upload.cleanup();
       }
-      if (!Value.Check(SetupConfig, parsed)) {
-        const details = [...Value.Errors(SetupConfig, parsed)]
-          .slice(0, 10)
-          .map((e) => ({ path: `config${e.path}`, message: e.message }));
-        throw new BadRequest('invalid_request', `${details[0]?.path}: ${details[0]?.message}`, { details });
-      }
-      const config = parsed as SetupConfig;
-      const llmKey = config.llmKey?.trim() ?? '';
-      if (llmKey && (llmKey.length < 8 || /\s/.test(llmKey)))
-        throw new BadRequest('invalid_llm_key', 'The LLM key must be at least 8 characters and contain no spaces.');
-      const { project, workers, trial_activated } = await projects.createProject(
-        actor,
-        {
-          displayName: config.displayName,
-          projectName: config.projectName,
-          niche: config.niche,
-          teamPreset: config.teamPreset,
-        },
-        { workers: config.workers, grantTrial: !llmKey, files, source: 'onboarding' },
-      );
-      if (llmKey) await settings.update(actor, { llm_key: llmKey });
-      return { ok: true, project, trial_activated, workers, files: files.map((f) => f.name) };
     },
 
-    /** GET /account/trial-status. */
+    /** GET /account/trial-status: the trial (the usage area's one formula) and the tokens of each trial project. */
     async trialStatus(actor: Actor) {
-      const info = await projects.trialInfo(actor.id);
-      const rows = await db
-        .selectFrom('projects')
-        .leftJoin('token_usage', 'token_usage.project_id', 'projects.id')
-        .select([
-          'projects.name',
-          'projects.display_name',
-          'projects.trial_mode',
-          'projects.uses_platform_key',
-          (eb) => eb.fn.coalesce(eb.fn.sum<number>('token_usage.total_tokens'), sql<number>`0`).as('tokens_used'),
-        ])
-        .where('projects.owner_id', '=', actor.id)
-        .where('projects.trial_mode', '=', true)
-        .groupBy([
-          'projects.id',
-          'projects.name',
-          'projects.display_name',
-          'projects.trial_mode',
-          'projects.uses_platform_key',
-        ])
-        .orderBy('projects.id')
-        .execute();
+      const info = await deps.usage.trial(actor.id);
+      const rows = await projects.trialProjects(actor.id);
+      const used = await deps.usage.byProject(
+        actor.id,
+        rows.map((r) => r.id),
+      );
       return {
         email: actor.email,
         email_verified: actor.email_verified,
@@ -161,42 +169,13 @@ export function createOnboardingService(deps: {
           display_name: r.display_name,
           trial_mode: r.trial_mode,
           uses_platform_key: r.uses_platform_key,
-          tokens_used: Number(r.tokens_used),
+          tokens_used: used.get(r.id) ?? 0,
         })),
       };
     },
 
     /** GET /account/usage: the caller's newest 200 token-usage rows and totals over all their rows. */
-    async usage(actor: Actor) {
-      const rows = await db
-        .selectFrom('token_usage')
-        .select([
-          'id',
-          'project_name',
-          'worker_id',
-          'model',
-          'input_tokens',
-          'output_tokens',
-          'cache_tokens',
-          'total_tokens',
-          'created_at',
-        ])
-        .where('user_id', '=', actor.id)
-        .orderBy('created_at', 'desc')
-        .orderBy('id', 'desc')
-        .limit(200)
-        .execute();
-      const t = await db
-        .selectFrom('token_usage')
-        .select((eb) => [
-          eb.fn.coalesce(eb.fn.sum<number>('total_tokens'), sql<number>`0`).as('total'),
-          eb.fn.coalesce(eb.fn.sum<number>('input_tokens'), sql<number>`0`).as('input'),
-          eb.fn.coalesce(eb.fn.sum<number>('output_tokens'), sql<number>`0`).as('output'),
-        ])
-        .where('user_id', '=', actor.id)
-        .executeTakeFirstOrThrow();
-      return { rows, totals: { total: Number(t.total), input: Number(t.input), output: Number(t.output) } };
-    },
+    usage: (actor: Actor) => deps.usage.forAccount(actor.id),
 
     /** GET /onboarding/progress: no record is created for an untouched user. */
     async progress(actor: Actor) {
@@ -400,3 +379,5 @@ export function createOnboardingService(deps: {
     },
   };
 }
+
+export type OnboardingService = ReturnType<typeof createOnboardingService>;

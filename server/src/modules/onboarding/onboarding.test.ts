@@ -134,6 +134,7 @@ describe('setup and trial', () => {
         project_name: 'bakery',
         worker_id: res.body.workers[0].id,
         model: 'm',
+        key_source: 'trial',
         input_tokens: 30_000,
         output_tokens: 10_000,
         total_tokens: 40_000,

@@ -1,9 +1,9 @@
 /** Pins, learnings and the knowledge graph (specification: pins; Memory and knowledge). One service call each. */
 import { Type } from '@sinclair/typebox';
-import type { Module } from '../../app.ts';
 import { requireActor } from '../../http/auth.ts';
 import { DateTime, errors, Nullable } from '../../http/schemas.ts';
-import { createPinsService } from './pins.service.ts';
+import type { TypedApp } from '../../http/typed-app.ts';
+import type { PinsService } from './pins.service.ts';
 
 const ProjectParam = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) });
 const PinParams = Type.Object({
@@ -71,8 +71,7 @@ const Graph = Type.Object({
   ),
 });
 
-export const pinsModule: Module = async (app, deps) => {
-  const k = createPinsService({ db: deps.db, access: deps.access });
+export function pinsRoutes(app: TypedApp, { pins: k }: { pins: PinsService }): void {
   const p = '/api/crm/projects/:name';
 
   app.get(
@@ -150,4 +149,4 @@ export const pinsModule: Module = async (app, deps) => {
     },
     async (req) => k.graph(requireActor(req), req.params.name),
   );
-};
+}

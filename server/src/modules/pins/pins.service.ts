@@ -235,3 +235,5 @@ export function createPinsService(deps: { db: Kysely<DB>; access: Access }) {
     },
   };
 }
+
+export type PinsService = ReturnType<typeof createPinsService>;

@@ -3,25 +3,16 @@
  * HTTP to one service call.
  */
 import { Type } from '@sinclair/typebox';
-import type { Module } from '../../app.ts';
+import type { TypedApp } from '../../http/typed-app.ts';
 import { requireActor } from '../../http/auth.ts';
 import { errors } from '../../http/schemas.ts';
-import { createBotApiMessenger } from '../../providers/messenger/bot-api.ts';
 import { readImageUpload } from '../workers/upload.ts';
-import { createProjectsService } from './projects.service.ts';
+import type { ProjectsService } from './projects.service.ts';
 import * as S from './projects.schemas.ts';
 
 const ICON_MAX_BYTES = 2 * 1024 * 1024;
 
-export const projectsModule: Module = async (app, deps) => {
-  const projects = createProjectsService({
-    db: deps.db,
-    access: deps.access,
-    activity: deps.activity,
-    storage: deps.storage,
-    sealer: deps.sealer,
-    messenger: createBotApiMessenger(deps.config.messengerApiUrl),
-  });
+export function projectsRoutes(app: TypedApp, { projects }: { projects: ProjectsService }): void {
   const tags = ['projects'];
   const B = '/api/crm/projects';
 
@@ -173,9 +164,9 @@ export const projectsModule: Module = async (app, deps) => {
       },
     },
     async (req) => {
-      const actor = requireActor(req);
-      await deps.access.project(actor, req.params.name); // refuse before reading the upload
-      return projects.setIcon(actor, req.params.name, await readImageUpload(req, ICON_MAX_BYTES, ['png', 'gif']));
+      return projects.setIcon(requireActor(req), req.params.name, () =>
+        readImageUpload(req, ICON_MAX_BYTES, ['png', 'gif']),
+      );
     },
   );
   app.get(
@@ -218,4 +209,4 @@ export const projectsModule: Module = async (app, deps) => {
     },
     async (req) => projects.getActiveIssue(requireActor(req), req.params.name),
   );
-};
+}

@@ -14,9 +14,17 @@ import type { ActivityLog } from '../../lib/activity.ts';
 import type { BlobStorage } from '../../storage/storage.ts';
 import type { Sealer } from '../../secrets/crypto.ts';
 import type { Messenger } from '../../providers/messenger/messenger.ts';
-import { assertWithinPlan, lockOwner, TRIAL_TOKENS } from './plan-limits.ts';
 import { TEAM_PRESETS, suggestTeamPreset } from './team-presets.ts';
-import { insertWorkers, normalizeWorker, type WorkerInput, type WorkerView } from '../workers/workers.repo.ts';
+import {
+  countWorkers,
+  insertWorkers,
+  normalizeWorker,
+  type WorkerInput,
+  type WorkerView,
+} from '../workers/workers.repo.ts';
+import type { SettingsService } from '../accounts/settings.service.ts';
+import type { UsageService } from '../usage/usage.service.ts';
+import { countOwnerProjects, ownerProjectIds } from './projects.repo.ts';
 import { bindBot, validateBotToken } from '../workers/bot-binding.ts';
 import { IMAGE_MIME, type ImageKind } from '../workers/images.ts';
 
@@ -111,8 +119,10 @@ export function createProjectsService(deps: {
   storage: BlobStorage;
   sealer: Sealer;
   messenger: Messenger;
+  usage: Pick<UsageService, 'trial' | 'grantTrial' | 'lockForCreation' | 'assertPlanAllows' | 'dailyForProject'>;
+  settings: Pick<SettingsService, 'llmKey'>;
 }) {
-  const { db, access, activity, storage, sealer, messenger } = deps;
+  const { db, access, activity, storage, sealer, messenger, usage } = deps;
 
   async function workerCount(projectId: number): Promise<number> {
     const { n } = await db
@@ -127,31 +137,7 @@ export function createProjectsService(deps: {
     return toView(row, await workerCount(projectId));
   }
 
-  /** Trial of a user: granted tokens, tokens used by their trial projects since the grant, remaining. */
-  async function trialInfo(userId: number) {
-    const trial = await db.selectFrom('trials').selectAll().where('user_id', '=', userId).executeTakeFirst();
-    if (!trial) return { granted: false, total_granted: 0, used: 0, remaining: 0, active: false };
-    const { used } = await db
-      .selectFrom('token_usage')
-      .innerJoin('projects', 'projects.id', 'token_usage.project_id')
-      .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('token_usage.total_tokens'), sql<number>`0`).as('used'))
-      .where('token_usage.user_id', '=', userId)
-      .where('projects.trial_mode', '=', true)
-      .where('token_usage.created_at', '>=', trial.granted_at)
-      .executeTakeFirstOrThrow();
-    const total = Number(trial.tokens_granted);
-    const remaining = Math.max(0, total - Number(used));
-    return { granted: true, total_granted: total, used: Number(used), remaining, active: remaining > 0 };
-  }
-
-  async function hasOwnKey(userId: number): Promise<boolean> {
-    const row = await db
-      .selectFrom('account_settings')
-      .select('llm_key_enc')
-      .where('user_id', '=', userId)
-      .executeTakeFirst();
-    return !!row?.llm_key_enc;
-  }
+  const hasOwnKey = async (userId: number): Promise<boolean> => !!(await deps.settings.llmKey(userId));
 
   /**
    * The one creation path: project + workers + optional bot + directory (+ trial, + files) atomically.
@@ -183,14 +169,14 @@ export function createProjectsService(deps: {
       throw new BadRequest('invalid_request', 'A messenger token needs at least one worker to bind to.');
     const bot = opts.messengerToken !== undefined ? await validateBotToken(messenger, opts.messengerToken) : undefined;
 
-    const trial = await trialInfo(actor.id);
+    const trial = await usage.trial(actor.id);
     const grantTrial = !!opts.grantTrial && actor.email_verified && !trial.granted;
     const trialMode = grantTrial || (trial.active && !(await hasOwnKey(actor.id)));
 
     let dir: string | undefined;
     try {
       const result = await db.transaction().execute(async (tx) => {
-        await lockOwner(tx, actor.id);
+        await usage.lockForCreation(tx, actor.id);
         const exists = await tx
           .selectFrom('projects')
           .select('id')
@@ -198,9 +184,9 @@ export function createProjectsService(deps: {
           .where('name', '=', name)
           .executeTakeFirst();
         if (exists) throw new Conflict('project_exists', `You already have a project named '${name}'.`);
-        await assertWithinPlan(tx, { id: actor.id, plan: actor.plan }, actor.isAdmin, {
-          projects: 1,
-          workers: workers.length,
+        usage.assertPlanAllows(actor.plan, actor.isAdmin, {
+          projects: { current: await countOwnerProjects(tx, actor.id), add: 1 },
+          workers: { current: await countWorkers(tx, await ownerProjectIds(tx, actor.id)), add: workers.length },
         });
         const row = await tx
           .insertInto('projects')
@@ -224,11 +210,7 @@ export function createProjectsService(deps: {
           await bindBot(tx, sealer, created[0].id, opts.messengerToken, bot);
           created[0].bot_username = bot.username;
         }
-        if (grantTrial)
-          await tx
-            .insertInto('trials')
-            .values({ user_id: actor.id, project_id: row.id, tokens_granted: TRIAL_TOKENS })
-            .execute();
+        if (grantTrial) await usage.grantTrial(tx, actor.id, row.id);
         await activity.record(
           {
             type: 'project_created',
@@ -285,7 +267,16 @@ export function createProjectsService(deps: {
 
   return {
     createProject,
-    trialInfo,
+
+    /** An owner's trial-mode projects (trial status), oldest first. */
+    trialProjects: (userId: number) =>
+      db
+        .selectFrom('projects')
+        .select(['id', 'name', 'display_name', 'trial_mode', 'uses_platform_key'])
+        .where('owner_id', '=', userId)
+        .where('trial_mode', '=', true)
+        .orderBy('id')
+        .execute(),
 
     /** GET /projects: the caller's own projects, oldest first. */
     async list(actor: Actor): Promise<{ projects: ProjectView[] }> {
@@ -372,9 +363,10 @@ export function createProjectsService(deps: {
         .executeTakeFirstOrThrow();
     },
 
-    /** POST /projects/:name/upload-icon: PNG or GIF bytes (already checked) stored as a blob. */
-    async setIcon(actor: Actor, name: string, img: { data: Buffer; kind: ImageKind }) {
+    /** POST /projects/:name/upload-icon: `read` gives the PNG or GIF (checked by content), stored as a blob. */
+    async setIcon(actor: Actor, name: string, read: () => Promise<{ data: Buffer; kind: ImageKind }>) {
       const p = await ref(actor, name);
+      const img = await read(); // only after the access check: a stranger's upload is never read
       const key = `project-icons/${p.id}.${img.kind}`;
       const old = await db.selectFrom('projects').select('icon_key').where('id', '=', p.id).executeTakeFirstOrThrow();
       await storage.put(key, img.data);
@@ -458,14 +450,7 @@ export function createProjectsService(deps: {
         .where('created_at', '<', end)
         .groupBy([dayExpr, 'type'])
         .execute();
-      const tokens = await db
-        .selectFrom('token_usage')
-        .select([dayExpr.as('day'), (eb) => eb.fn.sum<number>('total_tokens').as('n')])
-        .where('project_id', '=', p.id)
-        .where('created_at', '>=', since)
-        .where('created_at', '<', end)
-        .groupBy(dayExpr)
-        .execute();
+      const tokens = await usage.dailyForProject(p.id, since, end);
       const days = Array.from({ length: nDays }, (_, i) => ({
         date: new Date(since.getTime() + i * 86_400_000).toISOString().slice(0, 10),
         events: 0,

@@ -17,6 +17,7 @@ import {
   type LlmUsage,
 } from '../../providers/llm/index.ts';
 import { AppError } from '../../http/errors.ts';
+import { estimatePromptTokens } from '../usage/plans.ts';
 import { missingRequired, toLlmTools, type AgentTool, type ToolContext } from './tools.ts';
 
 /** Failure classes that make a cascade escalate to the next tier. */
@@ -49,8 +50,17 @@ export interface ToolCallRecord {
 export interface EngineHooks {
   onText(delta: string): void;
   onToolResult(ev: { turn: number; tool: string; is_error: boolean; data?: Record<string, unknown> }): void;
-  /** After every model call (kept or escalated): write the usage row. May throw RunStop. */
-  onModelCall(call: { model: string; usage: LlmUsage; turn: number }): Promise<void>;
+  /**
+   * Before every model call (kept or escalated): reserve its worst case against the budget.
+   * @param call.promptTokens estimated input tokens; `maxTokens` the output bound wanted.
+   * @returns the output tokens the call may use (at most `maxTokens`). Throws RunStop when nothing fits.
+   */
+  reserveCall(call: { model: string; turn: number; promptTokens: number; maxTokens: number }): Promise<number>;
+  /**
+   * After every model call (kept or escalated): settle the reservation with the real usage, or release it
+   * (`usage` null) when the call failed. May throw RunStop.
+   */
+  onModelCall(call: { model: string; usage: LlmUsage | null; turn: number }): Promise<void>;
   /** Before every model call of turn `turn` (1-based): heartbeat, cancel and budget checks. May throw RunStop. */
   beforeTurn(turn: number): Promise<void>;
   onEscalate(ev: { from: string; to: string; class: EscalationClass; turn: number }): Promise<void>;
@@ -150,6 +160,16 @@ export function createBuiltinEngine(llm: LlmProvider): AgentEngine {
           await hooks.beforeTurn(turns + 1);
           if (input.signal.aborted) throw new RunStop('cancelled', 'The run was cancelled.');
           let turnText = '';
+          const promptTokens = estimatePromptTokens({
+            text: input.system + JSON.stringify(messages) + JSON.stringify(llmTools),
+            messages: messages.length,
+          });
+          const maxTokens = await hooks.reserveCall({
+            model: model(),
+            turn: turns + 1,
+            promptTokens,
+            maxTokens: input.maxTokens,
+          });
           const callStart = performance.now();
           let res;
           try {
@@ -159,7 +179,7 @@ export function createBuiltinEngine(llm: LlmProvider): AgentEngine {
                 system: input.system,
                 messages,
                 tools: llmTools,
-                maxTokens: input.maxTokens,
+                maxTokens,
                 apiKey: input.apiKey,
                 signal: input.signal,
               },
@@ -169,6 +189,7 @@ export function createBuiltinEngine(llm: LlmProvider): AgentEngine {
               },
             );
           } catch (err) {
+            await hooks.onModelCall({ model: model(), usage: null, turn: turns + 1 });
             if (input.signal.aborted || (err instanceof LlmError && err.kind === 'aborted'))
               return done('cancelled', { code: 'cancelled', message: 'The run was cancelled.' });
             const cls = classOfError(err);

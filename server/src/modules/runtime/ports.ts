@@ -1,11 +1,11 @@
 /**
  * Ports: the small interfaces through which the agent's tools reach other areas (issues, skills, wiki,
- * semantic search). The owning module implements a port and registers it on `deps.agentPorts` at
- * registration time, e.g. in the issues module:
+ * semantic search). Each owning area implements its port over its own service (`<area>.port.ts`), and the
+ * composition root (services.ts) hands them to the runtime:
  *
- *   deps.agentPorts.issues = { create: …, take: …, update: …, log: … };
+ *   ports: { issues: createIssuesPort({ issues, access }), skills: …, wiki: …, search: … }
  *
- * A tool whose port is not registered is not offered to the LLM. Port methods throw the errors of
+ * A tool whose port is absent is not offered to the LLM. Port methods throw the errors of
  * `http/errors.ts` (NotFound, BadRequest, …); the tool turns them into an `is_error` tool result.
  */
 

@@ -1,58 +1,15 @@
 /**
  * Routes of the worker runtime: messages to workers, runs (show, cancel, retry), restart, prompt
- * generation. The job handler and the crash sweep are installed here too.
+ * generation. The job handler is registered by runtime.jobs.ts; the crash sweep is the service's start step.
  */
-import type { AppDeps, Module } from '../../app.ts';
 import { requireActor } from '../../http/auth.ts';
 import { errors } from '../../http/schemas.ts';
-import { createRuntimeService, RUN_JOB, SWEEP_MS, type RuntimeService } from './runtime.service.ts';
-import { createRunEvents } from './events.ts';
+import type { TypedApp } from '../../http/typed-app.ts';
+import type { RuntimeService } from './runtime.service.ts';
 import * as S from './runtime.schemas.ts';
 
-const services = new WeakMap<AppDeps, RuntimeService>();
-/**
- * Runs executing at once in this process (job pollers, one run each). The queue's poller sleeps up to
- * its polling interval (0.5 s) between fetches even when jobs wait, so a burst drains at about
- * RUN_CONCURRENCY / 0.5 s runs per second at most; a local send wakes an idle poller at once.
- */
-const RUN_CONCURRENCY = 16;
-
-/** The one runtime service of an app (the runtime, chat and analytics modules share it). */
-export function runtimeOf(deps: AppDeps, log: RuntimeDeps['log']): RuntimeService {
-  let s = services.get(deps);
-  if (!s) {
-    s = createRuntimeService({ ...deps, events: createRunEvents(), log });
-    services.set(deps, s);
-  }
-  return s;
-}
-type RuntimeDeps = Parameters<typeof createRuntimeService>[0];
-
-export const runtimeModule: Module = async (app, deps) => {
-  const runtime = runtimeOf(deps, app.log);
+export function runtimeRoutes(app: TypedApp, { runtime }: { runtime: RuntimeService }): void {
   const tags = ['workers'];
-  deps.jobs.define<{ run_id: number }>(RUN_JOB, (data) => runtime.execute(data.run_id), {
-    concurrency: RUN_CONCURRENCY,
-    retryLimit: 2,
-    retryDelay: 5,
-    expireInSeconds: 3600,
-    pollingIntervalSeconds: 0.5,
-  });
-
-  let sweep: NodeJS.Timeout | undefined;
-  app.addHook('onReady', async () => {
-    const r = await runtime.reconcile();
-    if (r.requeued.length || r.failed.length) app.log.warn(r, 'runs interrupted by a restart were reconciled');
-    sweep = setInterval(
-      () => void runtime.reconcile().catch((err) => app.log.error({ err: (err as Error).message }, 'run sweep failed')),
-      SWEEP_MS,
-    );
-    sweep.unref();
-  });
-  app.addHook('onClose', async () => {
-    if (sweep) clearInterval(sweep);
-    runtime.abortAll();
-  });
 
   app.post(
     '/api/crm/projects/:name/message',
@@ -132,4 +89,4 @@ export const runtimeModule: Module = async (app, deps) => {
     },
     async (req) => runtime.generatePrompt(requireActor(req), req.params.name, req.body),
   );
-};
+}

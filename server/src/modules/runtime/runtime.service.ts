@@ -18,31 +18,27 @@ import type { Access, ProjectRef } from '../../access/access.ts';
 import type { ActivityLog } from '../../lib/activity.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
 import { AppError, BadRequest, Conflict, NotFound, TooManyRequests, Upstream } from '../../http/errors.ts';
-import {
-  LlmError,
-  textOf,
-  type LlmKeys,
-  type LlmMessage,
-  type LlmProvider,
-  type ResolvedKey,
-} from '../../providers/llm/index.ts';
+import { LlmError, textOf, type LlmMessage, type LlmProvider } from '../../providers/llm/index.ts';
+import type { LlmKeys, ResolvedKey } from '../accounts/llm-keys.ts';
+import type { UsageService } from '../usage/usage.service.ts';
+import type { KeySource } from '../usage/usage.repo.ts';
+import { estimatePromptTokens } from '../usage/plans.ts';
 import type { AgentPorts } from './ports.ts';
 import type { RunWorker, ToolContext, ToolRegistry } from './tools.ts';
 import { RunStop, type AgentEngine, type AgentRunResult } from './engine.ts';
 import type { RunEvents } from './events.ts';
 import { MODEL_TIERS, pickModelPlan } from './model-tiers.ts';
-import { dailyTokenCap, TRIAL_TOKENS, utcDayStart } from './caps.ts';
 import { buildSystem } from './context.ts';
+import { STALE_RUN_MS } from './status.ts';
 
-export const RUN_JOB = 'runtime.run';
 /** A run's heartbeat interval while it waits on a long model call (ms). */
 export const HEARTBEAT_MS = 20_000;
-/** A running run whose heartbeat is older than this belongs to a dead process (ms). */
-export const STALE_RUN_MS = 90_000;
 /** How often the crash sweep runs (ms). */
 export const SWEEP_MS = 60_000;
 /** Output-token bound per model call of a run. */
 export const RUN_MAX_TOKENS = 4096;
+/** Output-token bound of a prompt generation. */
+const PROMPT_MAX_TOKENS = 1500;
 /** Chat messages of earlier exchanges handed to the model. */
 const HISTORY_MESSAGES = 20;
 
@@ -53,8 +49,11 @@ export interface RuntimeDeps {
   jobs: JobQueue;
   llm: LlmProvider;
   llmKeys: LlmKeys;
+  /** Budgets and metering (the usage area). */
+  usage: Pick<UsageService, 'assertNotSpent' | 'reserve' | 'record' | 'release' | 'purgeExpired'>;
   agentTools: ToolRegistry;
-  agentPorts: AgentPorts;
+  /** The other areas as the agent's tools see them (built in the composition root). */
+  ports: AgentPorts;
   agentEngine: AgentEngine;
   events: RunEvents;
   log: { warn(o: object, m: string): void; error(o: object, m: string): void };
@@ -94,26 +93,12 @@ export interface RunView {
 
 const ms = (from: Date | number, to: Date | number = Date.now()) => Math.max(0, Math.round(+to - +from));
 
-/**
- * The status a worker reports (specification, Worker runtime status): stored `working`, no live session
- * (no running run with a fresh heartbeat) and a record older than 10 minutes → `idle`.
- */
-export function reportedWorkerStatus(
-  row: { status: string; status_started_at: Date | null },
-  sessionAlive: boolean,
-  now = new Date(),
-): 'working' | 'idle' {
-  if (row.status !== 'working') return 'idle';
-  if (sessionAlive) return 'working';
-  const since = row.status_started_at ? +now - +row.status_started_at : Infinity;
-  return since > 10 * 60_000 ? 'idle' : 'working';
-}
-
 export function createRuntimeService(deps: RuntimeDeps) {
   const { db } = deps;
   const instanceId = crypto.randomUUID();
   /** Abort controllers of the runs executing in this process. */
   const local = new Map<number, AbortController>();
+  let sweep: NodeJS.Timeout | undefined;
 
   const toView = (r: RunRow, reply: string | null): RunView => ({
     id: r.id,
@@ -175,77 +160,34 @@ export function createRuntimeService(deps: RuntimeDeps) {
   const keyFor = (project: { owner_id: number; trial_mode: boolean }) =>
     deps.llmKeys.forUser(project.owner_id, { allowPlatform: project.trial_mode });
 
-  /**
-   * The remaining budget of a worker (caps.ts): `null` = unmetered.
-   * @returns `{scope, cap, used}` of the tightest applicable budget.
-   */
-  async function budget(
-    project: { id: number; owner_id: number; trial_mode: boolean },
-    workerId: number,
-    key: ResolvedKey,
-  ) {
-    const owner = await db
-      .selectFrom('users')
-      .select(['plan', 'role'])
-      .where('id', '=', project.owner_id)
-      .executeTakeFirst();
-    const cap = dailyTokenCap(owner?.plan ?? 'free', { isAdmin: owner?.role === 'admin' });
-    const out: Array<{ scope: 'daily' | 'trial'; cap: number; used: number; plan: string }> = [];
-    if (cap !== null) {
-      const row = await db
-        .selectFrom('token_usage')
-        .select(sql<number>`coalesce(sum(total_tokens), 0)::int`.as('used'))
-        .where('worker_id', '=', workerId)
-        .where('created_at', '>=', utcDayStart())
-        .executeTakeFirst();
-      out.push({ scope: 'daily', cap, used: Number(row?.used ?? 0), plan: owner?.plan ?? 'free' });
-    }
-    if (project.trial_mode && key.source === 'platform') {
-      const row = await db
-        .selectFrom('token_usage')
-        .select(sql<number>`coalesce(sum(total_tokens), 0)::int`.as('used'))
-        .where('user_id', '=', project.owner_id)
-        .where(
-          'project_id',
-          'in',
-          db
-            .selectFrom('projects')
-            .select('id')
-            .where('owner_id', '=', project.owner_id)
-            .where('trial_mode', '=', true),
-        )
-        .executeTakeFirst();
-      out.push({ scope: 'trial', cap: TRIAL_TOKENS, used: Number(row?.used ?? 0), plan: owner?.plan ?? 'free' });
-    }
-    return out.sort((a, b) => a.cap - a.used - (b.cap - b.used))[0] ?? null;
-  }
+  /** Which key source a project's calls draw on: the trial when a trial project uses the platform key. */
+  const keySource = (project: { trial_mode: boolean }, key: ResolvedKey): KeySource =>
+    key.source === 'own' ? 'own' : project.trial_mode ? 'trial' : 'platform';
 
-  const budgetError = (b: { scope: string; cap: number; used: number; plan: string }, workerId: number) => {
-    const resets = b.scope === 'daily' ? new Date(+utcDayStart() + 86_400_000).toISOString() : null;
-    return new TooManyRequests(
-      'token_budget_exceeded',
-      b.scope === 'daily'
-        ? `Worker ${workerId} used its daily budget of ${b.cap} tokens; it resets at midnight UTC.`
-        : `The trial's ${b.cap} free tokens are used up; add your own LLM key to continue.`,
-      { scope: b.scope, used: b.used, cap: b.cap, plan: b.plan, worker_id: workerId, resets_at: resets },
-    );
-  };
-
-  /** Refuse when a worker's budget is spent, writing a `token_budget` event. */
+  /** Refuse when a worker's budget is spent, writing a `token_budget` event. @throws 429 `token_budget_exceeded`. */
   async function ensureBudget(project: ProjectRef, workerId: number, key: ResolvedKey) {
-    const b = await budget(project, workerId, key);
-    if (b && b.used >= b.cap) {
-      await deps.activity.recordBestEffort({
-        type: 'token_budget',
+    try {
+      await deps.usage.assertNotSpent({
         userId: project.owner_id,
         projectId: project.id,
         workerId,
-        actor: 'system',
-        title: 'Token budget reached',
-        detail: `${b.used} of ${b.cap} tokens (${b.scope})`,
-        payload: { scope: b.scope, used: b.used, cap: b.cap },
+        keySource: keySource(project, key),
       });
-      throw budgetError(b, workerId);
+    } catch (err) {
+      if (err instanceof AppError && err.code === 'token_budget_exceeded') {
+        const f = err.fields as { scope: string; used: number; cap: number };
+        await deps.activity.recordBestEffort({
+          type: 'token_budget',
+          userId: project.owner_id,
+          projectId: project.id,
+          workerId,
+          actor: 'system',
+          title: 'Token budget reached',
+          detail: `${f.used} of ${f.cap} tokens (${f.scope})`,
+          payload: { scope: f.scope, used: f.used, cap: f.cap },
+        });
+      }
+      throw err;
     }
   }
 
@@ -274,7 +216,7 @@ export function createRuntimeService(deps: RuntimeDeps) {
         })
         .returning('id')
         .executeTakeFirstOrThrow();
-      await deps.jobs.send(RUN_JOB, { run_id: run.id }, { tx });
+      await deps.jobs.send('runtime.run', { run_id: run.id }, { tx });
       runIds.push(run.id);
     }
     return runIds;
@@ -530,23 +472,27 @@ export function createRuntimeService(deps: RuntimeDeps) {
       const project = await deps.access.project(actor, name);
       const key = await keyFor(project);
       const model = body.model ?? pickModelPlan({ modelMode: 'strict' }).models[0];
+      const system =
+        'You write system prompts for AI workers of a software team. Given a role description, answer with the system prompt only: who the worker is, what it is responsible for, how it works with issues (take, log progress, close), its boundaries, and its tone. Second person, under 400 words, no preamble.';
+      const content = `Project: ${project.display_name}\nWorker: ${body.label ?? '(unnamed)'}\nRole description: ${body.role}`;
+      const source = keySource(project, key);
+      const scope = { userId: project.owner_id, projectId: project.id, workerId: null, keySource: source };
+      const grant = await deps.usage.reserve(scope, {
+        promptTokens: estimatePromptTokens({ text: system + content, messages: 1 }),
+        maxTokens: PROMPT_MAX_TOKENS,
+      });
       let res;
       try {
         res = await deps.llm.complete({
           model,
           apiKey: key.key,
-          maxTokens: 1500,
+          maxTokens: grant.maxTokens,
           temperature: 0.3,
-          system:
-            'You write system prompts for AI workers of a software team. Given a role description, answer with the system prompt only: who the worker is, what it is responsible for, how it works with issues (take, log progress, close), its boundaries, and its tone. Second person, under 400 words, no preamble.',
-          messages: [
-            {
-              role: 'user',
-              content: `Project: ${project.display_name}\nWorker: ${body.label ?? '(unnamed)'}\nRole description: ${body.role}`,
-            },
-          ],
+          system,
+          messages: [{ role: 'user', content }],
         });
       } catch (err) {
+        if (grant.id !== null) await deps.usage.release(grant.id);
         if (err instanceof LlmError)
           throw new Upstream(502, 'llm_error', 'The model provider could not write the prompt; try again.', {
             kind: err.kind,
@@ -555,21 +501,16 @@ export function createRuntimeService(deps: RuntimeDeps) {
       }
       const u = res.usage;
       const total = u.input_tokens + u.output_tokens + u.cache_tokens;
-      await db
-        .insertInto('token_usage')
-        .values({
-          user_id: project.owner_id,
-          project_id: project.id,
-          project_name: project.name,
-          worker_id: null,
-          model: res.model || model,
-          source: 'generate_prompt',
-          input_tokens: u.input_tokens,
-          output_tokens: u.output_tokens,
-          cache_tokens: u.cache_tokens,
-          total_tokens: total,
-        })
-        .execute();
+      await deps.usage.record({
+        userId: project.owner_id,
+        projectId: project.id,
+        projectName: project.name,
+        model: res.model || model,
+        source: 'generate_prompt',
+        keySource: source,
+        usage: u,
+        reservationId: grant.id,
+      });
       const prompt = textOf(res).trim();
       if (!prompt) throw new Upstream(502, 'llm_error', 'The model gave an empty answer; try again.');
       return {
@@ -673,8 +614,6 @@ export function createRuntimeService(deps: RuntimeDeps) {
             detail: detail ?? null,
             payload: { run_id: runId, ...payload },
           });
-        await act('session_start', `${worker.label} started working`, msg.content.slice(0, 280));
-
         let key: ResolvedKey;
         try {
           key = await keyFor(project);
@@ -684,16 +623,32 @@ export function createRuntimeService(deps: RuntimeDeps) {
             err instanceof Error ? err.message : 'No LLM key.',
           );
         }
-        const b = await budget(project, worker.id, key);
-        if (b && b.used >= b.cap) {
-          await act('token_budget', 'Token budget reached', `${b.used} of ${b.cap} tokens (${b.scope})`, {
-            scope: b.scope,
-            used: b.used,
-            cap: b.cap,
+        const scope = {
+          userId: project.owner_id,
+          projectId: project.id,
+          workerId: worker.id,
+          runId,
+          keySource: keySource(project, key),
+        };
+        /** A spent budget: a `token_budget` event with the figures of the 429. */
+        const budgetEvent = (err: AppError) => {
+          const f = err.fields as { scope: string; used: number; cap: number };
+          return act('token_budget', 'Token budget reached', `${f.used} of ${f.cap} tokens (${f.scope})`, {
+            scope: f.scope,
+            used: f.used,
+            cap: f.cap,
           });
-          return await fail('token_budget_exceeded', budgetError(b, worker.id).message);
+        };
+        const isBudget = (err: unknown): err is AppError =>
+          err instanceof AppError && err.code === 'token_budget_exceeded';
+        try {
+          await deps.usage.assertNotSpent(scope);
+        } catch (err) {
+          if (!isBudget(err)) throw err;
+          await budgetEvent(err);
+          return await fail('token_budget_exceeded', err.message);
         }
-        let spent = b?.used ?? 0;
+        await act('session_start', `${worker.label} started working`, msg.content.slice(0, 280));
         const plan = pickModelPlan({
           messageModel: claimed.requested_model,
           modelMode: project.config.modelMode,
@@ -712,7 +667,7 @@ export function createRuntimeService(deps: RuntimeDeps) {
             role: worker.role,
           });
 
-        const ports = deps.agentPorts;
+        const ports = deps.ports;
         const tools = deps.agentTools.offered(worker.tools, ports);
         const { system } = await buildSystem({
           project,
@@ -740,6 +695,8 @@ export function createRuntimeService(deps: RuntimeDeps) {
           signal: ac.signal,
         };
         const totals = { input_tokens: 0, output_tokens: 0, cache_tokens: 0, total_tokens: 0 };
+        /** The reservation of the model call under way, settled or released by onModelCall. */
+        let reservation: number | null = null;
         const prepMs = ms(started);
         const genStart = Date.now();
         const result = await deps.agentEngine.run(
@@ -764,29 +721,42 @@ export function createRuntimeService(deps: RuntimeDeps) {
                 is_error: e.is_error,
                 ...(e.data ?? {}),
               }),
+            async reserveCall(call) {
+              try {
+                const grant = await deps.usage.reserve(scope, call);
+                reservation = grant.id;
+                return grant.maxTokens;
+              } catch (err) {
+                if (!isBudget(err)) throw err;
+                // Stop between turns: what the run did so far is kept.
+                await budgetEvent(err);
+                throw new RunStop('token_budget_exceeded', err.message);
+              }
+            },
             async onModelCall({ model, usage }) {
+              const id = reservation;
+              reservation = null;
+              if (!usage) {
+                if (id !== null) await deps.usage.release(id);
+                return;
+              }
               const total = usage.input_tokens + usage.output_tokens + usage.cache_tokens;
               totals.input_tokens += usage.input_tokens;
               totals.output_tokens += usage.output_tokens;
               totals.cache_tokens += usage.cache_tokens;
               totals.total_tokens += total;
-              spent += total;
-              await db
-                .insertInto('token_usage')
-                .values({
-                  user_id: project.owner_id,
-                  project_id: project.id,
-                  project_name: project.name,
-                  worker_id: worker.id,
-                  model,
-                  source: 'worker',
-                  run_id: runId,
-                  input_tokens: usage.input_tokens,
-                  output_tokens: usage.output_tokens,
-                  cache_tokens: usage.cache_tokens,
-                  total_tokens: total,
-                })
-                .execute();
+              await deps.usage.record({
+                userId: project.owner_id,
+                projectId: project.id,
+                projectName: project.name,
+                workerId: worker.id,
+                runId,
+                model,
+                source: 'worker',
+                keySource: scope.keySource,
+                usage,
+                reservationId: id,
+              });
               await db
                 .updateTable('agent_runs')
                 .set({ ...totals, model })
@@ -801,17 +771,6 @@ export function createRuntimeService(deps: RuntimeDeps) {
                 .returning(['cancel_requested'])
                 .executeTakeFirst();
               if (!row || row.cancel_requested) throw new RunStop('cancelled', 'The run was cancelled.');
-              if (b && turn > 1 && spent >= b.cap) {
-                await act('token_budget', 'Token budget reached', `${spent} of ${b.cap} tokens (${b.scope})`, {
-                  scope: b.scope,
-                  used: spent,
-                  cap: b.cap,
-                });
-                throw new RunStop(
-                  'token_budget_exceeded',
-                  `The token budget of ${b.cap} tokens (${b.scope}) was reached during the run.`,
-                );
-              }
             },
             async onEscalate(e) {
               deps.events.publish(runId, { type: 'cascade_escalated', class: e.class, from: e.from, to: e.to });
@@ -860,7 +819,7 @@ export function createRuntimeService(deps: RuntimeDeps) {
               .where('status', '=', 'running')
               .executeTakeFirst();
             if (!Number(u.numUpdatedRows)) return false;
-            await deps.jobs.send(RUN_JOB, { run_id: r.id }, { tx });
+            await deps.jobs.send('runtime.run', { run_id: r.id }, { tx });
             return true;
           });
           if (ok) requeued.push(r.id);
@@ -898,9 +857,42 @@ export function createRuntimeService(deps: RuntimeDeps) {
       return { requeued, failed };
     },
 
+    /** Whether a run of the worker is running with a fresh heartbeat (a live session). */
+    async hasLiveRun(workerId: number): Promise<boolean> {
+      const row = await db
+        .selectFrom('agent_runs')
+        .select('id')
+        .where('worker_id', '=', workerId)
+        .where('status', '=', 'running')
+        .where('heartbeat_at', '>', new Date(Date.now() - STALE_RUN_MS))
+        .executeTakeFirst();
+      return !!row;
+    },
+
     /** Abort every run executing in this process (shutdown). */
     abortAll() {
       for (const ac of local.values()) ac.abort();
+    },
+
+    /**
+     * Start step: reconcile runs interrupted by a restart, then sweep every SWEEP_MS (the crash rule) and
+     * remove expired budget reservations.
+     */
+    async start() {
+      const r = await service.reconcile();
+      if (r.requeued.length || r.failed.length) deps.log.warn(r, 'runs interrupted by a restart were reconciled');
+      sweep = setInterval(() => {
+        service.reconcile().catch((err) => deps.log.error({ err: (err as Error).message }, 'run sweep failed'));
+        deps.usage.purgeExpired().catch(() => {});
+      }, SWEEP_MS);
+      sweep.unref();
+    },
+
+    /** Stop the sweep and abort the runs executing here (their jobs are retried elsewhere). */
+    async stop() {
+      if (sweep) clearInterval(sweep);
+      sweep = undefined;
+      service.abortAll();
     },
   };
 

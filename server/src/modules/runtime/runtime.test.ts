@@ -3,9 +3,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { api, buildTestApp, createProject, createUser, TEST_KEYS, type TestApp } from '../../../test/helpers.ts';
 import { startLlmStandIn } from '../../../test/standins/llm.ts';
-import { buildApp, createDeps } from '../../app.ts';
-import { createWorker, giveKey, memorySkills, waitFor, waitRun } from './test-fixtures.ts';
-import { reportedWorkerStatus } from './runtime.service.ts';
+import { buildApp } from '../../app.ts';
+import { createDeps } from '../../deps.ts';
+import { silentLogger } from '../../lib/logger.ts';
+import { createSkill, createWorker, giveKey, waitFor, waitRun } from './test-fixtures.ts';
+import { reportedWorkerStatus } from './status.ts';
 
 let s: Awaited<ReturnType<typeof startLlmStandIn>>;
 let t: TestApp;
@@ -204,9 +206,9 @@ describe('agent runs', () => {
 
   it('auto-loads context skills cut to 3000 characters and loads/unloads skills with events', async () => {
     const { u, p, w } = await setup({ worker: { context_assets: ['style'] } });
-    const realSkills = t.deps.agentPorts.skills;
-    t.deps.agentPorts.skills = memorySkills({ style: 'S'.repeat(5000), deploy: 'Deploy steps.' });
-    try {
+    await createSkill(t, p.id, { name: 'style', description: 'about style', content: 'S'.repeat(5000) });
+    await createSkill(t, p.id, { name: 'deploy', description: 'about deploy', content: 'Deploy steps.' });
+    {
       const before = s.modelCalls().length;
       s.enqueue(
         { content: [{ type: 'tool_use', name: 'load_skill', input: { name: 'deploy' } }] },
@@ -217,7 +219,9 @@ describe('agent runs', () => {
       const run = await waitRun(t, p.name, r.body.run_ids[0], u.token);
       expect(run.status).toBe('succeeded');
       const calls = callsSince(before);
-      expect(calls[0].body.system).toContain('# Skills\n- style: about style\n- deploy: about deploy');
+      expect(calls[0].body.system).toContain('# Skills\n');
+      expect(calls[0].body.system).toContain('\n- style: about style\n');
+      expect(calls[0].body.system).toContain('\n- deploy: about deploy');
       expect(calls[0].body.system).toContain('S'.repeat(3000));
       expect(calls[0].body.system).not.toContain('S'.repeat(3001));
       expect(calls[1].body.messages.at(-1).content[0].content).toBe('Deploy steps.');
@@ -231,26 +235,7 @@ describe('agent runs', () => {
           .execute()
       ).map((e) => e.type);
       expect(types).toEqual(['session_start', 'skill_loaded', 'skill_unloaded']);
-    } finally {
-      t.deps.agentPorts.skills = realSkills;
     }
-  });
-
-  it('offers no port-backed tool whose port is not registered', async () => {
-    const { u, p, w } = await setup();
-    const { skills, wiki, search } = t.deps.agentPorts;
-    delete t.deps.agentPorts.skills;
-    delete t.deps.agentPorts.wiki;
-    delete t.deps.agentPorts.search;
-    const before = s.modelCalls().length;
-    const r = await message(p.name, u.token, { worker_id: w.id, text: 'hi' });
-    await waitRun(t, p.name, r.body.run_ids[0], u.token);
-    Object.assign(t.deps.agentPorts, { skills, wiki, search });
-    const names = callsSince(before)[0].body.tools.map((x: any) => x.name);
-    expect(names).toContain('create_issue');
-    expect(names).not.toContain('load_skill');
-    expect(names).not.toContain('read_wiki_page');
-    expect(names).not.toContain('search_knowledge');
   });
 
   it('keeps file tools inside the focus directories', async () => {
@@ -347,19 +332,96 @@ describe('token budgets', () => {
     await t.deps.secrets.set('PLATFORM_LLM_KEY', 'sk-platform-key-0001');
     const { u, p, w } = await setup({ plan: 'beta', key: false });
     await t.db.updateTable('projects').set({ trial_mode: true }).where('id', '=', p.id).execute();
+    await t.db.insertInto('trials').values({ user_id: u.id, project_id: p.id, tokens_granted: 100_000 }).execute();
     const before = s.modelCalls().length;
     const r = await message(p.name, u.token, { worker_id: w.id, text: 'hi' });
     expect(r.status).toBe(202);
     expect((await waitRun(t, p.name, r.body.run_ids[0], u.token)).status).toBe('succeeded');
     const keys = callsSince(before).map((c) => c.headers['x-api-key'] ?? c.headers.authorization);
     expect(keys.some((k) => /^(Bearer )?sk-platform-key-0001$/.test(String(k)))).toBe(true);
+    const drawn = await t.db.selectFrom('token_usage').select(['key_source']).where('user_id', '=', u.id).execute();
+    expect(drawn.length).toBeGreaterThan(0);
+    expect(drawn.every((r) => r.key_source === 'trial')).toBe(true);
     await t.db
       .insertInto('token_usage')
-      .values({ user_id: u.id, project_id: p.id, worker_id: null, total_tokens: 100_000 })
+      .values({ user_id: u.id, project_id: p.id, worker_id: null, key_source: 'trial', total_tokens: 100_000 })
       .execute();
     const refused = await message(p.name, u.token, { worker_id: w.id, text: 'hi' });
     expect(refused.status).toBe(429);
     expect(refused.body).toMatchObject({ error: 'token_budget_exceeded', scope: 'trial', cap: 100_000 });
+  });
+
+  it('holds the budget during a run: a call that would cross the cap is not made; what was done is kept', async () => {
+    const { u, p, w } = await setup({ plan: 'free', worker: { tools: ['issues'] } });
+    await t.db
+      .insertInto('token_usage')
+      .values({ user_id: u.id, project_id: p.id, worker_id: w.id, model: 'm', total_tokens: 92_000 })
+      .execute();
+    const before = s.modelCalls().length;
+    s.enqueue(
+      {
+        content: [{ type: 'tool_use', name: 'create_issue', input: { title: 'Budget check' } }],
+        usage: { input_tokens: 3000, output_tokens: 4900 },
+      },
+      { content: [{ type: 'text', text: 'never asked' }] },
+    );
+    const r = await message(p.name, u.token, { worker_id: w.id, text: 'file it' });
+    const run = await waitRun(t, p.name, r.body.run_ids[0], u.token);
+    expect(run).toMatchObject({ status: 'failed', error: 'token_budget_exceeded', turns: 1 });
+    expect(callsSince(before)).toHaveLength(1);
+    // The first call was granted its full output bound; the issue it filed is kept.
+    expect(callsSince(before)[0].body.max_tokens).toBe(4096);
+    const issue = await t.db.selectFrom('issues').select('title').where('project_id', '=', p.id).executeTakeFirst();
+    expect(issue?.title).toBe('Budget check');
+    const used = await t.db
+      .selectFrom('token_usage')
+      .select((eb) => eb.fn.sum<number>('total_tokens').as('n'))
+      .where('worker_id', '=', w.id)
+      .executeTakeFirstOrThrow();
+    expect(Number(used.n)).toBe(99_900);
+    const ev = await t.db
+      .selectFrom('activity_log')
+      .select('payload')
+      .where('worker_id', '=', w.id)
+      .where('type', '=', 'token_budget')
+      .execute();
+    expect(ev).toHaveLength(1);
+    expect(await t.db.selectFrom('token_reservations').select('id').where('worker_id', '=', w.id).execute()).toEqual(
+      [],
+    );
+  });
+
+  it('two runs of one worker racing for the last tokens cannot both call the model', async () => {
+    const { u, p, w } = await setup({ plan: 'free' });
+    await t.db
+      .insertInto('token_usage')
+      .values({ user_id: u.id, project_id: p.id, worker_id: w.id, model: 'm', total_tokens: 94_000 })
+      .execute();
+    // Slow answers, so both runs reserve while the first call is still under way.
+    s.respond(() => ({
+      delayMs: 1500,
+      content: [{ type: 'text', text: 'done' }],
+      usage: { input_tokens: 2500, output_tokens: 2500 },
+    }));
+    const before = s.modelCalls().length;
+    const [a, b] = await Promise.all([
+      message(p.name, u.token, { worker_id: w.id, text: 'first' }),
+      message(p.name, u.token, { worker_id: w.id, text: 'second' }),
+    ]);
+    expect([a.status, b.status]).toEqual([202, 202]);
+    const runs = await Promise.all([
+      waitRun(t, p.name, a.body.run_ids[0], u.token),
+      waitRun(t, p.name, b.body.run_ids[0], u.token),
+    ]);
+    expect(runs.map((x) => x.status).sort()).toEqual(['failed', 'succeeded']);
+    expect(runs.find((x) => x.status === 'failed')?.error).toBe('token_budget_exceeded');
+    expect(callsSince(before)).toHaveLength(1);
+    const used = await t.db
+      .selectFrom('token_usage')
+      .select((eb) => eb.fn.sum<number>('total_tokens').as('n'))
+      .where('worker_id', '=', w.id)
+      .executeTakeFirstOrThrow();
+    expect(Number(used.n)).toBeLessThanOrEqual(100_000);
   });
 
   it('needs a key outside trial mode: 400 llm_key_required; 503 llm_unavailable without a platform key', async () => {
@@ -535,7 +597,7 @@ describe('cancel, restart and crash reconciliation', () => {
     expect(reportedWorkerStatus({ status: 'working', status_started_at: new Date() }, false)).toBe('working');
     s.respond(() => ({ content: [{ type: 'text', text: 'recovered' }] }));
     // A second process starting over the same database reconciles on ready.
-    const deps2 = createDeps(t.config, t.database, TEST_KEYS, undefined);
+    const deps2 = createDeps(t.config, t.database, TEST_KEYS, silentLogger);
     const app2 = await buildApp(deps2);
     await app2.ready();
     try {

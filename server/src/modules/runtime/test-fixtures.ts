@@ -1,10 +1,7 @@
 /**
  * Test-only fixtures (imported by *.test.ts files, never by the app).
- * Factories for worker-runtime tests: workers, an LLM key, in-memory ports (the real issues/skills/wiki
- * modules register theirs in the app; tests inject these through `t.deps.agentPorts`), and waiting on runs.
+ * Factories for worker-runtime tests: workers, skills, an LLM key, and waiting on runs.
  */
-import { NotFound } from '../../http/errors.ts';
-import type { IssueSummary, IssuesPort, SkillsPort, WikiPort } from './ports.ts';
 import { api, type TestApp } from '../../../test/helpers.ts';
 
 export async function createWorker(
@@ -72,84 +69,16 @@ export async function waitFor<T>(fn: () => Promise<T | undefined | null | false>
   }
 }
 
-/** An issues port over a Map. */
-export function memoryIssues() {
-  const issues = new Map<
-    number,
-    IssueSummary & { projectId: number; description?: string; log: Array<{ message: string; author: string }> }
-  >();
-  let seq = 0;
-  const get = (projectId: number, id: number) => {
-    const i = issues.get(id);
-    if (!i || i.projectId !== projectId) throw new NotFound(`Issue ${id} was not found.`, 'issue_not_found');
-    return i;
-  };
-  const view = (i: IssueSummary): IssueSummary => ({
-    id: i.id,
-    title: i.title,
-    status: i.status,
-    assignee: i.assignee,
-    priority: i.priority,
-  });
-  const port: IssuesPort = {
-    async create(p) {
-      const i = {
-        id: ++seq,
-        projectId: p.projectId,
-        title: p.title,
-        status: 'open' as const,
-        assignee: null,
-        priority: p.priority ?? null,
-        description: p.description,
-        log: [],
-      };
-      issues.set(i.id, i);
-      return view(i);
-    },
-    async take(p) {
-      const i = get(p.projectId, p.issueId);
-      i.status = 'in_progress';
-      i.assignee = p.assignee;
-      i.log.push({ message: 'taken', author: p.assignee });
-      return view(i);
-    },
-    async update(p) {
-      const i = get(p.projectId, p.issueId);
-      if (p.status) i.status = p.status;
-      if (p.title) i.title = p.title;
-      if (p.assignee !== undefined) i.assignee = p.assignee;
-      return view(i);
-    },
-    async log(p) {
-      get(p.projectId, p.issueId).log.push({ message: p.message, author: p.author });
-      return { ok: true };
-    },
-  };
-  return { issues, port };
-}
-
-export function memorySkills(skills: Record<string, string>): SkillsPort {
-  return {
-    async list() {
-      return Object.keys(skills).map((name) => ({ name, description: `about ${name}` }));
-    },
-    async get(_p, name) {
-      return name in skills ? { name, content: skills[name] } : null;
-    },
-  };
-}
-
-export function memoryWiki(): WikiPort & { pages: Map<string, string> } {
-  const pages = new Map<string, string>();
-  return {
-    pages,
-    async read(projectId, path) {
-      const c = pages.get(`${projectId}:${path}`);
-      return c === undefined ? null : { path, content: c };
-    },
-    async save(projectId, path, content) {
-      pages.set(`${projectId}:${path}`, content);
-      return { path };
-    },
-  };
+/** A skill of a project (or global with `projectId` null), written as the skills area stores it. */
+export async function createSkill(
+  t: TestApp,
+  projectId: number | null,
+  skill: { name: string; description: string; content: string },
+): Promise<number> {
+  const row = await t.db
+    .insertInto('skills')
+    .values({ owner_project: projectId, name: skill.name, description: skill.description, content: skill.content })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return row.id;
 }

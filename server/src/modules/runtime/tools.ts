@@ -1,7 +1,7 @@
 /**
  * The agent's tool registry. Every tool acts on one project only; the runtime hands it a `ToolContext`.
  * Areas plug their own tools in with `deps.agentTools.register({...})`; a tool that `needs` a port
- * (ports.ts) is offered only while that port is registered on `deps.agentPorts`.
+ * (ports.ts) is offered only when the runtime was given that port.
  *
  * Which tools a worker gets: the names in its `tools` list (group names `files`, `issues`, `skills`,
  * `wiki`, `search` and the agent-CLI names Read/Write/Edit/Glob/LS/Grep are expanded); an empty list

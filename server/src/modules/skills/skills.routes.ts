@@ -2,42 +2,13 @@
  * Skill routes (specification, Skills): global skills, project skills, forks, evolution and skill updates.
  * Global skills: any user reads; admins publish, edit and delete. Each route makes one service call.
  */
-import type { Module } from '../../app.ts';
 import { requireActor } from '../../http/auth.ts';
 import { errors, IdParam } from '../../http/schemas.ts';
-import { KNOWLEDGE_INDEX_JOB } from '../../lib/doc-sources.ts';
-import { createSkillsService } from './skills.service.ts';
+import type { TypedApp } from '../../http/typed-app.ts';
+import type { SkillsService } from './skills.service.ts';
 import * as S from './skills.schemas.ts';
 
-export const skillsModule: Module = async (app, deps) => {
-  const skills = createSkillsService({
-    db: deps.db,
-    access: deps.access,
-    jobs: deps.jobs,
-    dataDir: deps.config.dataDir,
-    log: app.log,
-  });
-  deps.docSources.register('skill', skills.loadDocument);
-  // The agent loads skills (context_assets and load_skill) through this port: the project's visible set.
-  deps.agentPorts.skills = {
-    async list(projectId) {
-      const { actor, projectName } = await deps.access.ownerActor(projectId);
-      return (await skills.listForProject(actor, projectName)).skills.map((s) => ({
-        name: s.name,
-        description: s.description,
-      }));
-    },
-    async get(projectId, skillName) {
-      const { actor, projectName } = await deps.access.ownerActor(projectId);
-      const visible = (await skills.listForProject(actor, projectName)).skills;
-      // The project's own skill (or fork) wins over a global one of the same name.
-      const s =
-        visible.find((v) => v.name === skillName && v.owner_project !== null) ??
-        visible.find((v) => v.name === skillName);
-      return s ? { name: s.name, content: s.content } : null;
-    },
-  };
-  deps.jobs.declare(KNOWLEDGE_INDEX_JOB);
+export function skillsRoutes(app: TypedApp, { skills }: { skills: SkillsService }): void {
   const tags = ['skills'];
   const admin = { auth: 'admin' as const };
 
@@ -248,4 +219,4 @@ export const skillsModule: Module = async (app, deps) => {
     },
     async (req) => skills.removeForProject(requireActor(req), req.params.name, req.params.id, true),
   );
-};
+}

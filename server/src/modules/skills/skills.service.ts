@@ -22,7 +22,7 @@ import type { DB } from '../../db/types.ts';
 import type { Actor } from '../../http/auth.ts';
 import type { Access, ProjectRef } from '../../access/access.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
-import { KNOWLEDGE_INDEX_JOB, type LoadedDocument } from '../../lib/doc-sources.ts';
+import type { LoadedDocument } from '../../lib/doc-sources.ts';
 import { Conflict, Forbidden, NotFound } from '../../http/errors.ts';
 import { atomicWrite } from '../files/paths.ts';
 
@@ -101,7 +101,7 @@ export function createSkillsService(deps: SkillsDeps) {
   }
 
   const index = (tx: Transaction<DB>, ownerProject: number | null, id: number) =>
-    deps.jobs.send(KNOWLEDGE_INDEX_JOB, { project_id: ownerProject, doc_type: 'skill', doc_id: String(id) }, { tx });
+    deps.jobs.send('knowledge.index', { project_id: ownerProject, doc_type: 'skill', doc_id: String(id) }, { tx });
 
   const isUniqueViolation = (err: unknown) => (err as { code?: string }).code === '23505';
 
@@ -508,3 +508,5 @@ export function createSkillsService(deps: SkillsDeps) {
     },
   };
 }
+
+export type SkillsService = ReturnType<typeof createSkillsService>;

@@ -225,12 +225,12 @@ describe('skills', () => {
       token: admin.token,
       body: { name: 'temp', content: 'short-lived' },
     });
-    expect(await t.deps.docSources.get('skill')!(null, String(g.body.id))).toMatchObject({
+    expect(await t.services.skills.loadDocument(null, String(g.body.id))).toMatchObject({
       title: 'temp',
       scope: 'global',
     });
     expect((await api(t.app, 'DELETE', `/api/crm/skills/${g.body.id}`, { token: admin.token })).status).toBe(200);
     expect(fs.existsSync(path.join(t.dataDir, 'skills', 'temp'))).toBe(false);
-    expect(await t.deps.docSources.get('skill')!(null, String(g.body.id))).toBeNull();
+    expect(await t.services.skills.loadDocument(null, String(g.body.id))).toBeNull();
   });
 });

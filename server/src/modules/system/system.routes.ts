@@ -1,10 +1,9 @@
 /** Health, readiness and the OpenAPI document (CONTRACT.md §1 "Our own additions"). */
 import { Type } from '@sinclair/typebox';
-import { sql } from 'kysely';
-import type { Module } from '../../app.ts';
-import { migrationsApplied } from '../../db/migrate.ts';
+import type { TypedApp } from '../../http/typed-app.ts';
+import type { SystemService } from './system.service.ts';
 
-export const systemModule: Module = (app, deps) => {
+export function systemRoutes(app: TypedApp, { system }: { system: SystemService }): void {
   app.get(
     '/healthz',
     { config: { auth: 'public' }, schema: { hide: true, response: { 200: Type.Object({ ok: Type.Boolean() }) } } },
@@ -26,20 +25,15 @@ export const systemModule: Module = (app, deps) => {
       },
     },
     async (_req, reply) => {
-      try {
-        await sql`select 1`.execute(deps.db);
-        if (!(await migrationsApplied(deps.db)))
-          return reply.status(503).send({ error: 'not_ready', message: 'Database migrations are pending.' });
-        return {
-          ok: true,
-          database: deps.database.kind,
-          vector_search: deps.database.vector ? 'pgvector-hnsw' : 'exact-scan',
-        };
-      } catch {
-        return reply.status(503).send({ error: 'not_ready', message: 'The database cannot be reached.' });
-      }
+      const r = await system.readiness();
+      if (r.ok) return r;
+      return reply.status(503).send({
+        error: 'not_ready',
+        message:
+          r.reason === 'migrations_pending' ? 'Database migrations are pending.' : 'The database cannot be reached.',
+      });
     },
   );
 
   app.get('/api/openapi.json', { config: { auth: 'public' }, schema: { hide: true } }, async () => app.swagger());
-};
+}

@@ -6,7 +6,7 @@ import { Writable } from 'node:stream';
 import Fastify, { type FastifyBaseLogger } from 'fastify';
 import pino from 'pino';
 import { api, buildTestApp, createUser, type TestApp } from '../../../test/helpers.ts';
-import { loggerOptions } from '../../app.ts';
+import { loggerOptions } from '../../http/logging.ts';
 import { AppError, Conflict, installErrorHandling, Upstream } from '../../http/errors.ts';
 
 let t: TestApp;

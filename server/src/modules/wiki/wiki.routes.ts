@@ -1,35 +1,12 @@
 /** Wiki routes (specification, Wiki; CONTRACT.md §6): tree, read, save, ZIP download. One service call each. */
 import { Type } from '@sinclair/typebox';
-import type { Module } from '../../app.ts';
-import { NotFound } from '../../http/errors.ts';
 import { requireActor } from '../../http/auth.ts';
 import { errors } from '../../http/schemas.ts';
-import { KNOWLEDGE_INDEX_JOB } from '../../lib/doc-sources.ts';
-import { createWikiService } from './wiki.service.ts';
+import type { TypedApp } from '../../http/typed-app.ts';
+import type { WikiService } from './wiki.service.ts';
 import * as S from './wiki.schemas.ts';
 
-export const wikiModule: Module = async (app, deps) => {
-  const wiki = createWikiService({ db: deps.db, access: deps.access, jobs: deps.jobs, log: app.log });
-  deps.docSources.register('wiki', wiki.loadDocument);
-  // The agent's wiki tools read and save pages with the project owner's authority.
-  deps.agentPorts.wiki = {
-    async read(projectId, p) {
-      const { actor, projectName } = await deps.access.ownerActor(projectId);
-      try {
-        const page = await wiki.read(actor, projectName, p);
-        return { path: page.path, content: page.content };
-      } catch (err) {
-        if (err instanceof NotFound) return null;
-        throw err;
-      }
-    },
-    async save(projectId, p, content) {
-      const { actor, projectName } = await deps.access.ownerActor(projectId);
-      const page = await wiki.save(actor, projectName, { path: p, content });
-      return { path: page.path };
-    },
-  };
-  deps.jobs.declare(KNOWLEDGE_INDEX_JOB);
+export function wikiRoutes(app: TypedApp, { wiki }: { wiki: WikiService }): void {
   const tags = ['wiki'];
   const p = '/api/crm/projects/:name/wiki';
 
@@ -94,4 +71,4 @@ export const wikiModule: Module = async (app, deps) => {
         .send(stream);
     },
   );
-};
+}

@@ -4,7 +4,7 @@
  * Storage: pages live in the database (`wiki_pages`, authoritative), keyed by a relative path such as
  * `guides/setup.md`; folders are implied by the paths. Paths are validated like file paths (no `..`, no
  * absolute paths: 403 `path_outside_project`; no control characters: 400 `invalid_path`).
- * A save sends a `KNOWLEDGE_INDEX_JOB` in its transaction: the page is re-embedded in the background by the
+ * A save sends a `knowledge.index` job in its transaction: the page is re-embedded in the background by the
  * indexer, whose failures are logged and retried by the queue and never fail the save.
  * The download is a ZIP streamed while pages are read in batches (keyset pagination), so the whole wiki is
  * never held in memory: the next batch is read only when the archive has reached the last page of the current one.
@@ -17,7 +17,7 @@ import type { DB } from '../../db/types.ts';
 import type { Actor } from '../../http/auth.ts';
 import type { Access } from '../../access/access.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
-import { KNOWLEDGE_INDEX_JOB, type LoadedDocument } from '../../lib/doc-sources.ts';
+import type { LoadedDocument } from '../../lib/doc-sources.ts';
 import { BadRequest, NotFound } from '../../http/errors.ts';
 import { normalizeRelative } from '../files/paths.ts';
 import type { TreeNode } from './wiki.schemas.ts';
@@ -119,7 +119,7 @@ export function createWikiService(deps: WikiDeps) {
           )
           .returning(['path', 'title', 'content', 'updated_at'])
           .executeTakeFirstOrThrow();
-        await deps.jobs.send(KNOWLEDGE_INDEX_JOB, { project_id: project.id, doc_type: 'wiki', doc_id: p }, { tx });
+        await deps.jobs.send('knowledge.index', { project_id: project.id, doc_type: 'wiki', doc_id: p }, { tx });
         return row;
       });
     },
@@ -178,3 +178,5 @@ export function createWikiService(deps: WikiDeps) {
     },
   };
 }
+
+export type WikiService = ReturnType<typeof createWikiService>;

@@ -105,7 +105,7 @@ describe('wiki', () => {
       },
       { path: 'index.md', title: 'Welcome' },
     ]);
-    expect(await t.deps.docSources.get('wiki')!(null, 'index.md')).toBeNull();
+    expect(await t.services.wiki.loadDocument(null, 'index.md')).toBeNull();
   });
 
   it('downloads the wiki as a ZIP whose entries equal the pages', async () => {

@@ -3,7 +3,7 @@
  * workers service and by project creation (create-with-team, onboarding setup). Every read filters by
  * project id, which the caller got from `access.project`.
  */
-import type { Kysely, Selectable, Transaction } from 'kysely';
+import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
 import type { DB } from '../../db/types.ts';
 import { BadRequest } from '../../http/errors.ts';
 import { presetById, resolveModel } from './presets.ts';
@@ -118,6 +118,17 @@ export function toWorkerView(r: ViewRow, projectName: string): WorkerView {
     created_at: r.created_at,
     updated_at: r.updated_at,
   };
+}
+
+/** Number of workers of the given projects. */
+export async function countWorkers(ex: Kysely<DB> | Transaction<DB>, projectIds: number[]): Promise<number> {
+  if (!projectIds.length) return 0;
+  const r = await ex
+    .selectFrom('workers')
+    .select(sql<number>`count(*)::int`.as('n'))
+    .where('project_id', 'in', projectIds)
+    .executeTakeFirstOrThrow();
+  return Number(r.n);
 }
 
 const safeRelDir = (d: string) =>

@@ -1,27 +1,17 @@
 /** Routes of the workers area (specification, Workers). Each route translates HTTP to one service call. */
 import { Type } from '@sinclair/typebox';
-import type { Module } from '../../app.ts';
+import type { TypedApp } from '../../http/typed-app.ts';
 import { requireActor } from '../../http/auth.ts';
 import { errors, IdParam, Nullable, Ok } from '../../http/schemas.ts';
-import { createBotApiMessenger } from '../../providers/messenger/bot-api.ts';
 import { Binary, NameParam, UploadAnswer } from '../projects/projects.schemas.ts';
-import { createWorkersService } from './workers.service.ts';
+import type { WorkersService } from './workers.service.ts';
 import { readImageUpload } from './upload.ts';
 import * as S from './workers.schemas.ts';
 
 /** Avatars (specification, Limits → Avatars) and worker icons: 2 MB. */
 const IMAGE_MAX_BYTES = 2 * 1024 * 1024;
 
-export const workersModule: Module = async (app, deps) => {
-  const workers = createWorkersService({
-    db: deps.db,
-    access: deps.access,
-    activity: deps.activity,
-    storage: deps.storage,
-    sealer: deps.sealer,
-    messenger: createBotApiMessenger(deps.config.messengerApiUrl),
-    disableNotify: deps.config.disableMessengerNotify,
-  });
+export function workersRoutes(app: TypedApp, { workers }: { workers: WorkersService }): void {
   const tags = ['workers'];
   const W = '/api/crm/projects/:name/workers';
   const P = S.ProjectWorkerParams;
@@ -176,14 +166,8 @@ export const workersModule: Module = async (app, deps) => {
         },
       },
       async (req) => {
-        const actor = requireActor(req);
-        await deps.access.project(actor, req.params.name); // refuse before reading the upload
-        return workers.setImage(
-          actor,
-          req.params.name,
-          req.params.id,
-          which,
-          await readImageUpload(req, IMAGE_MAX_BYTES, [...allowed]),
+        return workers.setImage(requireActor(req), req.params.name, req.params.id, which, () =>
+          readImageUpload(req, IMAGE_MAX_BYTES, [...allowed]),
         );
       },
     );
@@ -315,4 +299,4 @@ export const workersModule: Module = async (app, deps) => {
     },
     async (req) => workers.runtime(requireActor(req), req.params.name, req.params.id),
   );
-};
+}

@@ -4,7 +4,7 @@
  * worker (bind, read masked, remove, notify), activity feed and runtime figures.
  */
 import path from 'node:path';
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { DB } from '../../db/types.ts';
 import type { Actor } from '../../http/auth.ts';
 import { Forbidden, NotFound, Upstream } from '../../http/errors.ts';
@@ -13,14 +13,16 @@ import type { ActivityLog } from '../../lib/activity.ts';
 import type { BlobStorage } from '../../storage/storage.ts';
 import type { Sealer } from '../../secrets/crypto.ts';
 import { MessengerUnavailable, type InlineButton, type Messenger } from '../../providers/messenger/messenger.ts';
-import { assertWithinPlan, dailyTokenCap, lockOwner } from '../projects/plan-limits.ts';
-import { reportedWorkerStatus, STALE_RUN_MS } from '../runtime/runtime.service.ts';
+import { reportedWorkerStatus } from '../runtime/status.ts';
+import { ownerProjectIds } from '../projects/projects.repo.ts';
+import type { UsageService } from '../usage/usage.service.ts';
 import { WORKER_PRESETS } from './presets.ts';
 import { MODEL_TIERS } from '../runtime/model-tiers.ts';
 import {
   insertWorkers,
   normalizeWorker,
   toWorkerView,
+  countWorkers,
   WORKER_COLUMNS,
   type WorkerInput,
   type WorkerView,
@@ -50,6 +52,12 @@ export function createWorkersService(deps: {
   sealer: Sealer;
   messenger: Messenger;
   disableNotify: boolean;
+  usage: Pick<
+    UsageService,
+    'lockForCreation' | 'assertPlanAllows' | 'planOf' | 'todayFor' | 'capFor' | 'dailyForWorker'
+  >;
+  /** Whether an agent run of the worker is live (the runtime area). */
+  runs: { hasLiveRun(workerId: number): Promise<boolean> };
 }) {
   const { db, access, activity, storage, sealer, messenger } = deps;
 
@@ -70,13 +78,6 @@ export function createWorkersService(deps: {
       .executeTakeFirst();
     if (!row) throw new NotFound(`Worker ${id} was not found in this project.`, 'worker_not_found');
     return row;
-  }
-  async function ownerPlan(ownerId: number): Promise<string> {
-    return (await owner(ownerId)).plan;
-  }
-  async function owner(ownerId: number): Promise<{ plan: string; role: string }> {
-    const u = await db.selectFrom('users').select(['plan', 'role']).where('id', '=', ownerId).executeTakeFirst();
-    return u ?? { plan: 'free', role: 'user' };
   }
 
   return {
@@ -166,10 +167,12 @@ export function createWorkersService(deps: {
     async create(actor: Actor, name: string, input: WorkerInput): Promise<WorkerView> {
       const p = await access.project(actor, name);
       const w = normalizeWorker(input);
-      const plan = await ownerPlan(p.owner_id);
+      const { plan } = await deps.usage.planOf(p.owner_id);
       return db.transaction().execute(async (tx) => {
-        await lockOwner(tx, p.owner_id);
-        await assertWithinPlan(tx, { id: p.owner_id, plan }, actor.isAdmin, { workers: 1 });
+        await deps.usage.lockForCreation(tx, p.owner_id);
+        deps.usage.assertPlanAllows(plan, actor.isAdmin, {
+          workers: { current: await countWorkers(tx, await ownerProjectIds(tx, p.owner_id)), add: 1 },
+        });
         const [created] = await insertWorkers(tx, p, [w]);
         await activity.record(
           {
@@ -259,16 +262,20 @@ export function createWorkersService(deps: {
       });
     },
 
-    /** Store an image (checked by the route) as the worker's `icon` or `avatar`. @returns `{ok, url}`. */
+    /**
+     * Store an image as the worker's `icon` or `avatar`; `read` reads and checks the upload (called after the
+     * access check). @returns `{ok, url}`.
+     */
     async setImage(
       actor: Actor,
       name: string,
       id: number,
       which: 'icon' | 'avatar',
-      img: { data: Buffer; kind: ImageKind },
+      read: () => Promise<{ data: Buffer; kind: ImageKind }>,
     ) {
       const p = await access.project(actor, name);
       const w = await workerRow(p, id);
+      const img = await read(); // only after the access check: a stranger's upload is never read
       const key = `worker-${which}s/${id}.${img.kind}`;
       const old = which === 'icon' ? w.icon_key : w.avatar_key;
       await storage.put(key, img.data);
@@ -441,27 +448,14 @@ export function createWorkersService(deps: {
         .orderBy('id', 'desc')
         .limit(50)
         .execute();
-      const dayExpr = sql<string>`to_char(created_at at time zone 'UTC', 'YYYY-MM-DD')`;
-      const days = await db
-        .selectFrom('token_usage')
-        .select([
-          dayExpr.as('day'),
-          (eb) => eb.fn.sum<number>('total_tokens').as('total'),
-          (eb) => eb.fn.max('created_at').as('last'),
-        ])
-        .where('project_id', '=', p.id)
-        .where('worker_id', '=', id)
-        .groupBy(dayExpr)
-        .orderBy(dayExpr, 'desc')
-        .limit(50)
-        .execute();
+      const days = await deps.usage.dailyForWorker(id, 50);
       const events = [
         ...logs.map((l) => ({ type: l.type, title: l.title ?? l.type, detail: l.detail, when: l.created_at })),
         ...days.map((d) => ({
           type: 'token_budget',
-          title: `${Number(d.total ?? 0).toLocaleString('en-US')} tokens on ${d.day}`,
+          title: `${d.n.toLocaleString('en-US')} tokens on ${d.day}`,
           detail: d.day,
-          when: d.last as Date,
+          when: d.last,
         })),
       ];
       events.sort((a, b) => new Date(b.when).getTime() - new Date(a.when).getTime());
@@ -477,27 +471,12 @@ export function createWorkersService(deps: {
       const w = await workerRow(p, id);
       const now = Date.now();
       // A live session: a terminal session's heartbeat, or an agent run of this worker with a fresh heartbeat.
-      const liveRun = await db
-        .selectFrom('agent_runs')
-        .select('id')
-        .where('worker_id', '=', id)
-        .where('status', '=', 'running')
-        .where('heartbeat_at', '>', new Date(now - STALE_RUN_MS))
-        .executeTakeFirst();
-      const live = !!liveRun || (!!w.session_seen_at && now - w.session_seen_at.getTime() < SESSION_LIVE_MS);
+      const live =
+        (!!w.session_seen_at && now - w.session_seen_at.getTime() < SESSION_LIVE_MS) ||
+        (await deps.runs.hasLiveRun(id));
       const status = reportedWorkerStatus(w, live, new Date(now));
-      const d = new Date();
-      const dayStart = new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate()));
-      const { n } = await db
-        .selectFrom('token_usage')
-        .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('total_tokens'), sql<number>`0`).as('n'))
-        .where('project_id', '=', p.id)
-        .where('worker_id', '=', id)
-        .where('created_at', '>=', dayStart)
-        .executeTakeFirstOrThrow();
-      const o = await owner(p.owner_id);
-      const cap = dailyTokenCap(o.plan, { isAdmin: o.role === 'admin' });
-      const today = Number(n);
+      const today = await deps.usage.todayFor(id);
+      const cap = await deps.usage.capFor(p.owner_id);
       return {
         status,
         status_started_at: w.status_started_at,

@@ -7,7 +7,7 @@
  */
 import nodemailer from 'nodemailer';
 import type { Kysely } from 'kysely';
-import type { FastifyBaseLogger } from 'fastify';
+import type { Logger } from '../../lib/logger.ts';
 import type { DB } from '../../db/types.ts';
 
 export interface MailMessage {
@@ -29,7 +29,7 @@ export interface MailerOptions {
   appUrl: string;
   from: string;
   smtpUrl?: string;
-  log: FastifyBaseLogger;
+  log: Logger;
 }
 
 const escapeHtml = (s: string) =>

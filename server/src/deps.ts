@@ -1,0 +1,102 @@
+/**
+ * The infrastructure every area builds on, created once per process: configuration, the database, keys,
+ * the sealer and secret store, tokens, the job queue, the activity log, the access rules, blob storage, and
+ * every external provider (mail, breach check, LLM, embeddings, messenger, the agent engine). Tests swap a
+ * provider by passing an override; nothing in `src/` branches on tests.
+ *
+ * The areas' repositories and services are built from these by `createServices` (services.ts), the
+ * composition root.
+ */
+import type { Kysely } from 'kysely';
+import { type Access, createAccess } from './access/access.ts';
+import type { Config } from './config.ts';
+import type { Database } from './db/database.ts';
+import type { DB } from './db/types.ts';
+import { createUserCache, type UserCache } from './http/auth.ts';
+import { createTokens, type Tokens } from './http/tokens.ts';
+import { createJobQueue, type JobQueue } from './jobs/queue.ts';
+import { type ActivityLog, createActivityLog } from './lib/activity.ts';
+import type { Logger } from './lib/logger.ts';
+import { type AgentEngine, createBuiltinEngine } from './modules/runtime/engine.ts';
+import { createDefaultToolRegistry } from './modules/runtime/builtin-tools.ts';
+import type { ToolRegistry } from './modules/runtime/tools.ts';
+import { type BreachChecker, createBreachChecker } from './providers/breach/breach.ts';
+import { createEmbedder, type Embedder } from './providers/embeddings/index.ts';
+import { createLlmProvider, type LlmProvider } from './providers/llm/index.ts';
+import { createMailer, type Mailer } from './providers/mail/mail.ts';
+import { createBotApiMessenger } from './providers/messenger/bot-api.ts';
+import type { Messenger } from './providers/messenger/messenger.ts';
+import { createSealer, type Sealer } from './secrets/crypto.ts';
+import type { Keys } from './secrets/keys.ts';
+import { createSecretStore, type SecretStore } from './secrets/secret-store.ts';
+import { type BlobStorage, createBlobStorage } from './storage/storage.ts';
+
+/** Infrastructure and providers (no area's service lives here). */
+export interface AppDeps {
+  config: Config;
+  database: Database;
+  db: Kysely<DB>;
+  keys: Keys;
+  log: Logger;
+  sealer: Sealer;
+  secrets: SecretStore;
+  tokens: Tokens;
+  mailer: Mailer;
+  breach: BreachChecker;
+  storage: BlobStorage;
+  activity: ActivityLog;
+  access: Access;
+  jobs: JobQueue;
+  /** Short-lived cache of the auth hook's user rows; call `invalidate(id)` after changing a user. */
+  userCache: UserCache;
+  /** The configured LLM vendor (Anthropic Messages API or OpenAI-compatible). */
+  llm: LlmProvider;
+  /** Text embedder of the semantic index: OpenAI-compatible `EMBEDDINGS_URL`, or the built-in local one. */
+  embeddings: Embedder;
+  /** The messenger's bot API (`MESSENGER_API_URL`). */
+  messenger: Messenger;
+  /** The engine that executes agent runs (built-in model loop). */
+  agentEngine: AgentEngine;
+  /** The agent's tool definitions (worker runtime). */
+  agentTools: ToolRegistry;
+}
+
+/**
+ * Build the infrastructure over an open database.
+ * @param overrides providers to swap (a test passes a stand-in), by name.
+ */
+export function createDeps(
+  config: Config,
+  database: Database,
+  keys: Keys,
+  log: Logger,
+  overrides: Partial<AppDeps> = {},
+): AppDeps {
+  const sealer = overrides.sealer ?? createSealer(keys.secretEncryptionKey);
+  const db = database.db;
+  const llm = overrides.llm ?? createLlmProvider(config);
+  return {
+    config,
+    database,
+    db,
+    keys,
+    log,
+    sealer,
+    secrets: overrides.secrets ?? createSecretStore(db, sealer),
+    tokens: overrides.tokens ?? createTokens(keys.crmSecret),
+    mailer:
+      overrides.mailer ??
+      createMailer({ db, appUrl: config.appUrl, from: config.mailFrom, smtpUrl: config.smtpUrl, log }),
+    breach: overrides.breach ?? createBreachChecker(config.breachCheckUrl),
+    storage: overrides.storage ?? createBlobStorage(config.dataDir),
+    activity: overrides.activity ?? createActivityLog(db, log),
+    access: overrides.access ?? createAccess(db, config.dataDir),
+    jobs: overrides.jobs ?? createJobQueue(database, log),
+    userCache: overrides.userCache ?? createUserCache(),
+    llm,
+    embeddings: overrides.embeddings ?? createEmbedder(config),
+    messenger: overrides.messenger ?? createBotApiMessenger(config.messengerApiUrl),
+    agentEngine: overrides.agentEngine ?? createBuiltinEngine(llm),
+    agentTools: overrides.agentTools ?? createDefaultToolRegistry(),
+  };
+}

@@ -1,0 +1,46 @@
+/**
+ * Which LLM key a call uses (specification: Account settings `llm_key`, `PLATFORM_LLM_KEY`; Trial): the
+ * user's own key (stored sealed in account settings), or the platform key from the secret store for
+ * trial-mode owners and platform features such as the help assistant. The key is never answered or logged.
+ */
+import { BadRequest, Upstream } from '../../http/errors.ts';
+import type { SecretStore } from '../../secrets/secret-store.ts';
+import type { SettingsService } from './settings.service.ts';
+
+export interface ResolvedKey {
+  key: string;
+  source: 'own' | 'platform';
+}
+
+export interface LlmKeys {
+  /** The platform key. @throws Upstream 503 `llm_unavailable` when none is configured. */
+  platform(): Promise<ResolvedKey>;
+  /**
+   * The key for a call made for `userId`: their own key when set; otherwise the platform key when
+   * `allowPlatform` (trial-mode owners). @throws BadRequest `llm_key_required` when neither applies;
+   * Upstream 503 `llm_unavailable` when the platform key is needed but missing.
+   */
+  forUser(userId: number, opts?: { allowPlatform?: boolean }): Promise<ResolvedKey>;
+}
+
+export function createLlmKeys(deps: { settings: Pick<SettingsService, 'llmKey'>; secrets: SecretStore }): LlmKeys {
+  const platform = async (): Promise<ResolvedKey> => {
+    const key = await deps.secrets.get('PLATFORM_LLM_KEY');
+    if (!key)
+      throw new Upstream(
+        503,
+        'llm_unavailable',
+        'No platform LLM key is configured; an administrator can set PLATFORM_LLM_KEY.',
+      );
+    return { key, source: 'platform' };
+  };
+  return {
+    platform,
+    async forUser(userId, opts = {}) {
+      const own = await deps.settings.llmKey(userId);
+      if (own) return { key: own, source: 'own' };
+      if (opts.allowPlatform) return platform();
+      throw new BadRequest('llm_key_required', 'Add your own LLM key in account settings to use this feature.');
+    },
+  };
+}

@@ -1,0 +1,144 @@
+/**
+ * The one definition of plans, limits, daily token caps and the trial (specification: Limits → Plans,
+ * Trial; Workers → runtime; Authentication rule 10). Pure rules, no I/O: the usage service applies them.
+ *
+ * Choices where the specification is silent: `starter` 3 projects / 15 workers, `cloud` and
+ * `starter_cloud` 5 / 25 (like `min`). Daily token caps: free 100K, starter 400K, starter_cloud 2M
+ * (specified); min 1M, cloud 2M, max 5M (ours); beta unmetered.
+ */
+import { PaymentRequired } from '../../http/errors.ts';
+
+/** Plan names of the specification (Plan names). */
+export const PLAN_NAMES = ['free', 'min', 'cloud', 'max', 'starter', 'starter_cloud', 'beta'] as const;
+export type PlanName = (typeof PLAN_NAMES)[number];
+
+export const PLAN_LIMITS: Record<string, { projects: number; workers: number }> = {
+  free: { projects: 1, workers: 5 },
+  starter: { projects: 3, workers: 15 },
+  min: { projects: 5, workers: 25 },
+  cloud: { projects: 5, workers: 25 },
+  starter_cloud: { projects: 5, workers: 25 },
+  max: { projects: 20, workers: 150 },
+};
+
+/** Daily token cap of one worker (UTC day) by its owner's plan; `null` = unmetered. */
+export const DAILY_TOKEN_CAPS: Record<string, number | null> = {
+  free: 100_000,
+  starter: 400_000,
+  starter_cloud: 2_000_000,
+  min: 1_000_000,
+  cloud: 2_000_000,
+  max: 5_000_000,
+  beta: null,
+};
+
+/** Tokens a trial grants (specification, Limits → Trial: 100K), drawn through the platform key. */
+export const TRIAL_TOKENS = 100_000;
+
+/** Who owns the budget: the owner's plan and role. */
+export interface Owner {
+  plan: string;
+  role: string;
+}
+
+/**
+ * The daily token cap of one worker for its owner. `null` = unmetered: plan `beta`, and admin owners
+ * (the plan-limit bypass of Authentication rule 10). Unknown plans get the free cap.
+ */
+export function dailyTokenCap(owner: Owner): number | null {
+  if (owner.role === 'admin') return null;
+  return owner.plan in DAILY_TOKEN_CAPS ? DAILY_TOKEN_CAPS[owner.plan] : DAILY_TOKEN_CAPS.free;
+}
+
+/** The project and worker limits of a plan; `null` when the plan bypasses them (beta). Unknown plans: free. */
+export function planLimits(plan: string): { projects: number; workers: number } | null {
+  if (plan === 'beta') return null;
+  return PLAN_LIMITS[plan] ?? PLAN_LIMITS.free;
+}
+
+/**
+ * Check that an owner may add `add` projects / workers to `current` ones (specification, Limits → Plans:
+ * exceeding any one limit blocks creation). Admins acting and `beta` owners bypass (rule 10).
+ * @throws PaymentRequired 402 `plan_limit_reached` `{reason: 'projects_limit'|'workers_limit', current, limit, plan}`.
+ */
+export function assertPlanAllows(
+  plan: string,
+  actorIsAdmin: boolean,
+  counts: { projects?: { current: number; add: number }; workers?: { current: number; add: number } },
+): void {
+  const limits = planLimits(plan);
+  if (actorIsAdmin || !limits) return;
+  const p = counts.projects;
+  if (p && p.add > 0 && p.current + p.add > limits.projects) {
+    throw new PaymentRequired(
+      'plan_limit_reached',
+      `Your ${plan} plan allows ${limits.projects} project(s); upgrade to create more.`,
+      { reason: 'projects_limit', current: p.current, limit: limits.projects, plan },
+    );
+  }
+  const w = counts.workers;
+  if (w && w.add > 0 && w.current + w.add > limits.workers) {
+    throw new PaymentRequired(
+      'plan_limit_reached',
+      `Your ${plan} plan allows ${limits.workers} worker(s); upgrade to add more.`,
+      { reason: 'workers_limit', current: w.current, limit: limits.workers, plan },
+    );
+  }
+}
+
+/** Start of the UTC day of `now`. */
+export function utcDayStart(now = new Date()): Date {
+  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
+}
+
+/** Start of the next UTC day (when a daily cap resets). */
+export function nextUtcDay(now = new Date()): Date {
+  return new Date(+utcDayStart(now) + 86_400_000);
+}
+
+/**
+ * The one trial formula: remaining = granted − tokens drawn from the trial since the grant (never below 0).
+ * Tokens drawn from the trial are the calls of the owner's trial-mode projects made with the platform key
+ * (`token_usage.key_source = 'trial'`).
+ */
+export function trialRemaining(granted: number, used: number): number {
+  return Math.max(0, granted - Math.max(0, used));
+}
+
+/** A budget that applies to a call: `daily` (the worker's cap) or `trial` (the owner's trial tokens). */
+export interface Budget {
+  scope: 'daily' | 'trial';
+  cap: number;
+  /** Tokens already counted: usage rows plus live reservations. */
+  used: number;
+  plan: string;
+}
+
+/** The tightest of the budgets (least remaining), or null when none applies (unmetered). */
+export function tightestBudget(budgets: Budget[]): Budget | null {
+  return [...budgets].sort((a, b) => a.cap - a.used - (b.cap - b.used))[0] ?? null;
+}
+
+/** Output tokens a call needs at least; a call that cannot be granted this many is refused. */
+export const MIN_OUTPUT_TOKENS = 256;
+
+/**
+ * How many output tokens a call may be granted under `budget`: `maxTokens` when the worst case
+ * (prompt estimate + maxTokens) fits the remaining budget, else what remains after the prompt, and
+ * null when that is under `MIN_OUTPUT_TOKENS` (the call must not be made).
+ * @param promptTokens estimated input tokens of the call.
+ */
+export function grantableOutput(budget: Budget | null, promptTokens: number, maxTokens: number): number | null {
+  if (!budget) return maxTokens;
+  const room = budget.cap - budget.used - promptTokens;
+  if (room >= maxTokens) return maxTokens;
+  return room >= MIN_OUTPUT_TOKENS ? room : null;
+}
+
+/**
+ * A conservative estimate of the input tokens of a call from its text: UTF-8 bytes / 3 (English runs at
+ * about 4 characters a token, Cyrillic at 2–3 bytes a character), plus 16 per message for framing.
+ */
+export function estimatePromptTokens(parts: { text: string; messages: number }): number {
+  return Math.ceil(Buffer.byteLength(parts.text, 'utf8') / 3) + 16 * Math.max(1, parts.messages);
+}

@@ -1,0 +1,245 @@
+/**
+ * SQL of the usage area: `token_usage` (one row per LLM call), `trials` (one grant per user) and
+ * `token_reservations` (the worst case of model calls under way). Nobody else reads or writes these tables.
+ */
+import { type Kysely, sql, type Transaction } from 'kysely';
+import type { DB } from '../../db/types.ts';
+
+export type Executor = Kysely<DB> | Transaction<DB>;
+
+/** Where a call's key came from: the user's own key, the platform key, or the platform key drawing on a trial. */
+export type KeySource = 'own' | 'platform' | 'trial';
+
+export interface UsageRowInput {
+  userId: number | null;
+  projectId: number | null;
+  projectName: string | null;
+  workerId: number | null;
+  runId?: number | null;
+  model: string | null;
+  source: string;
+  keySource: KeySource;
+  input: number;
+  output: number;
+  cache: number;
+}
+
+/** Namespace of the per-owner budget lock (`pg_advisory_xact_lock(int, int)`). */
+const BUDGET_LOCK = 30_002;
+/** Namespace of the per-owner creation lock (projects and workers under the plan limits). */
+const CREATION_LOCK = 30_001;
+
+const sumTotal = sql<number>`coalesce(sum(total_tokens), 0)::bigint`;
+const sumReserved = sql<number>`coalesce(sum(tokens), 0)::bigint`;
+
+export function createUsageRepo(db: Kysely<DB>) {
+  return {
+    /** Run `fn` in one transaction. */
+    transaction: <T>(fn: (tx: Transaction<DB>) => Promise<T>): Promise<T> => db.transaction().execute(fn),
+
+    /** Serialize budget decisions of one owner for the rest of the transaction. */
+    async lockOwner(tx: Transaction<DB>, userId: number): Promise<void> {
+      await sql`select pg_advisory_xact_lock(${BUDGET_LOCK}::int, ${userId}::int)`.execute(tx);
+    },
+
+    /** Serialize project and worker creation of one owner for the rest of the transaction. */
+    async lockCreation(tx: Transaction<DB>, ownerId: number): Promise<void> {
+      await sql`select pg_advisory_xact_lock(${CREATION_LOCK}::int, ${ownerId}::int)`.execute(tx);
+    },
+
+    /** Insert one usage row; `total_tokens` = input + output + cache. */
+    async insert(r: UsageRowInput, ex: Executor = db): Promise<void> {
+      await ex
+        .insertInto('token_usage')
+        .values({
+          user_id: r.userId,
+          project_id: r.projectId,
+          project_name: r.projectName,
+          worker_id: r.workerId,
+          run_id: r.runId ?? null,
+          model: r.model,
+          source: r.source,
+          key_source: r.keySource,
+          input_tokens: r.input,
+          output_tokens: r.output,
+          cache_tokens: r.cache,
+          total_tokens: r.input + r.output + r.cache,
+        })
+        .execute();
+    },
+
+    /** Tokens of a worker's calls since `since`. */
+    async workerSince(workerId: number, since: Date, ex: Executor = db): Promise<number> {
+      const r = await ex
+        .selectFrom('token_usage')
+        .select(sumTotal.as('n'))
+        .where('worker_id', '=', workerId)
+        .where('created_at', '>=', since)
+        .executeTakeFirst();
+      return Number(r?.n ?? 0);
+    },
+
+    /** Tokens drawn from a user's trial (`key_source = 'trial'`) since `since`. */
+    async trialSince(userId: number, since: Date, ex: Executor = db): Promise<number> {
+      const r = await ex
+        .selectFrom('token_usage')
+        .select(sumTotal.as('n'))
+        .where('user_id', '=', userId)
+        .where('key_source', '=', 'trial')
+        .where('created_at', '>=', since)
+        .executeTakeFirst();
+      return Number(r?.n ?? 0);
+    },
+
+    /** Live reservations (not expired) of a worker, in tokens. */
+    async reservedForWorker(workerId: number, ex: Executor = db): Promise<number> {
+      const r = await ex
+        .selectFrom('token_reservations')
+        .select(sumReserved.as('n'))
+        .where('worker_id', '=', workerId)
+        .where('expires_at', '>', new Date())
+        .executeTakeFirst();
+      return Number(r?.n ?? 0);
+    },
+
+    /** Live reservations drawing on a user's trial, in tokens. */
+    async reservedForTrial(userId: number, ex: Executor = db): Promise<number> {
+      const r = await ex
+        .selectFrom('token_reservations')
+        .select(sumReserved.as('n'))
+        .where('user_id', '=', userId)
+        .where('key_source', '=', 'trial')
+        .where('expires_at', '>', new Date())
+        .executeTakeFirst();
+      return Number(r?.n ?? 0);
+    },
+
+    async insertReservation(
+      r: {
+        userId: number;
+        projectId: number | null;
+        workerId: number | null;
+        runId: number | null;
+        keySource: KeySource;
+        tokens: number;
+        expiresAt: Date;
+      },
+      ex: Executor,
+    ): Promise<number> {
+      const row = await ex
+        .insertInto('token_reservations')
+        .values({
+          user_id: r.userId,
+          project_id: r.projectId,
+          worker_id: r.workerId,
+          run_id: r.runId,
+          key_source: r.keySource,
+          tokens: r.tokens,
+          expires_at: r.expiresAt,
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      return Number(row.id);
+    },
+
+    async deleteReservation(id: number, ex: Executor = db): Promise<void> {
+      await ex.deleteFrom('token_reservations').where('id', '=', id).execute();
+    },
+
+    /** Remove expired reservations (their calls died with their process). @returns how many. */
+    async purgeExpiredReservations(): Promise<number> {
+      const r = await db.deleteFrom('token_reservations').where('expires_at', '<=', new Date()).executeTakeFirst();
+      return Number(r.numDeletedRows);
+    },
+
+    /** The user's trial grant, if any. */
+    trial: (userId: number, ex: Executor = db) =>
+      ex.selectFrom('trials').selectAll().where('user_id', '=', userId).executeTakeFirst(),
+
+    async insertTrial(tx: Executor, t: { userId: number; projectId: number | null; tokens: number }): Promise<void> {
+      await tx
+        .insertInto('trials')
+        .values({ user_id: t.userId, project_id: t.projectId, tokens_granted: t.tokens })
+        .execute();
+    },
+
+    /** The newest `limit` rows of a user. */
+    listForUser: (userId: number, limit: number) =>
+      db
+        .selectFrom('token_usage')
+        .select([
+          'id',
+          'project_name',
+          'worker_id',
+          'model',
+          'input_tokens',
+          'output_tokens',
+          'cache_tokens',
+          'total_tokens',
+          'created_at',
+        ])
+        .where('user_id', '=', userId)
+        .orderBy('created_at', 'desc')
+        .orderBy('id', 'desc')
+        .limit(limit)
+        .execute(),
+
+    /** Sums over a user's rows, optionally since a time. */
+    async totalsForUser(userId: number, since?: Date): Promise<{ total: number; input: number; output: number }> {
+      let q = db
+        .selectFrom('token_usage')
+        .select([
+          sql<number>`coalesce(sum(total_tokens), 0)::bigint`.as('total'),
+          sql<number>`coalesce(sum(input_tokens), 0)::bigint`.as('input'),
+          sql<number>`coalesce(sum(output_tokens), 0)::bigint`.as('output'),
+        ])
+        .where('user_id', '=', userId);
+      if (since) q = q.where('created_at', '>=', since);
+      const t = await q.executeTakeFirstOrThrow();
+      return { total: Number(t.total), input: Number(t.input), output: Number(t.output) };
+    },
+
+    /** Tokens per project of a user's given projects (all time). */
+    async byProject(userId: number, projectIds: number[]): Promise<Map<number, number>> {
+      if (!projectIds.length) return new Map();
+      const rows = await db
+        .selectFrom('token_usage')
+        .select(['project_id', sumTotal.as('n')])
+        .where('user_id', '=', userId)
+        .where('project_id', 'in', projectIds)
+        .groupBy('project_id')
+        .execute();
+      return new Map(rows.map((r) => [Number(r.project_id), Number(r.n)]));
+    },
+
+    /** Tokens per UTC day (`YYYY-MM-DD`) of a project in `[since, end)`. */
+    async dailyForProject(projectId: number, since: Date, end: Date): Promise<Array<{ day: string; n: number }>> {
+      const day = sql<string>`to_char(created_at at time zone 'UTC', 'YYYY-MM-DD')`;
+      const rows = await db
+        .selectFrom('token_usage')
+        .select([day.as('day'), sumTotal.as('n')])
+        .where('project_id', '=', projectId)
+        .where('created_at', '>=', since)
+        .where('created_at', '<', end)
+        .groupBy(day)
+        .execute();
+      return rows.map((r) => ({ day: r.day, n: Number(r.n) }));
+    },
+
+    /** Tokens per UTC day of a worker: the newest `limit` days with usage, newest first, with the last call's time. */
+    async dailyForWorker(workerId: number, limit: number): Promise<Array<{ day: string; n: number; last: Date }>> {
+      const day = sql<string>`to_char(created_at at time zone 'UTC', 'YYYY-MM-DD')`;
+      const rows = await db
+        .selectFrom('token_usage')
+        .select([day.as('day'), sumTotal.as('n'), sql<Date>`max(created_at)`.as('last')])
+        .where('worker_id', '=', workerId)
+        .groupBy(day)
+        .orderBy(day, 'desc')
+        .limit(limit)
+        .execute();
+      return rows.map((r) => ({ day: r.day, n: Number(r.n), last: new Date(r.last) }));
+    },
+  };
+}
+
+export type UsageRepo = ReturnType<typeof createUsageRepo>;

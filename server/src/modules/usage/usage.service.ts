@@ -1,0 +1,253 @@
+/**
+ * The usage area (specification: Usage row, Trial status, Limits → Plans, Trial; Workers → runtime): the
+ * one owner of token usage, trial grants, plan lookups and daily caps. Runtime, workers, onboarding,
+ * projects, help and billing ask it; nobody else writes or sums `token_usage`.
+ *
+ * Budgets hold during a run, not after it: before each model call the caller reserves the call's worst
+ * case (prompt estimate + max output tokens) against the tightest budget under the owner's lock, and
+ * settles the reservation with the real usage afterwards (`record` with `reservationId`). Two runs racing
+ * for the last tokens of a budget are serialized by the lock, so they cannot both pass.
+ */
+import { TooManyRequests } from '../../http/errors.ts';
+import type { Transaction } from 'kysely';
+import type { DB } from '../../db/types.ts';
+import {
+  assertPlanAllows,
+  type Budget,
+  dailyTokenCap,
+  grantableOutput,
+  nextUtcDay,
+  type Owner,
+  TRIAL_TOKENS,
+  tightestBudget,
+  trialRemaining,
+  utcDayStart,
+} from './plans.ts';
+import type { Executor, KeySource, UsageRepo } from './usage.repo.ts';
+
+/** How long a reservation lives when its call never settles (its process died), in ms. */
+export const RESERVATION_TTL_MS = 15 * 60_000;
+
+/** One LLM call to meter (specification, Usage row). */
+export interface UsageCall {
+  /** The user the call is billed to: the project owner, or the caller for account-level features. */
+  userId: number;
+  projectId?: number | null;
+  projectName?: string | null;
+  workerId?: number | null;
+  runId?: number | null;
+  model: string | null;
+  /** What made the call: worker, generate_prompt, help, note_chat, transcript, … */
+  source: string;
+  keySource: KeySource;
+  usage: { input_tokens: number; output_tokens: number; cache_tokens: number };
+  /** The reservation this call settles (see `reserve`). */
+  reservationId?: number | null;
+}
+
+/** The trial of a user (specification, Trial status). */
+export interface TrialInfo {
+  granted: boolean;
+  total_granted: number;
+  used: number;
+  remaining: number;
+  active: boolean;
+}
+
+/** Who the budget belongs to and which budgets a call draws on. */
+export interface BudgetScope {
+  /** The project owner. */
+  userId: number;
+  projectId: number | null;
+  workerId: number | null;
+  runId?: number | null;
+  keySource: KeySource;
+}
+
+export interface UsageDeps {
+  repo: UsageRepo;
+  /** The owner's plan and role (the accounts area). */
+  owners: { planOf(userId: number): Promise<Owner> };
+}
+
+/** 429 `token_budget_exceeded` (specification, Workers → runtime; Limits → Trial). */
+export function budgetExceeded(b: Budget, workerId: number | null): TooManyRequests {
+  return new TooManyRequests(
+    'token_budget_exceeded',
+    b.scope === 'daily'
+      ? `Worker ${workerId} used its daily budget of ${b.cap} tokens; it resets at midnight UTC.`
+      : `The trial's ${b.cap} free tokens are used up; add your own LLM key to continue.`,
+    {
+      scope: b.scope,
+      used: b.used,
+      cap: b.cap,
+      plan: b.plan,
+      worker_id: workerId,
+      resets_at: b.scope === 'daily' ? nextUtcDay().toISOString() : null,
+    },
+  );
+}
+
+export function createUsageService(deps: UsageDeps) {
+  const { repo, owners } = deps;
+
+  async function trialOf(userId: number, ex?: Executor): Promise<TrialInfo> {
+    const t = await repo.trial(userId, ex);
+    if (!t) return { granted: false, total_granted: 0, used: 0, remaining: 0, active: false };
+    const total = Number(t.tokens_granted);
+    const used = await repo.trialSince(userId, t.granted_at, ex);
+    const remaining = trialRemaining(total, used);
+    return { granted: true, total_granted: total, used, remaining, active: remaining > 0 };
+  }
+
+  /** The budgets a call of `scope` draws on, counting live reservations too. */
+  async function budgetsOf(scope: BudgetScope, owner: Owner, ex?: Executor): Promise<Budget[]> {
+    const out: Budget[] = [];
+    const cap = dailyTokenCap(owner);
+    if (cap !== null && scope.workerId !== null) {
+      const used =
+        (await repo.workerSince(scope.workerId, utcDayStart(), ex)) +
+        (await repo.reservedForWorker(scope.workerId, ex));
+      out.push({ scope: 'daily', cap, used, plan: owner.plan });
+    }
+    if (scope.keySource === 'trial') {
+      const t = await repo.trial(scope.userId, ex);
+      const granted = t ? Number(t.tokens_granted) : 0;
+      const used = t
+        ? (await repo.trialSince(scope.userId, t.granted_at, ex)) + (await repo.reservedForTrial(scope.userId, ex))
+        : 0;
+      out.push({ scope: 'trial', cap: granted, used, plan: owner.plan });
+    }
+    return out;
+  }
+
+  return {
+    /**
+     * Meter one LLM call: one `token_usage` row; with `reservationId` the reservation is settled in the same
+     * transaction (removed, the real usage counted instead).
+     */
+    async record(call: UsageCall): Promise<void> {
+      const row = {
+        userId: call.userId,
+        projectId: call.projectId ?? null,
+        projectName: call.projectName ?? null,
+        workerId: call.workerId ?? null,
+        runId: call.runId ?? null,
+        model: call.model,
+        source: call.source,
+        keySource: call.keySource,
+        input: call.usage.input_tokens,
+        output: call.usage.output_tokens,
+        cache: call.usage.cache_tokens,
+      };
+      const rid = call.reservationId;
+      if (rid == null) return repo.insert(row);
+      await repo.transaction(async (tx) => {
+        await repo.deleteReservation(rid, tx);
+        await repo.insert(row, tx);
+      });
+    },
+
+    /** Tokens of a worker today (UTC day), from its usage rows. */
+    todayFor: (workerId: number): Promise<number> => repo.workerSince(workerId, utcDayStart()),
+
+    /** The trial of a user: granted, used since the grant, remaining (the one trial formula). */
+    trial: (userId: number): Promise<TrialInfo> => trialOf(userId),
+
+    /** Tokens a user has left on the trial (0 without one). */
+    async trialRemaining(userId: number): Promise<number> {
+      return (await trialOf(userId)).remaining;
+    },
+
+    /** Grant the trial (TRIAL_TOKENS) inside the caller's transaction (onboarding setup). */
+    grantTrial: (tx: Executor, userId: number, projectId: number | null): Promise<void> =>
+      repo.insertTrial(tx, { userId, projectId, tokens: TRIAL_TOKENS }),
+
+    /**
+     * Take the owner's creation lock inside `tx` (call before counting), so two creations at the limit cannot
+     * both pass; then check the counts with `assertPlanAllows`.
+     */
+    lockForCreation: (tx: Transaction<DB>, ownerId: number): Promise<void> => repo.lockCreation(tx, ownerId),
+
+    /** The plan-limit rule (plans.ts). @throws 402 `plan_limit_reached`. */
+    assertPlanAllows,
+
+    /** The owner's plan and role (the one plan lookup of budgets and limits). */
+    planOf: (userId: number): Promise<Owner> => owners.planOf(userId),
+
+    /** The daily cap of each of an owner's workers; `null` = unmetered. */
+    async capFor(ownerId: number): Promise<number | null> {
+      return dailyTokenCap(await owners.planOf(ownerId));
+    },
+
+    /**
+     * Refuse a new run when a budget it draws on is spent (used ≥ cap). A run accepted with a few tokens
+     * left stops at its first reservation when not even MIN_OUTPUT_TOKENS fit.
+     * @throws 429 `token_budget_exceeded` `{scope, used, cap, plan, worker_id, resets_at}`.
+     */
+    async assertNotSpent(scope: BudgetScope): Promise<void> {
+      const b = tightestBudget(await budgetsOf(scope, await owners.planOf(scope.userId)));
+      if (b && b.used >= b.cap) throw budgetExceeded(b, scope.workerId);
+    },
+
+    /**
+     * Reserve the worst case of one model call before making it: `promptTokens + maxTokens` against the
+     * tightest budget, under the owner's lock. When the full worst case does not fit, the call is granted
+     * the output that still fits (at least MIN_OUTPUT_TOKENS).
+     * @returns the reservation id (null when unmetered) and the output tokens the call may use.
+     * @throws 429 `token_budget_exceeded` when not even MIN_OUTPUT_TOKENS fit.
+     */
+    async reserve(
+      scope: BudgetScope,
+      call: { promptTokens: number; maxTokens: number },
+    ): Promise<{ id: number | null; maxTokens: number }> {
+      const owner = await owners.planOf(scope.userId);
+      if (dailyTokenCap(owner) === null && scope.keySource !== 'trial') return { id: null, maxTokens: call.maxTokens };
+      return repo.transaction(async (tx) => {
+        await repo.lockOwner(tx, scope.userId);
+        const b = tightestBudget(await budgetsOf(scope, owner, tx));
+        const grant = grantableOutput(b, call.promptTokens, call.maxTokens);
+        if (grant === null) throw budgetExceeded(b!, scope.workerId);
+        const id = await repo.insertReservation(
+          {
+            userId: scope.userId,
+            projectId: scope.projectId,
+            workerId: scope.workerId,
+            runId: scope.runId ?? null,
+            keySource: scope.keySource,
+            tokens: call.promptTokens + grant,
+            expiresAt: new Date(Date.now() + RESERVATION_TTL_MS),
+          },
+          tx,
+        );
+        return { id, maxTokens: grant };
+      });
+    },
+
+    /** Drop a reservation whose call made no usage (it failed before the provider answered). */
+    release: (reservationId: number): Promise<void> => repo.deleteReservation(reservationId),
+
+    /** Remove reservations whose calls died with their process. @returns how many. */
+    purgeExpired: (): Promise<number> => repo.purgeExpiredReservations(),
+
+    /** `GET /account/usage`: the caller's newest 200 rows and totals over all their rows. */
+    async forAccount(userId: number) {
+      const rows = await repo.listForUser(userId, 200);
+      return { rows, totals: await repo.totalsForUser(userId) };
+    },
+
+    /** Token sums of a user since a time (billing summaries). */
+    totalsSince: (userId: number, since?: Date) => repo.totalsForUser(userId, since),
+
+    /** Tokens per project of a user's given projects. */
+    byProject: (userId: number, projectIds: number[]) => repo.byProject(userId, projectIds),
+
+    /** Tokens per UTC day of a project in `[since, end)`. */
+    dailyForProject: (projectId: number, since: Date, end: Date) => repo.dailyForProject(projectId, since, end),
+
+    /** A worker's newest `limit` days with usage, newest first. */
+    dailyForWorker: (workerId: number, limit: number) => repo.dailyForWorker(workerId, limit),
+  };
+}
+
+export type UsageService = ReturnType<typeof createUsageService>;

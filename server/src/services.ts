@@ -1,0 +1,226 @@
+/**
+ * The composition root: every area's repository and service is built here exactly once, in dependency
+ * order, from the infrastructure of `createDeps` (deps.ts). A service names what it uses of another by
+ * type (`Pick<IssuesService, 'create' | 'log'>`), so the order below is checked by the compiler: a service
+ * cannot be handed one that does not exist yet.
+ *
+ * Routes (modules/routes.ts), job handlers (`<area>.jobs.ts`) and the agent's tool adapters
+ * (`<area>.port.ts`) receive their services from here; nothing else builds a service. Start and stop steps
+ * (bootstrap admin, index start, run reconciliation, the job queue) are `lifecycle`.
+ */
+import type { AppDeps } from './deps.ts';
+import type { DocLoaders } from './lib/doc-sources.ts';
+import { createAccountsRepo } from './modules/accounts/accounts.repo.ts';
+import { createAccountsService } from './modules/accounts/accounts.service.ts';
+import { createInvitesService } from './modules/accounts/invites.service.ts';
+import { createLlmKeys } from './modules/accounts/llm-keys.ts';
+import { createSettingsService } from './modules/accounts/settings.service.ts';
+import { createRuntimeAnalytics } from './modules/analytics/runtime-analytics.service.ts';
+import { createChatService } from './modules/chat/chat.service.ts';
+import { createDocsService } from './modules/docs/docs.service.ts';
+import { createFilesService } from './modules/files/files.service.ts';
+import { createHelpService } from './modules/help/help.service.ts';
+import { createIssuesPort } from './modules/issues/issues.port.ts';
+import { createIssuesService } from './modules/issues/issues.service.ts';
+import { createKnowledgeIndex } from './modules/knowledge/knowledge.index.ts';
+import { registerKnowledgeJobs } from './modules/knowledge/knowledge.jobs.ts';
+import { createSearchPort } from './modules/knowledge/knowledge.port.ts';
+import { createKnowledgeService, memoryLoader } from './modules/knowledge/knowledge.service.ts';
+import { createOnboardingService } from './modules/onboarding/onboarding.service.ts';
+import { createPinsService } from './modules/pins/pins.service.ts';
+import { createProjectsService } from './modules/projects/projects.service.ts';
+import { createRunEvents } from './modules/runtime/events.ts';
+import { registerRuntimeJobs } from './modules/runtime/runtime.jobs.ts';
+import { createRuntimeService } from './modules/runtime/runtime.service.ts';
+import { createSkillsPort } from './modules/skills/skills.port.ts';
+import { createSkillsService } from './modules/skills/skills.service.ts';
+import { createSystemService } from './modules/system/system.service.ts';
+import { createUsageRepo } from './modules/usage/usage.repo.ts';
+import { createUsageService } from './modules/usage/usage.service.ts';
+import { createWikiPort } from './modules/wiki/wiki.port.ts';
+import { createWikiService } from './modules/wiki/wiki.service.ts';
+import { createWorkersService } from './modules/workers/workers.service.ts';
+import path from 'node:path';
+
+/** Options of the composition root. */
+export interface ServicesOptions {
+  /**
+   * Extra document sources of the semantic index by type, over the areas' own (a bulk importer, or a test's
+   * in-memory documents).
+   */
+  loaders?: DocLoaders;
+}
+
+/**
+ * Build every area's service once.
+ * @returns the services by area, and `lifecycle` (start after the server is built, stop on close).
+ */
+export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
+  const { config, db, database, access, activity, jobs, log, sealer, secrets, mailer, storage } = deps;
+
+  // Repositories.
+  const accountsRepo = createAccountsRepo(db);
+  const usageRepo = createUsageRepo(db);
+
+  // Accounts and usage: everything else asks these.
+  const system = createSystemService({ db, database });
+  const usage = createUsageService({ repo: usageRepo, owners: accountsRepo });
+  const settings = createSettingsService({ db, sealer });
+  const llmKeys = createLlmKeys({ settings, secrets });
+  const accounts = createAccountsService({
+    db,
+    tokens: deps.tokens,
+    mailer,
+    breach: deps.breach,
+    appUrl: config.appUrl,
+    userCache: deps.userCache,
+    bootstrapAdmin:
+      config.adminEmail && config.adminPassword
+        ? { email: config.adminEmail, password: config.adminPassword }
+        : undefined,
+    log,
+  });
+  const invites = createInvitesService({ db, mailer, appUrl: config.appUrl });
+
+  // Knowledge areas (each owns the documents it indexes).
+  const issues = createIssuesService({ db, access, activity, jobs, log });
+  const skills = createSkillsService({ db, access, jobs, dataDir: config.dataDir, log });
+  const wiki = createWikiService({ db, access, jobs, log });
+  const files = createFilesService({ access, options: config.files });
+  const pins = createPinsService({ db, access });
+  const docs = createDocsService();
+
+  // The shared semantic index over all of them.
+  const index = createKnowledgeIndex({
+    db,
+    database,
+    embedder: deps.embeddings,
+    jobs,
+    log,
+    loaders: {
+      issue: issues.loadDocument,
+      skill: skills.loadDocument,
+      wiki: wiki.loadDocument,
+      doc: docs.loader(),
+      memory: memoryLoader({ db, access }),
+      ...opts.loaders,
+    },
+  });
+  const knowledge = createKnowledgeService({
+    access,
+    index,
+    jobs,
+    log,
+    globalDocs: [{ docType: 'doc', ids: () => docs.allPages() }],
+  });
+  const help = createHelpService({
+    db,
+    index,
+    docs,
+    embedder: deps.embeddings,
+    llm: deps.llm,
+    llmKeys,
+    usage,
+    log,
+  });
+
+  // The worker runtime and what its tools reach.
+  const runtime = createRuntimeService({
+    db,
+    access,
+    activity,
+    jobs,
+    llm: deps.llm,
+    llmKeys,
+    usage,
+    agentTools: deps.agentTools,
+    agentEngine: deps.agentEngine,
+    ports: {
+      issues: createIssuesPort({ issues, access }),
+      skills: createSkillsPort({ skills, access }),
+      wiki: createWikiPort({ wiki, access }),
+      search: createSearchPort({ index }),
+    },
+    events: createRunEvents(),
+    log,
+  });
+  const chat = createChatService({ db, access, runtime, events: runtime.events });
+  const analytics = createRuntimeAnalytics({ db });
+
+  // Projects, workers and onboarding.
+  const workers = createWorkersService({
+    db,
+    access,
+    activity,
+    storage,
+    sealer,
+    messenger: deps.messenger,
+    disableNotify: config.disableMessengerNotify,
+    usage,
+    runs: runtime,
+  });
+  const projects = createProjectsService({
+    db,
+    access,
+    activity,
+    storage,
+    sealer,
+    messenger: deps.messenger,
+    usage,
+    settings,
+  });
+  const onboarding = createOnboardingService({
+    db,
+    activity,
+    projects,
+    settings,
+    usage,
+    tmpRoot: path.join(config.dataDir, 'tmp'),
+  });
+
+  // Durable jobs.
+  registerKnowledgeJobs(jobs, index);
+  registerRuntimeJobs(jobs, runtime);
+
+  const lifecycle = {
+    /** After the routes are registered: bootstrap admin, the index, run reconciliation, then the job queue. */
+    async start(): Promise<void> {
+      await accounts.start();
+      await knowledge.start();
+      await runtime.start();
+      await jobs.start();
+    },
+    /** On close: stop sweeps and runs of this process, then the queue (running jobs finish first). */
+    async stop(): Promise<void> {
+      await knowledge.stop();
+      await runtime.stop();
+      await jobs.stop();
+    },
+  };
+
+  return {
+    system,
+    usage,
+    accounts,
+    invites,
+    settings,
+    issues,
+    skills,
+    wiki,
+    files,
+    pins,
+    docs,
+    knowledge,
+    help,
+    runtime,
+    chat,
+    analytics,
+    workers,
+    projects,
+    onboarding,
+    lifecycle,
+  };
+}
+
+/** Every area's service, as built by `createServices`. */
+export type Services = ReturnType<typeof createServices>;
