@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs';
 import pino from 'pino';
-import { ConfigError, loadConfig } from './config.ts';
+import { type Config, ConfigError, loadConfig } from './config.ts';
 import { openDatabase } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
 import { ensureKeys } from './secrets/keys.ts';
@@ -14,7 +14,7 @@ import { createDeps } from './deps.ts';
 import { loggerOptions } from './http/logging.ts';
 
 async function main() {
-  let config;
+  let config: Config;
   try {
     config = loadConfig(process.env);
   } catch (err) {

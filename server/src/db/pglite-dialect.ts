@@ -58,8 +58,7 @@ class PGliteConnection implements DatabaseConnection {
       ...(affected !== undefined && affected !== null ? { numAffectedRows: BigInt(affected) } : {}),
     };
   }
-  // eslint-disable-next-line require-yield
-  async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
+  streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
     throw new Error('streaming queries are not supported on the embedded database');
   }
 }
@@ -68,7 +67,7 @@ export class PGliteDriver implements Driver {
   private readonly conn: PGliteConnection;
   private releaseFn: (() => void) | undefined;
   constructor(
-    private readonly pg: PGlite,
+    readonly pg: PGlite,
     readonly lock: Lock,
   ) {
     this.conn = new PGliteConnection(pg);

@@ -143,7 +143,9 @@ export function createJobQueue<C extends object = JobCatalog>(
         expireInSeconds: def?.opts.expireInSeconds ?? 900,
       });
       // Wake this process's worker; inside a transaction the job is visible only after commit, so wake a bit later too.
-      const wake = () => workerIds.get(name)?.forEach((w) => b.notifyWorker(w));
+      const wake = () => {
+        for (const w of workerIds.get(name) ?? []) b.notifyWorker(w);
+      };
       wake();
       if (opts.tx) setTimeout(wake, 50).unref();
       return id;

@@ -2,7 +2,7 @@
  * The activity log (specification, Events): one row per event with its type, optional project and
  * worker, a short title/detail for feeds and a JSON payload.
  */
-import type { Kysely, Transaction } from 'kysely';
+import { type Kysely, sql, type Transaction } from 'kysely';
 import type { DB } from '../db/types.ts';
 
 export interface ActivityEvent {
@@ -17,11 +17,43 @@ export interface ActivityEvent {
   payload?: Record<string, unknown>;
 }
 
+/** One stored event, as feeds and logs read it. */
+export interface StoredEvent {
+  id: number;
+  type: string;
+  actor: string | null;
+  title: string | null;
+  detail: string | null;
+  worker_id: number | null;
+  payload: Record<string, unknown>;
+  created_at: Date;
+}
+
+/** Which events to read: a project's (optionally one worker's), of given types or type prefixes. */
+export interface EventFilter {
+  projectId: number;
+  workerId?: number;
+  /** Exact types. */
+  types?: string[];
+  /** Type prefixes (`issue_` matches issue_pick, issue_close, …); combined with `types` by OR. */
+  prefixes?: string[];
+}
+
 export interface ActivityLog {
   /** Write one event; pass `tx` inside a transaction. */
   record(ev: ActivityEvent, tx?: Transaction<DB>): Promise<void>;
   /** Write one event and swallow any failure (best-effort telemetry). */
   recordBestEffort(ev: ActivityEvent): Promise<void>;
+  /** The newest `limit` events matching `filter`, newest first. */
+  list(filter: EventFilter, limit: number): Promise<StoredEvent[]>;
+  /** Events of a project per UTC day (`YYYY-MM-DD`) and type in `[since, end)`. */
+  countByDay(projectId: number, since: Date, end: Date): Promise<Array<{ day: string; type: string; n: number }>>;
+  /** Events of `types` since a time, counted by type and by the payload field `key` (e.g. `class`). */
+  countByPayload(
+    types: string[],
+    key: string,
+    since: Date,
+  ): Promise<Array<{ type: string; value: string | null; n: number }>>;
 }
 
 export function createActivityLog(db: Kysely<DB>, log?: { warn: (o: object, m: string) => void }): ActivityLog {
@@ -41,6 +73,47 @@ export function createActivityLog(db: Kysely<DB>, log?: { warn: (o: object, m: s
       .execute();
   };
   return {
+    async list(filter, limit) {
+      let q = db
+        .selectFrom('activity_log')
+        .select(['id', 'type', 'actor', 'title', 'detail', 'worker_id', 'payload', 'created_at'])
+        .where('project_id', '=', filter.projectId);
+      if (filter.workerId !== undefined) q = q.where('worker_id', '=', filter.workerId);
+      const types = filter.types ?? [];
+      const prefixes = filter.prefixes ?? [];
+      if (types.length || prefixes.length)
+        q = q.where((eb) =>
+          eb.or([
+            ...(types.length ? [eb('type', 'in', types)] : []),
+            ...prefixes.map((p) => eb('type', 'like', `${p.replace(/[\\%_]/g, '\\$&')}%`)),
+          ]),
+        );
+      return q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
+    },
+    async countByDay(projectId, since, end) {
+      const day = sql<string>`to_char(created_at at time zone 'UTC', 'YYYY-MM-DD')`;
+      const rows = await db
+        .selectFrom('activity_log')
+        .select([day.as('day'), 'type', sql<number>`count(*)::int`.as('n')])
+        .where('project_id', '=', projectId)
+        .where('created_at', '>=', since)
+        .where('created_at', '<', end)
+        .groupBy([day, 'type'])
+        .execute();
+      return rows.map((r) => ({ day: r.day, type: r.type, n: Number(r.n) }));
+    },
+    async countByPayload(types, key, since) {
+      if (!types.length) return [];
+      const value = sql<string | null>`payload->>${key}`;
+      const rows = await db
+        .selectFrom('activity_log')
+        .select(['type', value.as('value'), sql<number>`count(*)::int`.as('n')])
+        .where('type', 'in', types)
+        .where('created_at', '>=', since)
+        .groupBy(['type', value])
+        .execute();
+      return rows.map((r) => ({ type: r.type, value: r.value, n: Number(r.n) }));
+    },
     record,
     async recordBestEffort(ev) {
       try {

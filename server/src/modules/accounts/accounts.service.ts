@@ -178,7 +178,7 @@ export function createAccountsService(deps: AccountsDeps) {
      * create the user (409 email_taken). A failure leaves the code unused.
      */
     async register(input: { email: string; password: string; invite_code?: string; name?: string }, meta: RequestMeta) {
-      if (!input.invite_code || !input.invite_code.trim()) {
+      if (!input.invite_code?.trim()) {
         throw new Forbidden('Registration needs an invite code.', 'invite_required');
       }
       const code = normalizeInviteCode(input.invite_code);
@@ -220,9 +220,10 @@ export function createAccountsService(deps: AccountsDeps) {
         .executeTakeFirst();
       // Verify against a fixed hash when the user is unknown, so timing does not tell which e-mails exist.
       dummyHash ??= hashPassword(randomToken());
-      const ok = row
-        ? await argonVerify(row.password_hash, input.password).catch(() => false)
-        : (await argonVerify(await dummyHash, input.password).catch(() => false), false);
+      // An unknown e-mail costs the same hash verification as a known one (no timing oracle).
+      const ok = await argonVerify(row ? row.password_hash : await dummyHash, input.password)
+        .then((v) => !!row && v)
+        .catch(() => false);
       if (!row || !ok) {
         if (row) await authEvent(row.id, 'login_failed', meta);
         throw new Unauthorized('The e-mail or password is wrong.', 'invalid_credentials');

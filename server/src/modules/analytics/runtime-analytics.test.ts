@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, buildTestApp, createProject, createUser, type TestApp } from '../../../test/helpers.ts';
 import { startLlmStandIn } from '../../../test/standins/llm.ts';
-import { createWorker, giveKey, waitRun } from '../runtime/test-fixtures.ts';
+import { createWorker, giveKey, waitRun } from '../../../test/runtime-fixtures.ts';
 import { nearestRank } from './runtime-analytics.service.ts';
 
 let s: Awaited<ReturnType<typeof startLlmStandIn>>;

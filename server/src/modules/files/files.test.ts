@@ -101,7 +101,7 @@ const u = (p: string) => `/api/crm/projects/files/files${p}`;
 const get = (p: string, token = owner.token) => api(t.app, 'GET', u(p), { token });
 
 function multipart(parts: { name: string; filename?: string; content: string | Buffer }[]) {
-  const boundary = '----testboundary' + Math.random().toString(16).slice(2);
+  const boundary = `----testboundary${Math.random().toString(16).slice(2)}`;
   const chunks: Buffer[] = [];
   for (const p of parts) {
     chunks.push(
@@ -143,7 +143,7 @@ describe('path confinement', () => {
       () => get('/read?path=a/%2E%2E/%2E%2E/x'),
       () => get('?path=..'),
       () => get('/read?path=/etc/passwd'),
-      () => get(`/read?path=${encodeURIComponent(outsideDir + '/secret.txt')}`),
+      () => get(`/read?path=${encodeURIComponent(`${outsideDir}/secret.txt`)}`),
       () => api(t.app, 'PUT', u('/save'), { token: owner.token, body: { path: '../escape.txt', content: 'x' } }),
       () => api(t.app, 'POST', u('/mkdir'), { token: owner.token, body: { path: '/tmp/evil' } }),
       () => api(t.app, 'DELETE', u('/delete?path=..%2F..%2F'), { token: owner.token }),

@@ -19,8 +19,9 @@
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../../db/types.ts';
 import type { Actor } from '../../http/auth.ts';
-import { AppError, BadRequest, TooManyRequests, Upstream } from '../../http/errors.ts';
-import { LlmError, textOf, type LlmMessage, type LlmProvider } from '../../providers/llm/index.ts';
+import { AppError, BadRequest, TooManyRequests } from '../../http/errors.ts';
+import { llmFailure } from '../../http/llm-errors.ts';
+import { textOf, type LlmMessage, type LlmProvider, type LlmResponse } from '../../providers/llm/index.ts';
 import type { LlmKeys } from '../accounts/llm-keys.ts';
 import type { UsageService } from '../usage/usage.service.ts';
 import type { Embedder } from '../../providers/embeddings/index.ts';
@@ -156,7 +157,7 @@ export function createHelpService(deps: {
       .where('owner_id', '=', actor.id)
       .execute();
     const names = new Map(projects.map((p) => [p.id, p.name]));
-    let hits;
+    let hits: Awaited<ReturnType<KnowledgeIndex['search']>>;
     try {
       hits = await deps.index.search({
         q: question,
@@ -269,7 +270,7 @@ export function createHelpService(deps: {
           else merged.push({ ...m });
         }
         const model = HELP_MODELS[deps.llm.vendor];
-        let res;
+        let res: LlmResponse;
         try {
           res = await deps.llm.complete({
             model,
@@ -280,14 +281,7 @@ export function createHelpService(deps: {
             apiKey: key,
           });
         } catch (err) {
-          if (err instanceof LlmError)
-            throw new Upstream(
-              502,
-              'llm_error',
-              'The help assistant could not get an answer from the model; try again.',
-              { kind: err.kind },
-            );
-          throw err;
+          throw llmFailure(err, 'The help assistant could not get an answer from the model; try again.');
         }
         await deps.usage.record({
           userId: actor.id,

@@ -146,7 +146,7 @@ describe('help assistant', () => {
     const long = await chat(u.token, { message: 'a'.repeat(2001) });
     expect(long.status).toBe(400);
     expect(long.body.error).toBe('message_too_long');
-    const ok = await chat(u.token, { message: 'zq '.repeat(666) + 'zq' });
+    const ok = await chat(u.token, { message: `${'zq '.repeat(666)}zq` });
     expect(ok.status).toBe(200);
     expect((await chat(u.token, { message: '' })).status).toBe(400);
   });

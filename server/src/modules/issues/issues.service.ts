@@ -101,7 +101,7 @@ export function createIssuesService(deps: IssuesDeps) {
           generated_at: new Date().toISOString(),
           issues: rows,
         });
-        await atomicWrite(path.join(project.dir, ISSUES_FILE), body + '\n');
+        await atomicWrite(path.join(project.dir, ISSUES_FILE), `${body}\n`);
       } catch (err) {
         deps.log.warn({ err: (err as Error).message, project: project.id }, 'issues file not written');
       }

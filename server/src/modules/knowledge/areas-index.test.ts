@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, buildTestApp, createProject, createUser, type TestApp } from '../../../test/helpers.ts';
 import { waitForIndex } from '../../../test/knowledge-helpers.ts';
 import { startLlmStandIn } from '../../../test/standins/llm.ts';
-import { createWorker, giveKey, waitRun } from '../runtime/test-fixtures.ts';
+import { createWorker, giveKey, waitRun } from '../../../test/runtime-fixtures.ts';
 
 let t: TestApp;
 let llm: Awaited<ReturnType<typeof startLlmStandIn>>;

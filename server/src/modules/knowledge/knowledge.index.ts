@@ -359,7 +359,7 @@ export function createKnowledgeIndex(deps: {
         textChannel(input, qv, dims, pool),
       ]);
       const fused = new Map<number, { row: Row; score: number; keyword: boolean }>();
-      vec.forEach((row, i) => fused.set(row.id, { row, score: 1 / (RRF_K + i + 1), keyword: false }));
+      for (const [i, row] of vec.entries()) fused.set(row.id, { row, score: 1 / (RRF_K + i + 1), keyword: false });
       txt.forEach((row, i) => {
         const cur = fused.get(row.id);
         if (cur) {

@@ -3,7 +3,6 @@
  * wizard with the trial, trial status, usage, the 5-step checklist and the video slots.
  */
 import type { Kysely } from 'kysely';
-import { sql } from 'kysely';
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import type { DB } from '../../db/types.ts';

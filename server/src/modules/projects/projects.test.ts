@@ -279,11 +279,11 @@ describe('create-with-team', () => {
     });
     expect(bad.status).toBe(400);
     expect(bad.body.error).toBe('unknown_preset');
-    const escape = await api(t.app, 'POST', '/api/crm/projects/create-with-team', {
+    const escaping = await api(t.app, 'POST', '/api/crm/projects/create-with-team', {
       token: u.token,
       body: { project: { displayName: 'R', projectName: 'r1' }, workers: [{ label: 'ok', focus_dirs: ['../etc'] }] },
     });
-    expect(escape.body.error).toBe('invalid_worker');
+    expect(escaping.body.error).toBe('invalid_worker');
     const rejected = await api(t.app, 'POST', '/api/crm/projects/create-with-team', {
       token: u.token,
       body: {

@@ -14,6 +14,7 @@ import {
   type LlmContent,
   type LlmMessage,
   type LlmProvider,
+  type LlmResponse,
   type LlmUsage,
 } from '../../providers/llm/index.ts';
 import { AppError } from '../../http/errors.ts';
@@ -171,7 +172,7 @@ export function createBuiltinEngine(llm: LlmProvider): AgentEngine {
             maxTokens: input.maxTokens,
           });
           const callStart = performance.now();
-          let res;
+          let res: LlmResponse;
           try {
             res = await llm.complete(
               {

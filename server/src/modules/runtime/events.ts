@@ -20,7 +20,10 @@ export function createRunEvents(): RunEvents {
   return {
     subscribe(runId, fn) {
       let set = listeners.get(runId);
-      if (!set) listeners.set(runId, (set = new Set()));
+      if (!set) {
+        set = new Set();
+        listeners.set(runId, set);
+      }
       set.add(fn);
       return () => {
         set!.delete(fn);

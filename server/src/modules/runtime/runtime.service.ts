@@ -17,8 +17,9 @@ import type { Actor } from '../../http/auth.ts';
 import type { Access, ProjectRef } from '../../access/access.ts';
 import type { ActivityLog } from '../../lib/activity.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
-import { AppError, BadRequest, Conflict, NotFound, TooManyRequests, Upstream } from '../../http/errors.ts';
-import { LlmError, textOf, type LlmMessage, type LlmProvider } from '../../providers/llm/index.ts';
+import { AppError, BadRequest, Conflict, NotFound, Upstream } from '../../http/errors.ts';
+import { llmFailure } from '../../http/llm-errors.ts';
+import { textOf, type LlmMessage, type LlmProvider, type LlmResponse } from '../../providers/llm/index.ts';
 import type { LlmKeys, ResolvedKey } from '../accounts/llm-keys.ts';
 import type { UsageService } from '../usage/usage.service.ts';
 import type { KeySource } from '../usage/usage.repo.ts';
@@ -481,7 +482,7 @@ export function createRuntimeService(deps: RuntimeDeps) {
         promptTokens: estimatePromptTokens({ text: system + content, messages: 1 }),
         maxTokens: PROMPT_MAX_TOKENS,
       });
-      let res;
+      let res: LlmResponse;
       try {
         res = await deps.llm.complete({
           model,
@@ -493,11 +494,7 @@ export function createRuntimeService(deps: RuntimeDeps) {
         });
       } catch (err) {
         if (grant.id !== null) await deps.usage.release(grant.id);
-        if (err instanceof LlmError)
-          throw new Upstream(502, 'llm_error', 'The model provider could not write the prompt; try again.', {
-            kind: err.kind,
-          });
-        throw err;
+        throw llmFailure(err, 'The model provider could not write the prompt; try again.');
       }
       const u = res.usage;
       const total = u.input_tokens + u.output_tokens + u.cache_tokens;

@@ -6,7 +6,7 @@ import { startLlmStandIn } from '../../../test/standins/llm.ts';
 import { buildApp } from '../../app.ts';
 import { createDeps } from '../../deps.ts';
 import { silentLogger } from '../../lib/logger.ts';
-import { createSkill, createWorker, giveKey, waitFor, waitRun } from './test-fixtures.ts';
+import { createSkill, createWorker, giveKey, waitFor, waitRun } from '../../../test/runtime-fixtures.ts';
 import { reportedWorkerStatus } from './status.ts';
 
 let s: Awaited<ReturnType<typeof startLlmStandIn>>;

@@ -133,7 +133,12 @@ export function createWikiService(deps: WikiDeps) {
       const zip = new ZipFile();
       const out = zip.outputStream as Readable;
       let closed = false;
-      const onClose = new Promise<void>((resolve) => out.once('close', () => ((closed = true), resolve())));
+      const onClose = new Promise<void>((resolve) =>
+        out.once('close', () => {
+          closed = true;
+          resolve();
+        }),
+      );
       const produce = async () => {
         let after: string | null = null;
         while (!closed) {

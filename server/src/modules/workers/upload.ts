@@ -14,8 +14,7 @@ export async function readImageUpload(
   allowed: ImageKind[],
 ): Promise<{ data: Buffer; kind: ImageKind }> {
   const part = await req.file({ limits: { fileSize: maxBytes, files: 1 } });
-  if (!part || part.fieldname !== 'file')
-    throw new BadRequest('missing_file', 'Send the image as the multipart field `file`.');
+  if (part?.fieldname !== 'file') throw new BadRequest('missing_file', 'Send the image as the multipart field `file`.');
   const data = await part.toBuffer();
   if (part.file.truncated || data.length > maxBytes)
     throw new PayloadTooLarge(`The image is larger than ${Math.round(maxBytes / 1024 / 1024)} MB.`);

@@ -30,7 +30,7 @@ export function createOpenAiEmbedder(opts: {
   let known: number | undefined;
 
   const call = async (input: string[]): Promise<number[][]> => {
-    let res;
+    let res: Awaited<ReturnType<typeof client.embeddings.create>>;
     try {
       res = await client.embeddings.create({
         model: opts.model,

@@ -2,7 +2,7 @@
  * Test-only fixtures (imported by *.test.ts files, never by the app).
  * Factories for worker-runtime tests: workers, skills, an LLM key, and waiting on runs.
  */
-import { api, type TestApp } from '../../../test/helpers.ts';
+import { api, type TestApp } from './helpers.ts';
 
 export async function createWorker(
   t: TestApp,
