@@ -22,3 +22,24 @@ export async function countOwnerProjects(ex: Executor, ownerId: number): Promise
     .executeTakeFirstOrThrow();
   return Number(r.n);
 }
+
+/** An owner's projects (id and name), oldest first. */
+export function ownerProjects(ex: Executor, ownerId: number): Promise<Array<{ id: number; name: string }>> {
+  return ex.selectFrom('projects').select(['id', 'name']).where('owner_id', '=', ownerId).orderBy('id').execute();
+}
+
+/** Names of the given projects by id. */
+export async function projectNames(ex: Executor, ids: number[]): Promise<Map<number, string>> {
+  if (!ids.length) return new Map();
+  const rows = await ex.selectFrom('projects').select(['id', 'name']).where('id', 'in', ids).execute();
+  return new Map(rows.map((r) => [r.id, r.name]));
+}
+
+/** The record of one project as other areas describe it (memory, context), or undefined. */
+export function projectRecord(ex: Executor, id: number) {
+  return ex
+    .selectFrom('projects')
+    .select(['id', 'owner_id', 'name', 'display_name', 'description', 'niche', 'protocol', 'trial_mode', 'config'])
+    .where('id', '=', id)
+    .executeTakeFirst();
+}

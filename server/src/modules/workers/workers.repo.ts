@@ -203,3 +203,17 @@ export async function insertWorkers(
     .sort((a, b) => a.position - b.position)
     .map((r) => toWorkerView(r, project.name));
 }
+
+/** The workers of a project as other areas refer to them (id, label, context skills), by position. */
+export function workerRefs(
+  ex: Kysely<DB> | Transaction<DB>,
+  projectId: number,
+): Promise<Array<{ id: number; label: string; role: string | null; context_assets: string[] }>> {
+  return ex
+    .selectFrom('workers')
+    .select(['id', 'label', 'role', 'context_assets'])
+    .where('project_id', '=', projectId)
+    .orderBy('position')
+    .orderBy('id')
+    .execute();
+}
