@@ -65,10 +65,10 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
   // Accounts and usage: everything else asks these.
   const system = createSystemService({ db, database });
   const usage = createUsageService({ repo: usageRepo, owners: accountsRepo });
-  const settings = createSettingsService({ db, sealer });
+  const settings = createSettingsService({ repo: accountsRepo, sealer });
   const llmKeys = createLlmKeys({ settings, secrets });
   const accounts = createAccountsService({
-    db,
+    repo: accountsRepo,
     tokens: deps.tokens,
     mailer,
     breach: deps.breach,
@@ -80,7 +80,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
         : undefined,
     log,
   });
-  const invites = createInvitesService({ db, mailer, appUrl: config.appUrl });
+  const invites = createInvitesService({ repo: accountsRepo, mailer, appUrl: config.appUrl });
 
   // Knowledge areas (each owns the documents it indexes).
   const issues = createIssuesService({ db, access, activity, jobs, log });

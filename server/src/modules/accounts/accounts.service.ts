@@ -4,7 +4,8 @@
  * the bootstrap admin and admin user management.
  */
 import { hash as argonHash, verify as argonVerify } from '@node-rs/argon2';
-import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Static } from '@sinclair/typebox';
+import type { Transaction } from 'kysely';
 import type { DB } from '../../db/types.ts';
 import { requireAdmin } from '../../access/access.ts';
 import type { Actor } from '../../http/auth.ts';
@@ -16,6 +17,8 @@ import type { BreachChecker } from '../../providers/breach/breach.ts';
 import { BadRequest, Conflict, Forbidden, NotFound, TooManyRequests, Unauthorized } from '../../http/errors.ts';
 import { randomToken, sha256hex } from '../../secrets/crypto.ts';
 import { normalizeEmail, normalizeInviteCode, passwordProblem } from './accounts.fns.ts';
+import type { AccountsRepo, NewUser } from './accounts.repo.ts';
+import type * as S from './accounts.schemas.ts';
 
 /** argon2id parameters: m = 19 MiB, t = 2, p = 1 (OWASP's recommended minimum). */
 const ARGON = { algorithm: 2 as const, memoryCost: 19456, timeCost: 2, parallelism: 1 };
@@ -25,23 +28,12 @@ const VERIFY_TTL_MS = 48 * 3600_000;
 const RESET_TTL_MS = 3600_000;
 
 /** The user as `GET /api/auth/me` shows it (CONTRACT.md §3). */
-export type PublicUser = Omit<AuthUserRow, 'password_version' | 'chat_id'> & { chat_id: string };
+export type PublicUser = Static<typeof S.User>;
 
 /** The user columns read here: those of the auth hook. */
 type UserRow = AuthUserRow;
 
-const USER_COLS = [
-  'id',
-  'email',
-  'name',
-  'role',
-  'plan',
-  'email_verified',
-  'password_version',
-  'chat_id',
-  'created_at',
-] as const;
-
+/** A user row (or the caller) as the API shows it; `chat_id` defaults to the id as a string. */
 export const toPublicUser = (u: UserRow | Actor): PublicUser => ({
   id: u.id,
   email: u.email,
@@ -59,9 +51,9 @@ export interface RequestMeta {
 }
 
 export interface AccountsDeps {
-  db: Kysely<DB>;
+  repo: AccountsRepo;
   tokens: Tokens;
-  mailer: Mailer;
+  mailer: Pick<Mailer, 'send'>;
   breach: BreachChecker;
   appUrl: string;
   /** Told after every committed change of a user's auth columns. */
@@ -71,10 +63,11 @@ export interface AccountsDeps {
   log: Logger;
 }
 
+/** The argon2id hash (PHC string) of a password, with the parameters above. */
 export const hashPassword = (pw: string): Promise<string> => argonHash(pw, ARGON);
 
 export function createAccountsService(deps: AccountsDeps) {
-  const { db, tokens, mailer, breach, appUrl } = deps;
+  const { repo, tokens, mailer, breach, appUrl } = deps;
   const changed = (id: number) => deps.userCache?.invalidate(id);
 
   const issueToken = (u: UserRow) =>
@@ -93,14 +86,8 @@ export function createAccountsService(deps: AccountsDeps) {
   }
 
   /** 429 `signup_limit` when `ip` already made SIGNUP_LIMIT accounts in the last 24 h (counted in the database). */
-  async function checkSignupLimit(ex: Kysely<DB>, ip: string): Promise<void> {
-    const recent = await ex
-      .selectFrom('signups')
-      .select(sql<number>`count(*)::int`.as('n'))
-      .where('ip', '=', ip)
-      .where('created_at', '>', sql<Date>`now() - interval '24 hours'`)
-      .executeTakeFirstOrThrow();
-    if (recent.n >= SIGNUP_LIMIT)
+  async function checkSignupLimit(ip: string, tx?: Transaction<DB>): Promise<void> {
+    if ((await repo.recentSignups(ip, tx)) >= SIGNUP_LIMIT)
       throw new TooManyRequests(
         'signup_limit',
         'Too many accounts were created from this address in the last 24 hours; try again later.',
@@ -108,23 +95,18 @@ export function createAccountsService(deps: AccountsDeps) {
   }
 
   async function authEvent(userId: number | null, type: string, meta?: RequestMeta, tx?: Transaction<DB>) {
-    await (tx ?? db)
-      .insertInto('auth_events')
-      .values({ user_id: userId, type, ip: meta?.ip ?? null, user_agent: meta?.userAgent?.slice(0, 300) ?? null })
-      .execute();
+    await repo.insertAuthEvent(
+      { userId, type, ip: meta?.ip ?? null, userAgent: meta?.userAgent?.slice(0, 300) ?? null },
+      tx,
+    );
   }
 
   async function sendVerification(user: { id: number; email: string }, tx?: Transaction<DB>) {
     const token = randomToken();
-    await (tx ?? db)
-      .insertInto('email_tokens')
-      .values({
-        user_id: user.id,
-        kind: 'verify',
-        token_hash: sha256hex(token),
-        expires_at: new Date(Date.now() + VERIFY_TTL_MS),
-      })
-      .execute();
+    await repo.insertEmailToken(
+      { userId: user.id, kind: 'verify', tokenHash: sha256hex(token), expiresAt: new Date(Date.now() + VERIFY_TTL_MS) },
+      tx,
+    );
     return async () =>
       mailer.send({
         to: user.email,
@@ -135,38 +117,12 @@ export function createAccountsService(deps: AccountsDeps) {
   }
 
   /** Create a user row inside `tx`. @throws Conflict('email_taken'). */
-  async function insertUser(
-    tx: Transaction<DB>,
-    input: {
-      email: string;
-      passwordHash: string;
-      name?: string | null;
-      role?: 'user' | 'admin';
-      plan?: string;
-      emailVerified?: boolean;
-    },
-  ): Promise<UserRow> {
-    const exists = await tx.selectFrom('users').select('id').where('email', '=', input.email).executeTakeFirst();
-    if (exists) throw new Conflict('email_taken', 'An account with this e-mail already exists.');
-    const row = await tx
-      .insertInto('users')
-      .values({
-        email: input.email,
-        name: input.name ?? null,
-        password_hash: input.passwordHash,
-        role: input.role ?? 'user',
-        plan: input.plan ?? 'free',
-        email_verified: input.emailVerified ?? false,
-        chat_id: null,
-      })
-      .returning(USER_COLS)
-      .executeTakeFirstOrThrow();
+  async function insertUser(tx: Transaction<DB>, input: NewUser): Promise<UserRow> {
+    if (await repo.emailTaken(tx, input.email))
+      throw new Conflict('email_taken', 'An account with this e-mail already exists.');
+    const row = await repo.insertUser(tx, input);
     // chat_id of accounts made here: the user id as a string (CONTRACT.md §3).
-    await tx
-      .updateTable('users')
-      .set({ chat_id: String(row.id) })
-      .where('id', '=', row.id)
-      .execute();
+    await repo.setChatId(tx, row.id, String(row.id));
     return { ...row, chat_id: String(row.id) };
   }
 
@@ -183,25 +139,19 @@ export function createAccountsService(deps: AccountsDeps) {
       }
       const code = normalizeInviteCode(input.invite_code);
       const email = normalizeEmail(input.email);
-      await checkSignupLimit(db, meta.ip);
+      await checkSignupLimit(meta.ip);
       if (!code) throw new Forbidden('This invite code is not valid or was already used.', 'invalid_invite');
       await screenNewPassword(input.password);
       const passwordHash = await hashPassword(input.password);
       let sendMail: (() => Promise<unknown>) | undefined;
-      const user = await db.transaction().execute(async (tx) => {
-        await sql`select pg_advisory_xact_lock(hashtext(${`signup:${meta.ip}`}))`.execute(tx);
-        await checkSignupLimit(tx, meta.ip);
-        const invite = await tx
-          .updateTable('invites')
-          .set({ used_at: new Date() })
-          .where('code', '=', code)
-          .where('used_at', 'is', null)
-          .returning('code')
-          .executeTakeFirst();
-        if (!invite) throw new Forbidden('This invite code is not valid or was already used.', 'invalid_invite');
+      const user = await repo.transaction(async (tx) => {
+        await repo.lockSignupAddress(tx, meta.ip);
+        await checkSignupLimit(meta.ip, tx);
+        if (!(await repo.consumeInvite(tx, code)))
+          throw new Forbidden('This invite code is not valid or was already used.', 'invalid_invite');
         const u = await insertUser(tx, { email, passwordHash, name: input.name?.trim() || null });
-        await tx.updateTable('invites').set({ used_by: u.id }).where('code', '=', code).execute();
-        await tx.insertInto('signups').values({ ip: meta.ip, user_id: u.id }).execute();
+        await repo.setInviteUser(tx, code, u.id);
+        await repo.insertSignup(tx, meta.ip, u.id);
         await authEvent(u.id, 'register', meta, tx);
         sendMail = await sendVerification(u, tx);
         return u;
@@ -213,11 +163,7 @@ export function createAccountsService(deps: AccountsDeps) {
     /** POST /api/auth/login → `{token, user, needs_verification}`; 401 `invalid_credentials` for any mismatch. */
     async login(input: { email: string; password: string }, meta: RequestMeta) {
       const email = normalizeEmail(input.email);
-      const row = await db
-        .selectFrom('users')
-        .select([...USER_COLS, 'password_hash'])
-        .where('email', '=', email)
-        .executeTakeFirst();
+      const row = await repo.credentialsByEmail(email);
       // Verify against a fixed hash when the user is unknown, so timing does not tell which e-mails exist.
       dummyHash ??= hashPassword(randomToken());
       // An unknown e-mail costs the same hash verification as a known one (no timing oracle).
@@ -234,23 +180,11 @@ export function createAccountsService(deps: AccountsDeps) {
 
     /** POST /api/auth/verify-email `{token}` → `{ok:true, email_verified:true}`; 400 `invalid_token` when unknown, used or expired. */
     async verifyEmail(token: string) {
-      const done = await db.transaction().execute(async (tx) => {
-        const t = await tx
-          .updateTable('email_tokens')
-          .set({ used_at: new Date() })
-          .where('token_hash', '=', sha256hex(token))
-          .where('kind', '=', 'verify')
-          .where('used_at', 'is', null)
-          .where('expires_at', '>', new Date())
-          .returning('user_id')
-          .executeTakeFirst();
-        if (!t) return false;
-        await tx
-          .updateTable('users')
-          .set({ email_verified: true, updated_at: new Date() })
-          .where('id', '=', t.user_id)
-          .execute();
-        return t.user_id;
+      const done = await repo.transaction(async (tx) => {
+        const userId = await repo.useEmailToken(tx, sha256hex(token), 'verify');
+        if (!userId) return false;
+        await repo.markEmailVerified(tx, userId);
+        return userId;
       });
       if (done) changed(done);
       if (!done) throw new BadRequest('invalid_token', 'This verification link is not valid or has expired.');
@@ -271,26 +205,17 @@ export function createAccountsService(deps: AccountsDeps) {
      */
     async forgotPassword(emailInput: string) {
       const email = normalizeEmail(emailInput);
-      const user = await db.selectFrom('users').select(['id', 'email']).where('email', '=', email).executeTakeFirst();
+      const user = await repo.userByEmail(email);
       if (!user) return { ok: true };
-      const recent = await db
-        .selectFrom('email_tokens')
-        .select(sql<number>`count(*)::int`.as('n'))
-        .where('user_id', '=', user.id)
-        .where('kind', '=', 'reset')
-        .where('created_at', '>', new Date(Date.now() - 3600_000))
-        .executeTakeFirstOrThrow();
-      if (recent.n >= 3) return { ok: true };
+      if ((await repo.countEmailTokensSince(user.id, 'reset', new Date(Date.now() - 3600_000))) >= 3)
+        return { ok: true };
       const token = randomToken();
-      await db
-        .insertInto('email_tokens')
-        .values({
-          user_id: user.id,
-          kind: 'reset',
-          token_hash: sha256hex(token),
-          expires_at: new Date(Date.now() + RESET_TTL_MS),
-        })
-        .execute();
+      await repo.insertEmailToken({
+        userId: user.id,
+        kind: 'reset',
+        tokenHash: sha256hex(token),
+        expiresAt: new Date(Date.now() + RESET_TTL_MS),
+      });
       await mailer.send({
         to: user.email,
         kind: 'reset_password',
@@ -307,37 +232,14 @@ export function createAccountsService(deps: AccountsDeps) {
      */
     async resetPassword(input: { token: string; password: string }, meta: RequestMeta) {
       const tokenHash = sha256hex(input.token);
-      const pending = await db
-        .selectFrom('email_tokens')
-        .select('user_id')
-        .where('token_hash', '=', tokenHash)
-        .where('kind', '=', 'reset')
-        .where('used_at', 'is', null)
-        .where('expires_at', '>', new Date())
-        .executeTakeFirst();
+      const pending = await repo.validEmailToken(tokenHash, 'reset');
       if (!pending) throw new BadRequest('invalid_token', 'This reset link is not valid or has expired.');
       await screenNewPassword(input.password);
       const passwordHash = await hashPassword(input.password);
-      const user = await db.transaction().execute(async (tx) => {
-        const t = await tx
-          .updateTable('email_tokens')
-          .set({ used_at: new Date() })
-          .where('token_hash', '=', tokenHash)
-          .where('used_at', 'is', null)
-          .returning('user_id')
-          .executeTakeFirst();
-        if (!t) return undefined;
-        const u = await tx
-          .updateTable('users')
-          .set({
-            password_hash: passwordHash,
-            password_version: sql`password_version + 1`,
-            email_verified: true,
-            updated_at: new Date(),
-          })
-          .where('id', '=', t.user_id)
-          .returning(['id', 'email'])
-          .executeTakeFirst();
+      const user = await repo.transaction(async (tx) => {
+        const userId = await repo.useEmailToken(tx, tokenHash);
+        if (!userId) return undefined;
+        const u = await repo.setPassword(tx, userId, passwordHash, { verifyEmail: true });
         if (u) await authEvent(u.id, 'password_reset', meta, tx);
         return u;
       });
@@ -358,20 +260,17 @@ export function createAccountsService(deps: AccountsDeps) {
      * @throws BadRequest('wrong_password') when the current password does not match.
      */
     async changePassword(actor: Actor, input: { current_password: string; new_password: string }, meta: RequestMeta) {
-      const row = await db.selectFrom('users').select(['password_hash']).where('id', '=', actor.id).executeTakeFirst();
-      if (!row) throw new Unauthorized('The account of this token no longer exists.', 'invalid_token');
-      if (!(await argonVerify(row.password_hash, input.current_password).catch(() => false))) {
+      const currentHash = await repo.passwordHashOf(actor.id);
+      if (currentHash === undefined)
+        throw new Unauthorized('The account of this token no longer exists.', 'invalid_token');
+      if (!(await argonVerify(currentHash, input.current_password).catch(() => false))) {
         throw new BadRequest('wrong_password', 'The current password is wrong.');
       }
       await screenNewPassword(input.new_password);
       const passwordHash = await hashPassword(input.new_password);
-      const updated = await db.transaction().execute(async (tx) => {
-        const u = await tx
-          .updateTable('users')
-          .set({ password_hash: passwordHash, password_version: sql`password_version + 1`, updated_at: new Date() })
-          .where('id', '=', actor.id)
-          .returning(USER_COLS)
-          .executeTakeFirstOrThrow();
+      const updated = await repo.transaction(async (tx) => {
+        const u = await repo.setPassword(tx, actor.id, passwordHash);
+        if (!u) throw new Unauthorized('The account of this token no longer exists.', 'invalid_token');
         await authEvent(actor.id, 'password_change', meta, tx);
         return u;
       });
@@ -391,28 +290,18 @@ export function createAccountsService(deps: AccountsDeps) {
      */
     async ensureAdmin(emailInput: string, password: string): Promise<'created' | 'promoted' | 'present'> {
       const email = normalizeEmail(emailInput);
-      const row = await db
-        .selectFrom('users')
-        .select(['id', 'role', 'email_verified'])
-        .where('email', '=', email)
-        .executeTakeFirst();
+      const row = await repo.userByEmail(email);
       if (row) {
         if (row.role === 'admin' && row.email_verified) return 'present';
-        await db
-          .updateTable('users')
-          .set({ role: 'admin', email_verified: true, updated_at: new Date() })
-          .where('id', '=', row.id)
-          .execute();
+        await repo.promoteToAdmin(row.id);
         changed(row.id);
         return 'promoted';
       }
       const passwordHash = await hashPassword(password);
       try {
-        await db
-          .transaction()
-          .execute((tx) =>
-            insertUser(tx, { email, passwordHash, role: 'admin', emailVerified: true, name: 'Administrator' }),
-          );
+        await repo.transaction((tx) =>
+          insertUser(tx, { email, passwordHash, role: 'admin', emailVerified: true, name: 'Administrator' }),
+        );
       } catch (err) {
         if (err instanceof Conflict) return 'present'; // another instance created it at the same moment
         throw err;
@@ -433,9 +322,8 @@ export function createAccountsService(deps: AccountsDeps) {
     /** GET /api/crm/admin/users → `{users, total}` newest first (at most 500). */
     async listUsers(actor: Actor) {
       requireAdmin(actor);
-      const rows = await db.selectFrom('users').select(USER_COLS).orderBy('id', 'desc').limit(500).execute();
-      const total = await db.selectFrom('users').select(sql<number>`count(*)::int`.as('n')).executeTakeFirstOrThrow();
-      return { users: rows.map(toPublicUser), total: total.n };
+      const rows = await repo.listUsers(500);
+      return { users: rows.map(toPublicUser), total: await repo.countUsers() };
     },
 
     /** POST /api/crm/admin/users → 201 `{user}`: no invite, not counted toward the signup limit. */
@@ -453,7 +341,7 @@ export function createAccountsService(deps: AccountsDeps) {
       requireAdmin(actor);
       await screenNewPassword(input.password);
       const passwordHash = await hashPassword(input.password);
-      const user = await db.transaction().execute((tx) =>
+      const user = await repo.transaction((tx) =>
         insertUser(tx, {
           email: normalizeEmail(input.email),
           passwordHash,
@@ -469,15 +357,10 @@ export function createAccountsService(deps: AccountsDeps) {
     /** POST /api/crm/admin/users/:id/plan `{plan}` → `{ok, plan}`; 404 for an unknown user. */
     async setPlan(actor: Actor, userId: number, plan: string) {
       requireAdmin(actor);
-      const row = await db
-        .updateTable('users')
-        .set({ plan, updated_at: new Date() })
-        .where('id', '=', userId)
-        .returning('plan')
-        .executeTakeFirst();
-      if (!row) throw new NotFound('No user has this id.', 'user_not_found');
+      const stored = await repo.setPlan(userId, plan);
+      if (stored === undefined) throw new NotFound('No user has this id.', 'user_not_found');
       changed(userId);
-      return { ok: true, plan: row.plan };
+      return { ok: true, plan: stored };
     },
   };
   return service;

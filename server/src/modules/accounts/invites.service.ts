@@ -2,34 +2,34 @@
  * Invite codes and the beta waitlist (specification: Admin: invites and waitlist; Beta waitlist
  * application states open → approved | rejected; CONTRACT.md §1 `POST /api/auth/waitlist`).
  */
-import { sql, type Kysely } from 'kysely';
-import type { DB } from '../../db/types.ts';
 import { requireAdmin } from '../../access/access.ts';
 import type { Actor } from '../../http/auth.ts';
 import type { Mailer } from '../../providers/mail/mail.ts';
 import { Conflict, NotFound } from '../../http/errors.ts';
 import { newInviteCode, normalizeEmail, normalizeInviteCode } from './accounts.fns.ts';
+import type { AccountsRepo, Executor } from './accounts.repo.ts';
 
-export function createInvitesService(deps: { db: Kysely<DB>; mailer: Mailer; appUrl: string }) {
-  const { db, mailer, appUrl } = deps;
+export interface InvitesDeps {
+  repo: AccountsRepo;
+  /** Sends the approval e-mail; reads the outbox for admins. */
+  mailer: Pick<Mailer, 'send' | 'outbox'>;
+  appUrl: string;
+}
 
-  /** Insert `count` fresh codes (retrying the rare collision). */
+export function createInvitesService(deps: InvitesDeps) {
+  const { repo, mailer, appUrl } = deps;
+
+  /** Insert `count` fresh codes (retrying the rare collision), inside `ex` when given. */
   async function generate(
     count: number,
     note: string | null,
     createdBy: number | null,
-    tx: Kysely<DB> = db,
+    ex?: Executor,
   ): Promise<string[]> {
     const codes: string[] = [];
     while (codes.length < count) {
       const code = newInviteCode();
-      const res = await tx
-        .insertInto('invites')
-        .values({ code, note, created_by: createdBy })
-        .onConflict((oc) => oc.column('code').doNothing())
-        .returning('code')
-        .executeTakeFirst();
-      if (res) codes.push(res.code);
+      if (await repo.insertInvite({ code, note, createdBy }, ex)) codes.push(code);
     }
     return codes;
   }
@@ -45,19 +45,7 @@ export function createInvitesService(deps: { db: Kysely<DB>; mailer: Mailer; app
     /** GET /admin/invites → every code, newest first, with `total_active` and `total_used`. */
     async list(actor: Actor) {
       requireAdmin(actor);
-      const rows = await db
-        .selectFrom('invites')
-        .leftJoin('users', 'users.id', 'invites.used_by')
-        .select([
-          'invites.code',
-          'invites.note',
-          'invites.created_at',
-          'invites.used_at',
-          'users.email as used_by_email',
-        ])
-        .orderBy('invites.created_at', 'desc')
-        .orderBy('invites.code')
-        .execute();
+      const rows = await repo.listInvites();
       const invites = rows.map((r) => ({ ...r, status: r.used_at ? ('used' as const) : ('active' as const) }));
       return {
         invites,
@@ -71,38 +59,22 @@ export function createInvitesService(deps: { db: Kysely<DB>; mailer: Mailer; app
       requireAdmin(actor);
       const code = normalizeInviteCode(codeInput);
       if (!code) throw new NotFound('No invite has this code.', 'invite_not_found');
-      const del = await db
-        .deleteFrom('invites')
-        .where('code', '=', code)
-        .where('used_at', 'is', null)
-        .returning('code')
-        .executeTakeFirst();
-      if (del) return { ok: true, code };
-      const exists = await db.selectFrom('invites').select('code').where('code', '=', code).executeTakeFirst();
-      if (exists) throw new Conflict('invite_used', 'This code was already used and cannot be revoked.');
+      if (await repo.deleteUnusedInvite(code)) return { ok: true, code };
+      if (await repo.inviteExists(code))
+        throw new Conflict('invite_used', 'This code was already used and cannot be revoked.');
       throw new NotFound('No invite has this code.', 'invite_not_found');
     },
 
     /** POST /api/auth/waitlist `{email, message?}` → `{ok:true}`; a second open application of one e-mail changes nothing. */
     async apply(input: { email: string; message?: string }) {
-      await db
-        .insertInto('beta_waitlist')
-        .values({ email: normalizeEmail(input.email), message: input.message?.trim() || null })
-        .onConflict((oc) => oc.column('email').where('status', '=', 'open').doNothing())
-        .execute();
+      await repo.insertWaitlistEntry(normalizeEmail(input.email), input.message?.trim() || null);
       return { ok: true };
     },
 
     /** GET /admin/waitlist → `{entries:[{id,email,message,status,created_at}]}` newest first. */
     async listWaitlist(actor: Actor) {
       requireAdmin(actor);
-      const entries = await db
-        .selectFrom('beta_waitlist')
-        .select(['id', 'email', 'message', 'status', 'created_at'])
-        .orderBy('id', 'desc')
-        .limit(1000)
-        .execute();
-      return { entries };
+      return { entries: await repo.listWaitlist(1000) };
     },
 
     /**
@@ -112,22 +84,13 @@ export function createInvitesService(deps: { db: Kysely<DB>; mailer: Mailer; app
      */
     async approve(actor: Actor, id: number) {
       requireAdmin(actor);
-      const result = await db.transaction().execute(async (tx) => {
-        const entry = await tx
-          .selectFrom('beta_waitlist')
-          .select(['id', 'email', 'status'])
-          .where('id', '=', id)
-          .forUpdate()
-          .executeTakeFirst();
+      const result = await repo.transaction(async (tx) => {
+        const entry = await repo.waitlistEntryForUpdate(tx, id);
         if (!entry) throw new NotFound('No waitlist application has this id.', 'waitlist_entry_not_found');
         if (entry.status !== 'open')
           throw new Conflict('already_decided', `This application was already ${entry.status}.`);
         const [code] = await generate(1, `waitlist #${entry.id} ${entry.email}`, actor.id, tx);
-        await tx
-          .updateTable('beta_waitlist')
-          .set({ status: 'approved', invite_code: code, decided_at: new Date() })
-          .where('id', '=', id)
-          .execute();
+        await repo.approveWaitlistEntry(tx, id, code);
         return { email: entry.email, code };
       });
       const sent = await mailer.send({
@@ -142,30 +105,19 @@ export function createInvitesService(deps: { db: Kysely<DB>; mailer: Mailer; app
     /** POST /admin/waitlist/:id/reject → `{ok:true}`; 404 unknown id; 409 when not open. */
     async reject(actor: Actor, id: number) {
       requireAdmin(actor);
-      const res = await db
-        .updateTable('beta_waitlist')
-        .set({ status: 'rejected', decided_at: new Date() })
-        .where('id', '=', id)
-        .where('status', '=', 'open')
-        .returning('id')
-        .executeTakeFirst();
-      if (res) return { ok: true };
-      const entry = await db.selectFrom('beta_waitlist').select('status').where('id', '=', id).executeTakeFirst();
-      if (!entry) throw new NotFound('No waitlist application has this id.', 'waitlist_entry_not_found');
-      throw new Conflict('already_decided', `This application was already ${entry.status}.`);
+      if (await repo.rejectOpenWaitlistEntry(id)) return { ok: true };
+      const status = await repo.waitlistStatus(id);
+      if (!status) throw new NotFound('No waitlist application has this id.', 'waitlist_entry_not_found');
+      throw new Conflict('already_decided', `This application was already ${status}.`);
     },
 
-    /** GET /admin/outbox: e-mails kept or sent, newest first (read kept mail when no SMTP server is configured). */
+    /**
+     * GET /admin/outbox → `{items, total}`: the newest `limit` e-mails kept or sent (read kept mail when no SMTP
+     * server is configured) and how many there are.
+     */
     async outbox(actor: Actor, limit: number) {
       requireAdmin(actor);
-      const items = await db
-        .selectFrom('outbox')
-        .select(['id', 'to_addr as to', 'subject', 'text_body as text', 'kind', 'status', 'created_at'])
-        .orderBy('id', 'desc')
-        .limit(limit)
-        .execute();
-      const total = await db.selectFrom('outbox').select(sql<number>`count(*)::int`.as('n')).executeTakeFirstOrThrow();
-      return { items, total: total.n };
+      return mailer.outbox(limit);
     },
   };
 }

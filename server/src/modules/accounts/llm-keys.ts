@@ -23,6 +23,10 @@ export interface LlmKeys {
   forUser(userId: number, opts?: { allowPlatform?: boolean }): Promise<ResolvedKey>;
 }
 
+/**
+ * The key resolver over the caller's own key (account settings) and the platform key (secret store
+ * `PLATFORM_LLM_KEY`).
+ */
 export function createLlmKeys(deps: { settings: Pick<SettingsService, 'llmKey'>; secrets: SecretStore }): LlmKeys {
   const platform = async (): Promise<ResolvedKey> => {
     const key = await deps.secrets.get('PLATFORM_LLM_KEY');

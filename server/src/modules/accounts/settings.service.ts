@@ -2,27 +2,27 @@
  * Account settings (specification: Account and usage → Account settings): `llm_key` stored sealed
  * (AES-256-GCM), shown only as a masked prefix; `upload_transcripts` read by the CLI.
  */
-import type { Kysely } from 'kysely';
-import type { DB } from '../../db/types.ts';
+import type { Static } from '@sinclair/typebox';
 import type { Actor } from '../../http/auth.ts';
 import { BadRequest } from '../../http/errors.ts';
 import { maskSecret, type Sealer } from '../../secrets/crypto.ts';
+import type { AccountsRepo } from './accounts.repo.ts';
+import type * as S from './accounts.schemas.ts';
 
-export interface SettingsView {
-  llm_key: string | null;
-  llm_key_set: boolean;
-  upload_transcripts: boolean;
+/** The settings as `GET /account/settings` shows them: the key masked, never in plain text. */
+export type SettingsView = Static<typeof S.Settings>;
+
+export interface SettingsDeps {
+  repo: Pick<AccountsRepo, 'settingsOf' | 'upsertSettings'>;
+  /** Seals and opens the stored LLM key (AES-256-GCM). */
+  sealer: Sealer;
 }
 
-export function createSettingsService(deps: { db: Kysely<DB>; sealer: Sealer }) {
-  const { db, sealer } = deps;
+export function createSettingsService(deps: SettingsDeps) {
+  const { repo, sealer } = deps;
 
   async function view(userId: number): Promise<SettingsView> {
-    const row = await db
-      .selectFrom('account_settings')
-      .select(['llm_key_enc', 'upload_transcripts'])
-      .where('user_id', '=', userId)
-      .executeTakeFirst();
+    const row = await repo.settingsOf(userId);
     let masked: string | null = null;
     if (row?.llm_key_enc) {
       try {
@@ -35,7 +35,7 @@ export function createSettingsService(deps: { db: Kysely<DB>; sealer: Sealer }) 
   }
 
   return {
-    /** GET /account/settings. */
+    /** GET /account/settings → `{llm_key (masked or null), llm_key_set, upload_transcripts}`. */
     get: (actor: Actor) => view(actor.id),
 
     /**
@@ -55,25 +55,13 @@ export function createSettingsService(deps: { db: Kysely<DB>; sealer: Sealer }) 
         patch.llm_key_enc = key ? sealer.seal(key) : null;
       }
       if (input.upload_transcripts !== undefined) patch.upload_transcripts = input.upload_transcripts;
-      await db
-        .insertInto('account_settings')
-        .values({
-          user_id: actor.id,
-          llm_key_enc: patch.llm_key_enc ?? null,
-          upload_transcripts: patch.upload_transcripts ?? false,
-        })
-        .onConflict((oc) => oc.column('user_id').doUpdateSet({ ...patch, updated_at: new Date() }))
-        .execute();
+      await repo.upsertSettings(actor.id, patch);
       return view(actor.id);
     },
 
     /** The caller's own LLM key in plain text (for provider calls only; never answered). */
     async llmKey(userId: number): Promise<string | undefined> {
-      const row = await db
-        .selectFrom('account_settings')
-        .select('llm_key_enc')
-        .where('user_id', '=', userId)
-        .executeTakeFirst();
+      const row = await repo.settingsOf(userId);
       if (!row?.llm_key_enc) return undefined;
       try {
         return sealer.open(row.llm_key_enc);

@@ -6,7 +6,7 @@
  * message is kept in the `outbox` table (`kept`) and its recipient and subject are logged.
  */
 import nodemailer from 'nodemailer';
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { Logger } from '../../lib/logger.ts';
 import type { DB } from '../../db/types.ts';
 
@@ -19,9 +19,22 @@ export interface MailMessage {
   kind: string;
 }
 
+/** One recorded message as admins read it (`GET /api/crm/admin/outbox`); `text` includes the footer. */
+export interface OutboxItem {
+  id: number;
+  to: string;
+  subject: string;
+  text: string;
+  kind: string;
+  status: 'kept' | 'sent' | 'failed';
+  created_at: Date;
+}
+
 export interface Mailer {
   /** Deliver or keep the message. Never throws: @returns whether it was handed to an SMTP server. */
   send(msg: MailMessage): Promise<{ sent: boolean; id: number }>;
+  /** The newest `limit` recorded messages (kept, sent or failed), newest first, and how many there are. */
+  outbox(limit: number): Promise<{ items: OutboxItem[]; total: number }>;
 }
 
 export interface MailerOptions {
@@ -78,6 +91,20 @@ export function createMailer(opts: MailerOptions): Mailer {
         .returning('id')
         .executeTakeFirstOrThrow();
       return { sent: status === 'sent', id: row.id };
+    },
+
+    async outbox(limit) {
+      const items = await opts.db
+        .selectFrom('outbox')
+        .select(['id', 'to_addr as to', 'subject', 'text_body as text', 'kind', 'status', 'created_at'])
+        .orderBy('id', 'desc')
+        .limit(limit)
+        .execute();
+      const total = await opts.db
+        .selectFrom('outbox')
+        .select(sql<number>`count(*)::int`.as('n'))
+        .executeTakeFirstOrThrow();
+      return { items, total: total.n };
     },
   };
 }
