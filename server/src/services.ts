@@ -26,6 +26,7 @@ import { createKnowledgeIndex } from './modules/knowledge/knowledge.index.ts';
 import { registerKnowledgeJobs } from './modules/knowledge/knowledge.jobs.ts';
 import { createSearchPort } from './modules/knowledge/knowledge.port.ts';
 import { createKnowledgeService, memoryLoader } from './modules/knowledge/knowledge.service.ts';
+import { createOnboardingRepo } from './modules/onboarding/onboarding.repo.ts';
 import { createOnboardingService } from './modules/onboarding/onboarding.service.ts';
 import { createPinsService } from './modules/pins/pins.service.ts';
 import { createProjectsService } from './modules/projects/projects.service.ts';
@@ -170,7 +171,8 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     settings,
   });
   const onboarding = createOnboardingService({
-    db,
+    repo: createOnboardingRepo(db),
+    accounts: accountsRepo,
     activity,
     projects,
     settings,

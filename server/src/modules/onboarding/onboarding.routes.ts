@@ -5,22 +5,9 @@ import { DateTime, errors, Nullable } from '../../http/schemas.ts';
 import type { TypedApp } from '../../http/typed-app.ts';
 import { Project } from '../projects/projects.schemas.ts';
 import { Worker } from '../workers/workers.schemas.ts';
+import { Progress, Video, Videos } from './onboarding.schemas.ts';
 import type { OnboardingService } from './onboarding.service.ts';
 import { readSetupUpload } from './setup-upload.ts';
-
-const Progress = Type.Object({
-  steps: Type.Array(Type.String()),
-  state: Type.Record(Type.String(), Type.String()),
-  completed_count: Type.Integer(),
-  total_steps: Type.Integer(),
-  completed_at: Nullable(DateTime()),
-  dismissed_at: Nullable(DateTime()),
-  source: Nullable(Type.String()),
-  started_at: Nullable(DateTime()),
-  updated_at: Nullable(DateTime()),
-});
-const Video = Type.Object({ url: Nullable(Type.String()), seconds: Type.Integer(), title: Type.String() });
-const Videos = Type.Object({ videos: Type.Record(Type.String(), Video) });
 
 export function onboardingRoutes(app: TypedApp, { onboarding }: { onboarding: OnboardingService }): void {
   const tags = ['onboarding'];

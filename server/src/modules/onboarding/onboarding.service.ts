@@ -2,17 +2,17 @@
  * Onboarding (specification, Account, onboarding, usage; States → Onboarding step; Events): the setup
  * wizard with the trial, trial status, usage, the 5-step checklist and the video slots.
  */
-import type { Kysely } from 'kysely';
-import { Type, type Static } from '@sinclair/typebox';
+import type { Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import type { DB } from '../../db/types.ts';
 import type { Actor } from '../../http/auth.ts';
 import { BadRequest } from '../../http/errors.ts';
 import type { ActivityLog } from '../../lib/activity.ts';
-import type { ProjectsService } from '../projects/projects.service.ts';
+import type { AccountsRepo } from '../accounts/accounts.repo.ts';
 import type { SettingsService } from '../accounts/settings.service.ts';
+import type { ProjectsService } from '../projects/projects.service.ts';
 import type { UsageService } from '../usage/usage.service.ts';
-import { WorkerCreateBody } from '../workers/workers.schemas.ts';
+import type { OnboardingRepo, ProgressRow } from './onboarding.repo.ts';
+import { type Progress, SetupConfig } from './onboarding.schemas.ts';
 
 export const STEPS = ['workers', 'cli', 'skill', 'bot', 'issue'] as const;
 export type Step = (typeof STEPS)[number];
@@ -30,31 +30,13 @@ export const DEFAULT_VIDEOS: Record<string, { url: string | null; seconds: numbe
   bridge: { url: null, seconds: 0, title: 'Bridging your tools' },
 };
 
-/** The `config` JSON of POST /onboarding/setup (CONTRACT.md §6). */
-export const SetupConfig = Type.Object({
-  displayName: Type.String({ minLength: 1, maxLength: 200 }),
-  projectName: Type.String({ minLength: 1, maxLength: 100 }),
-  niche: Type.Optional(Type.String({ maxLength: 200 })),
-  teamPreset: Type.Optional(Type.String({ maxLength: 100 })),
-  llmKey: Type.Optional(Type.String({ maxLength: 512 })),
-  workers: Type.Optional(Type.Array(WorkerCreateBody, { maxItems: 50 })),
-});
-export type SetupConfig = Static<typeof SetupConfig>;
-
-export interface ProgressView {
-  steps: string[];
-  state: Record<string, 'completed' | 'skipped'>;
-  completed_count: number;
-  total_steps: number;
-  completed_at: Date | null;
-  dismissed_at: Date | null;
-  source: 'web' | 'cli' | null;
-  started_at: Date | null;
-  updated_at: Date | null;
-}
+/** The checklist as the progress routes answer it. */
+export type ProgressView = Static<typeof Progress>;
 
 export function createOnboardingService(deps: {
-  db: Kysely<DB>;
+  repo: OnboardingRepo;
+  /** Onboarding's reset clears the user's heard-source answer. */
+  accounts: Pick<AccountsRepo, 'clearHeardSource'>;
   activity: ActivityLog;
   projects: Pick<ProjectsService, 'createProject' | 'trialProjects'>;
   settings: Pick<SettingsService, 'update'>;
@@ -62,16 +44,9 @@ export function createOnboardingService(deps: {
   /** Where uploads wait before they are moved (DATA_DIR/tmp). */
   tmpRoot: string;
 }) {
-  const { db, activity, projects, settings } = deps;
+  const { repo, activity, projects, settings } = deps;
 
-  const view = (r?: {
-    state: Record<string, 'completed' | 'skipped'>;
-    source: 'web' | 'cli' | null;
-    completed_at: Date | null;
-    dismissed_at: Date | null;
-    started_at: Date;
-    updated_at: Date;
-  }): ProgressView => {
+  const view = (r?: ProgressRow): ProgressView => {
     const state = r?.state ?? {};
     return {
       steps: [...STEPS],
@@ -85,9 +60,6 @@ export function createOnboardingService(deps: {
       updated_at: r?.updated_at ?? null,
     };
   };
-  const read = (userId: number) =>
-    db.selectFrom('onboarding_progress').selectAll().where('user_id', '=', userId).executeTakeFirst();
-
   async function setupWith(
     actor: Actor,
     rawConfig: string | undefined,
@@ -178,7 +150,7 @@ export function createOnboardingService(deps: {
 
     /** GET /onboarding/progress: no record is created for an untouched user. */
     async progress(actor: Actor) {
-      return view(await read(actor.id));
+      return view(await repo.progress(actor.id));
     },
 
     /**
@@ -193,29 +165,19 @@ export function createOnboardingService(deps: {
       if (body.status !== 'completed' && body.status !== 'skipped')
         throw new BadRequest('unknown_status', 'The status must be completed or skipped.');
       const source = body.source === 'cli' ? 'cli' : 'web';
-      return db.transaction().execute(async (tx) => {
-        await tx
-          .insertInto('onboarding_progress')
-          .values({ user_id: actor.id })
-          .onConflict((oc) => oc.column('user_id').doNothing())
-          .execute();
-        const cur = await tx
-          .selectFrom('onboarding_progress')
-          .selectAll()
-          .where('user_id', '=', actor.id)
-          .forUpdate()
-          .executeTakeFirstOrThrow();
+      return repo.transaction(async (tx) => {
+        const cur = await repo.createAndLockProgress(tx, actor.id);
         if (cur.state[body.step] === body.status) return view(cur);
         const state = { ...cur.state, [body.step]: body.status as 'completed' | 'skipped' };
         const now = new Date();
         const done = STEPS.every((s) => state[s] === 'completed');
         const completing = done && !cur.completed_at;
-        const row = await tx
-          .updateTable('onboarding_progress')
-          .set({ state: JSON.stringify(state), source, updated_at: now, ...(completing ? { completed_at: now } : {}) })
-          .where('user_id', '=', actor.id)
-          .returningAll()
-          .executeTakeFirstOrThrow();
+        const row = await repo.updateProgress(tx, actor.id, {
+          state,
+          source,
+          updated_at: now,
+          ...(completing ? { completed_at: now } : {}),
+        });
         await activity.record(
           {
             type: body.status === 'completed' ? 'onboarding_step_completed' : 'onboarding_step_skipped',
@@ -244,25 +206,10 @@ export function createOnboardingService(deps: {
 
     /** POST /onboarding/dismiss: idempotent; the first dismiss writes onboarding_dismissed `{completed_count}`. */
     async dismiss(actor: Actor) {
-      return db.transaction().execute(async (tx) => {
-        await tx
-          .insertInto('onboarding_progress')
-          .values({ user_id: actor.id })
-          .onConflict((oc) => oc.column('user_id').doNothing())
-          .execute();
-        const cur = await tx
-          .selectFrom('onboarding_progress')
-          .selectAll()
-          .where('user_id', '=', actor.id)
-          .forUpdate()
-          .executeTakeFirstOrThrow();
+      return repo.transaction(async (tx) => {
+        const cur = await repo.createAndLockProgress(tx, actor.id);
         if (cur.dismissed_at) return view(cur);
-        const row = await tx
-          .updateTable('onboarding_progress')
-          .set({ dismissed_at: new Date(), updated_at: new Date() })
-          .where('user_id', '=', actor.id)
-          .returningAll()
-          .executeTakeFirstOrThrow();
+        const row = await repo.updateProgress(tx, actor.id, { dismissed_at: new Date(), updated_at: new Date() });
         await activity.record(
           {
             type: 'onboarding_dismissed',
@@ -279,20 +226,10 @@ export function createOnboardingService(deps: {
 
     /** POST /onboarding/replay: clears the dismissal (step state untouched); onboarding_replayed when one was cleared. */
     async replay(actor: Actor) {
-      return db.transaction().execute(async (tx) => {
-        const cur = await tx
-          .selectFrom('onboarding_progress')
-          .selectAll()
-          .where('user_id', '=', actor.id)
-          .forUpdate()
-          .executeTakeFirst();
+      return repo.transaction(async (tx) => {
+        const cur = await repo.lockProgress(tx, actor.id);
         if (!cur?.dismissed_at) return view(cur);
-        const row = await tx
-          .updateTable('onboarding_progress')
-          .set({ dismissed_at: null, updated_at: new Date() })
-          .where('user_id', '=', actor.id)
-          .returningAll()
-          .executeTakeFirstOrThrow();
+        const row = await repo.updateProgress(tx, actor.id, { dismissed_at: null, updated_at: new Date() });
         await activity.record(
           {
             type: 'onboarding_replayed',
@@ -309,9 +246,9 @@ export function createOnboardingService(deps: {
 
     /** POST /onboarding/reset: wipes progress and the heard-source field (projects stay); onboarding_reset. */
     async reset(actor: Actor) {
-      await db.transaction().execute(async (tx) => {
-        await tx.deleteFrom('onboarding_progress').where('user_id', '=', actor.id).execute();
-        await tx.updateTable('users').set({ heard_source: null }).where('id', '=', actor.id).execute();
+      await repo.transaction(async (tx) => {
+        await repo.deleteProgress(tx, actor.id);
+        await deps.accounts.clearHeardSource(tx, actor.id);
         await activity.record(
           { type: 'onboarding_reset', userId: actor.id, actor: actor.email, title: 'Onboarding reset', payload: {} },
           tx,
@@ -322,7 +259,7 @@ export function createOnboardingService(deps: {
 
     /** GET /onboarding/videos: the 8 slots, stored values over the built-in defaults. */
     async videos() {
-      const rows = await db.selectFrom('onboarding_videos').selectAll().execute();
+      const rows = await repo.videos();
       const videos: Record<string, { url: string | null; seconds: number; title: string }> = {};
       for (const slot of VIDEO_SLOTS) {
         const r = rows.find((x) => x.slot === slot);
@@ -338,7 +275,7 @@ export function createOnboardingService(deps: {
      */
     async putVideos(actor: Actor, input: Record<string, unknown>) {
       const slots = VIDEO_SLOTS.filter((s) => input[s] && typeof input[s] === 'object');
-      await db.transaction().execute(async (tx) => {
+      await repo.transaction(async (tx) => {
         for (const slot of slots) {
           const v = input[slot] as Record<string, unknown>;
           let url: string | null = null;
@@ -355,13 +292,7 @@ export function createOnboardingService(deps: {
           const title =
             (typeof v.title === 'string' ? v.title.replace(/\s+/g, ' ').trim().slice(0, 120) : '') ||
             DEFAULT_VIDEOS[slot].title;
-          await tx
-            .insertInto('onboarding_videos')
-            .values({ slot, url, seconds, title, updated_by: actor.email })
-            .onConflict((oc) =>
-              oc.column('slot').doUpdateSet({ url, seconds, title, updated_by: actor.email, updated_at: new Date() }),
-            )
-            .execute();
+          await repo.upsertVideo(tx, { slot, url, seconds, title, updatedBy: actor.email });
         }
         await activity.record(
           {
