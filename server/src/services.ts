@@ -19,7 +19,9 @@ import { createRuntimeAnalytics } from './modules/analytics/runtime-analytics.se
 import { createChatService } from './modules/chat/chat.service.ts';
 import { createDocsService } from './modules/docs/docs.service.ts';
 import { createFilesService } from './modules/files/files.service.ts';
+import { createHelpRepo } from './modules/help/help.repo.ts';
 import { createHelpService } from './modules/help/help.service.ts';
+import { ownerProjects } from './modules/projects/projects.repo.ts';
 import { createIssuesPort } from './modules/issues/issues.port.ts';
 import { createIssuesService } from './modules/issues/issues.service.ts';
 import { createKnowledgeIndex } from './modules/knowledge/knowledge.index.ts';
@@ -115,7 +117,8 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     globalDocs: [{ docType: 'doc', ids: () => docs.allPages() }],
   });
   const help = createHelpService({
-    db,
+    repo: createHelpRepo(db),
+    projects: { ownerProjects: (ownerId: number) => ownerProjects(db, ownerId) },
     index,
     docs,
     embedder: deps.embeddings,

@@ -5,42 +5,9 @@
 import { Type } from '@sinclair/typebox';
 import type { TypedApp } from '../../http/typed-app.ts';
 import { requireActor } from '../../http/auth.ts';
-import { DateTime, errors } from '../../http/schemas.ts';
+import { errors } from '../../http/schemas.ts';
+import { ChatAnswer, ChatBody, History, Usage } from './help.schemas.ts';
 import type { HelpService } from './help.service.ts';
-
-const ChatBody = Type.Object({
-  message: Type.String({
-    minLength: 1,
-    maxLength: 20000,
-    description: 'at most 2000 characters (longer: 400 message_too_long)',
-  }),
-  history: Type.Optional(
-    Type.Array(
-      Type.Object({
-        role: Type.Union([Type.Literal('user'), Type.Literal('assistant')]),
-        text: Type.String({ maxLength: 20000 }),
-      }),
-      { maxItems: 100 },
-    ),
-  ),
-});
-const ChatAnswer = Type.Object({
-  reply: Type.String(),
-  sources: Type.Array(Type.String()),
-  remaining: Type.Integer(),
-  limit: Type.Integer(),
-});
-const Usage = Type.Object({ remaining: Type.Integer(), limit: Type.Integer(), used: Type.Integer() });
-const History = Type.Object({
-  messages: Type.Array(
-    Type.Object({
-      role: Type.String(),
-      text: Type.String(),
-      sources: Type.Array(Type.String()),
-      created_at: DateTime(),
-    }),
-  ),
-});
 
 export function helpRoutes(app: TypedApp, { help }: { help: HelpService }): void {
   const tags = ['help'];

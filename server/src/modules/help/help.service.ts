@@ -16,8 +16,7 @@
  *     message prefixed with the untrusted-input marker; one `token_usage` row (`source:'help'`).
  * Both the question and the reply are kept as the caller's history (last 60 shown).
  */
-import { sql, type Kysely } from 'kysely';
-import type { DB } from '../../db/types.ts';
+import type { Static } from '@sinclair/typebox';
 import type { Actor } from '../../http/auth.ts';
 import { AppError, BadRequest, TooManyRequests } from '../../http/errors.ts';
 import { llmFailure } from '../../http/llm-errors.ts';
@@ -36,6 +35,8 @@ import {
   isInjection,
   languageOf,
 } from './help.screening.ts';
+import type { HelpRepo } from './help.repo.ts';
+import type { ChatAnswer, ChatBody } from './help.schemas.ts';
 
 export const HELP_DAILY_LIMIT = 30;
 export const HELP_MAX_CHARS = 2000;
@@ -44,10 +45,10 @@ export const HELP_CONTEXT_CHUNKS = 5;
 /** Model of the help assistant per vendor (the platform pays; a small, fast model). */
 export const HELP_MODELS = { anthropic: 'claude-haiku-4-5', openai: 'gpt-4o-mini' } as const;
 
-export interface HelpChatBody {
-  message: string;
-  history?: Array<{ role: 'user' | 'assistant'; text: string }>;
-}
+/** `POST /help/chat` body: the message and the recent conversation as the client shows it. */
+export type HelpChatBody = Static<typeof ChatBody>;
+/** `POST /help/chat` answer. */
+export type HelpChatAnswer = Static<typeof ChatAnswer>;
 
 interface Candidate {
   source: string;
@@ -56,8 +57,6 @@ interface Candidate {
   /** 1-based rank from the search that found it. */
   rank: number;
 }
-
-const today = sql<string>`(now() at time zone 'utc')::date`;
 
 /** Query words that count for scoring (stop words and 1-letter words dropped), matched by stem-ish prefix. */
 function scoreWords(q: string): string[] {
@@ -100,7 +99,9 @@ export function pickContext(question: string, candidates: Candidate[], n = HELP_
 }
 
 export function createHelpService(deps: {
-  db: Kysely<DB>;
+  repo: HelpRepo;
+  /** The caller's projects, whose documents the semantic search covers (the projects area). */
+  projects: { ownerProjects(ownerId: number): Promise<Array<{ id: number; name: string }>> };
   index: KnowledgeIndex;
   docs: DocsService;
   embedder: Embedder;
@@ -109,15 +110,7 @@ export function createHelpService(deps: {
   usage: Pick<UsageService, 'record'>;
   log: { warn(o: object, m: string): void };
 }) {
-  const usedToday = async (userId: number): Promise<number> => {
-    const row = await deps.db
-      .selectFrom('help_usage')
-      .select('used')
-      .where('user_id', '=', userId)
-      .where('day', '=', today)
-      .executeTakeFirst();
-    return row?.used ?? 0;
-  };
+  const { repo } = deps;
   const capped = () =>
     new TooManyRequests(
       'help_limit_reached',
@@ -125,37 +118,9 @@ export function createHelpService(deps: {
       { remaining: 0, limit: HELP_DAILY_LIMIT },
     );
 
-  /** Count one message; @returns messages used today including this one, or null at the cap. */
-  const consume = async (userId: number): Promise<number | null> => {
-    const r = await sql<{ used: number }>`
-      insert into help_usage (user_id, day, used) values (${userId}, ${today}, 1)
-      on conflict (user_id, day) do update set used = help_usage.used + 1 where help_usage.used < ${HELP_DAILY_LIMIT}
-      returning used`.execute(deps.db);
-    return r.rows[0]?.used ?? null;
-  };
-  const refund = async (userId: number) => {
-    await sql`update help_usage set used = greatest(used - 1, 0) where user_id = ${userId} and day = ${today}`.execute(
-      deps.db,
-    );
-  };
-
-  const remember = async (userId: number, question: string, reply: string, sources: string[]) => {
-    await deps.db
-      .insertInto('help_messages')
-      .values([
-        { user_id: userId, role: 'user', text: question, sources: '[]' },
-        { user_id: userId, role: 'assistant', text: reply, sources: JSON.stringify(sources) },
-      ])
-      .execute();
-  };
-
   /** Semantic candidates from the caller's projects and global documents that are relevant to the question. */
   const semantic = async (actor: Actor, question: string): Promise<Candidate[]> => {
-    const projects = await deps.db
-      .selectFrom('projects')
-      .select(['id', 'name'])
-      .where('owner_id', '=', actor.id)
-      .execute();
+    const projects = await deps.projects.ownerProjects(actor.id);
     const names = new Map(projects.map((p) => [p.id, p.name]));
     let hits: Awaited<ReturnType<KnowledgeIndex['search']>>;
     try {
@@ -223,23 +188,20 @@ export function createHelpService(deps: {
      * `POST /help/chat`. @returns `{reply, sources, remaining, limit}`.
      * @throws 429 `help_limit_reached` `{remaining:0, limit}`; 400 `message_too_long`; 503 `llm_unavailable`; 502 `llm_error`.
      */
-    async chat(
-      actor: Actor,
-      body: HelpChatBody,
-    ): Promise<{ reply: string; sources: string[]; remaining: number; limit: number }> {
-      if ((await usedToday(actor.id)) >= HELP_DAILY_LIMIT) throw capped();
+    async chat(actor: Actor, body: HelpChatBody): Promise<HelpChatAnswer> {
+      if ((await repo.usedToday(actor.id)) >= HELP_DAILY_LIMIT) throw capped();
       const message = body.message.trim();
       if (body.message.length > HELP_MAX_CHARS)
         throw new BadRequest('message_too_long', `A help message may have at most ${HELP_MAX_CHARS} characters.`, {
           limit: HELP_MAX_CHARS,
         });
       if (!message) throw new BadRequest('message_required', 'The message is empty.');
-      const used = await consume(actor.id);
+      const used = await repo.consume(actor.id, HELP_DAILY_LIMIT);
       if (used === null) throw capped();
       const remaining = HELP_DAILY_LIMIT - used;
       const lang = languageOf(message);
       const answer = async (reply: string, sources: string[]) => {
-        await remember(actor.id, message, reply, sources);
+        await repo.insertExchange(actor.id, message, reply, sources);
         return { reply, sources, remaining, limit: HELP_DAILY_LIMIT };
       };
 
@@ -296,26 +258,20 @@ export function createHelpService(deps: {
           context.map((c) => c.source),
         );
       } catch (err) {
-        await refund(actor.id);
+        await repo.refund(actor.id);
         throw err;
       }
     },
 
     /** `GET /help/usage`: `{remaining, limit, used}` for the current UTC day. */
     async usage(actor: Actor) {
-      const used = Math.min(await usedToday(actor.id), HELP_DAILY_LIMIT);
+      const used = Math.min(await repo.usedToday(actor.id), HELP_DAILY_LIMIT);
       return { remaining: HELP_DAILY_LIMIT - used, limit: HELP_DAILY_LIMIT, used };
     },
 
     /** `GET /help/history`: the last 60 messages, oldest first. */
     async history(actor: Actor) {
-      const rows = await deps.db
-        .selectFrom('help_messages')
-        .select(['id', 'role', 'text', 'sources', 'created_at'])
-        .where('user_id', '=', actor.id)
-        .orderBy('id', 'desc')
-        .limit(HELP_HISTORY_LIMIT)
-        .execute();
+      const rows = await repo.history(actor.id, HELP_HISTORY_LIMIT);
       return {
         messages: rows
           .reverse()
@@ -325,7 +281,7 @@ export function createHelpService(deps: {
 
     /** `DELETE /help/history`: delete the caller's messages (the daily count is kept). */
     async deleteHistory(actor: Actor) {
-      await deps.db.deleteFrom('help_messages').where('user_id', '=', actor.id).execute();
+      await repo.deleteHistory(actor.id);
       return { ok: true };
     },
   };
