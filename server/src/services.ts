@@ -10,7 +10,7 @@
  */
 import type { AppDeps } from './deps.ts';
 import type { DocLoaders } from './lib/doc-sources.ts';
-import { createAccountsRepo } from './modules/accounts/accounts.repo.ts';
+import { createAccountsRepo, userEmails } from './modules/accounts/accounts.repo.ts';
 import { createAccountsService } from './modules/accounts/accounts.service.ts';
 import { createInvitesService } from './modules/accounts/invites.service.ts';
 import { createLlmKeys } from './modules/accounts/llm-keys.ts';
@@ -28,6 +28,7 @@ import { createSearchPort } from './modules/knowledge/knowledge.port.ts';
 import { createKnowledgeService, memoryLoader } from './modules/knowledge/knowledge.service.ts';
 import { createOnboardingService } from './modules/onboarding/onboarding.service.ts';
 import { createPinsService } from './modules/pins/pins.service.ts';
+import { createProjectsRepo } from './modules/projects/projects.repo.ts';
 import { createProjectsService } from './modules/projects/projects.service.ts';
 import { createRunEvents } from './modules/runtime/events.ts';
 import { registerRuntimeJobs } from './modules/runtime/runtime.jobs.ts';
@@ -39,6 +40,7 @@ import { createUsageRepo } from './modules/usage/usage.repo.ts';
 import { createUsageService } from './modules/usage/usage.service.ts';
 import { createWikiPort } from './modules/wiki/wiki.port.ts';
 import { createWikiService } from './modules/wiki/wiki.service.ts';
+import { createWorkersRepo } from './modules/workers/workers.repo.ts';
 import { createWorkersService } from './modules/workers/workers.service.ts';
 import path from 'node:path';
 
@@ -61,6 +63,8 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
   // Repositories.
   const accountsRepo = createAccountsRepo(db);
   const usageRepo = createUsageRepo(db);
+  const projectsRepo = createProjectsRepo(db);
+  const workersRepo = createWorkersRepo(db);
 
   // Accounts and usage: everything else asks these.
   const system = createSystemService({ db, database });
@@ -149,7 +153,9 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
 
   // Projects, workers and onboarding.
   const workers = createWorkersService({
-    db,
+    repo: workersRepo,
+    projects: projectsRepo,
+    accounts: { emails: (ids) => userEmails(db, ids) },
     access,
     activity,
     storage,
@@ -160,7 +166,8 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     runs: runtime,
   });
   const projects = createProjectsService({
-    db,
+    repo: projectsRepo,
+    workers: workersRepo,
     access,
     activity,
     storage,
