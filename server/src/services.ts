@@ -32,6 +32,7 @@ import { createProjectsRepo } from './modules/projects/projects.repo.ts';
 import { createProjectsService } from './modules/projects/projects.service.ts';
 import { createRunEvents } from './modules/runtime/events.ts';
 import { registerRuntimeJobs } from './modules/runtime/runtime.jobs.ts';
+import { createRuntimeRepo } from './modules/runtime/runtime.repo.ts';
 import { createRuntimeService } from './modules/runtime/runtime.service.ts';
 import { createSkillsPort } from './modules/skills/skills.port.ts';
 import { createSkillsService } from './modules/skills/skills.service.ts';
@@ -65,6 +66,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
   const usageRepo = createUsageRepo(db);
   const projectsRepo = createProjectsRepo(db);
   const workersRepo = createWorkersRepo(db);
+  const runtimeRepo = createRuntimeRepo(db);
 
   // Accounts and usage: everything else asks these.
   const system = createSystemService({ db, database });
@@ -130,7 +132,9 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
 
   // The worker runtime and what its tools reach.
   const runtime = createRuntimeService({
-    db,
+    repo: runtimeRepo,
+    projects: projectsRepo,
+    workers: workersRepo,
     access,
     activity,
     jobs,
