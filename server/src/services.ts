@@ -15,7 +15,9 @@ import { createAccountsService } from './modules/accounts/accounts.service.ts';
 import { createInvitesService } from './modules/accounts/invites.service.ts';
 import { createLlmKeys } from './modules/accounts/llm-keys.ts';
 import { createSettingsService } from './modules/accounts/settings.service.ts';
+import { createAnalyticsRepo } from './modules/analytics/analytics.repo.ts';
 import { createRuntimeAnalytics } from './modules/analytics/runtime-analytics.service.ts';
+import { createChatRepo } from './modules/chat/chat.repo.ts';
 import { createChatService } from './modules/chat/chat.service.ts';
 import { createDocsService } from './modules/docs/docs.service.ts';
 import { createFilesService } from './modules/files/files.service.ts';
@@ -67,6 +69,8 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
   const projectsRepo = createProjectsRepo(db);
   const workersRepo = createWorkersRepo(db);
   const runtimeRepo = createRuntimeRepo(db);
+  const chatRepo = createChatRepo(db);
+  const analyticsRepo = createAnalyticsRepo(db);
 
   // Accounts and usage: everything else asks these.
   const system = createSystemService({ db, database });
@@ -152,8 +156,15 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     events: createRunEvents(),
     log,
   });
-  const chat = createChatService({ db, access, runtime, events: runtime.events });
-  const analytics = createRuntimeAnalytics({ db });
+  const chat = createChatService({
+    repo: chatRepo,
+    runs: runtimeRepo,
+    workers: workersRepo,
+    access,
+    runtime,
+    events: runtime.events,
+  });
+  const analytics = createRuntimeAnalytics({ repo: analyticsRepo, activity });
 
   // Projects, workers and onboarding.
   const workers = createWorkersService({
