@@ -9,6 +9,7 @@ import type { DB } from '../../db/types.ts';
 export const STAGES = ['queue_ms', 'prep_ms', 'gen_ms', 'total_ms'] as const;
 export type Stage = (typeof STAGES)[number];
 
+/** The analytics repository (see the module header): reads only. */
 export function createAnalyticsRepo(db: Kysely<DB>) {
   return {
     /**

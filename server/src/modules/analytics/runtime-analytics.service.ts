@@ -25,6 +25,7 @@ export interface AnalyticsDeps {
   activity: Pick<ActivityLog, 'countByPayload'>;
 }
 
+/** The admin analytics (module header); every method needs an admin (403 `admin_required`). */
 export function createRuntimeAnalytics(deps: AnalyticsDeps) {
   const { repo } = deps;
   const since = (days: number) => new Date(Date.now() - days * 86_400_000);

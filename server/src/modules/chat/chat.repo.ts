@@ -5,6 +5,7 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/types.ts';
 
+/** The repository of the chat area (see the module header). */
 export function createChatRepo(db: Kysely<DB>) {
   return {
     /** The worker the user chose in the project, or undefined. */

@@ -33,6 +33,7 @@ export interface ChatDeps {
   events: RunEvents;
 }
 
+/** The chat service (module header); built once by the composition root. */
 export function createChatService(deps: ChatDeps) {
   const { repo } = deps;
 

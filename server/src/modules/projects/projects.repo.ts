@@ -134,6 +134,7 @@ export function createProjectsRepo(db: Kysely<DB>) {
       return r.icon_key;
     },
 
+    /** Store the blob key of the project's icon. */
     async setIconKey(id: number, key: string): Promise<void> {
       await db.updateTable('projects').set({ icon_key: key, updated_at: new Date() }).where('id', '=', id).execute();
     },

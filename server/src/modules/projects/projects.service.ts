@@ -101,6 +101,7 @@ export interface ProjectsDeps {
   settings: Pick<SettingsService, 'llmKey'>;
 }
 
+/** The projects service (module header); built once by the composition root. */
 export function createProjectsService(deps: ProjectsDeps) {
   const { repo, workers: workersRepo, access, activity, storage, sealer, messenger, usage } = deps;
 

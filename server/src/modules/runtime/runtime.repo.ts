@@ -17,6 +17,7 @@ export type RunStatus = RunRow['status'];
 const toOrFrom = (workerId: number) => (eb: ExpressionBuilder<DB, 'chat_messages'>) =>
   eb.or([eb('worker_id', '=', workerId), eb('recipients', '@>', sql<any>`${JSON.stringify([workerId])}::jsonb`)]);
 
+/** The repository of the worker runtime (see the module header). */
 export function createRuntimeRepo(db: Kysely<DB>) {
   return {
     /** Run `fn` in one transaction. */

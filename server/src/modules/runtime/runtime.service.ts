@@ -82,6 +82,7 @@ export type RunView = Static<typeof S.Run>;
 
 const ms = (from: Date | number, to: Date | number = Date.now()) => Math.max(0, Math.round(+to - +from));
 
+/** The worker runtime (module header); built once by the composition root, started by its lifecycle. */
 export function createRuntimeService(deps: RuntimeDeps) {
   const { repo } = deps;
   const instanceId = crypto.randomUUID();

@@ -330,6 +330,7 @@ export function createWorkersRepo(db: Kysely<DB>) {
       return rows.map((r) => r.id);
     },
 
+    /** Place worker `id` of the project at `position` (0 first). */
     async setPosition(ex: Executor, projectId: number, id: number, position: number): Promise<void> {
       await ex
         .updateTable('workers')
@@ -351,6 +352,7 @@ export function createWorkersRepo(db: Kysely<DB>) {
       return row as unknown as ViewRow;
     },
 
+    /** Delete worker `id` of the project (its runs go with it). */
     async remove(projectId: number, id: number): Promise<void> {
       await db.deleteFrom('workers').where('project_id', '=', projectId).where('id', '=', id).execute();
     },
@@ -469,6 +471,7 @@ export function createWorkersRepo(db: Kysely<DB>) {
         .execute(),
 
     /** @returns the new template's id. */
+    /** Store a template (`config` as JSON). @returns its id. */
     async insertTemplate(t: {
       ownerId: number;
       name: string;
@@ -494,6 +497,7 @@ export function createWorkersRepo(db: Kysely<DB>) {
     templateOwner: (id: number) =>
       db.selectFrom('worker_templates').select('owner_id').where('id', '=', id).executeTakeFirst(),
 
+    /** Delete template `id` when `ownerId` owns it. */
     async deleteTemplate(id: number, ownerId: number): Promise<void> {
       await db.deleteFrom('worker_templates').where('id', '=', id).where('owner_id', '=', ownerId).execute();
     },

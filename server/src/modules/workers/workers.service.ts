@@ -57,6 +57,7 @@ export interface WorkersDeps {
   runs: { hasLiveRun(workerId: number): Promise<boolean> };
 }
 
+/** The workers service (module header); built once by the composition root. */
 export function createWorkersService(deps: WorkersDeps) {
   const { repo, access, activity, storage, sealer, messenger } = deps;
 
