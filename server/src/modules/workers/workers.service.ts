@@ -4,6 +4,8 @@
  * worker (bind, read masked, remove, notify), activity feed and runtime figures.
  */
 import path from 'node:path';
+import type { Updateable } from 'kysely';
+import type { DB } from '../../db/types.ts';
 import type { Actor } from '../../http/auth.ts';
 import { Forbidden, NotFound, Upstream } from '../../http/errors.ts';
 import type { Access, ProjectRef } from '../../access/access.ts';
@@ -19,8 +21,6 @@ import { MODEL_TIERS } from '../runtime/model-tiers.ts';
 import { normalizeWorker, toWorkerView, type WorkerInput, type WorkerView, type WorkersRepo } from './workers.repo.ts';
 import { bindBot, maskBotToken, validateBotToken } from './bot-binding.ts';
 import { IMAGE_MIME, type ImageKind } from './images.ts';
-import type { Updateable } from 'kysely';
-import type { DB } from '../../db/types.ts';
 
 /** Activity-log types shown in a worker's feed (specification, Worker activity event). */
 export const WORKER_ACTIVITY_TYPES = [
