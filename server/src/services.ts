@@ -10,12 +10,14 @@
  */
 import type { AppDeps } from './deps.ts';
 import type { DocLoaders } from './lib/doc-sources.ts';
-import { createAccountsRepo } from './modules/accounts/accounts.repo.ts';
+import { createAccountsRepo, userEmails } from './modules/accounts/accounts.repo.ts';
 import { createAccountsService } from './modules/accounts/accounts.service.ts';
 import { createInvitesService } from './modules/accounts/invites.service.ts';
 import { createLlmKeys } from './modules/accounts/llm-keys.ts';
 import { createSettingsService } from './modules/accounts/settings.service.ts';
+import { createAnalyticsRepo } from './modules/analytics/analytics.repo.ts';
 import { createRuntimeAnalytics } from './modules/analytics/runtime-analytics.service.ts';
+import { createChatRepo } from './modules/chat/chat.repo.ts';
 import { createChatService } from './modules/chat/chat.service.ts';
 import { createDocsService } from './modules/docs/docs.service.ts';
 import { createFilesService } from './modules/files/files.service.ts';
@@ -31,9 +33,11 @@ import { createKnowledgeService, memoryLoader } from './modules/knowledge/knowle
 import { createOnboardingRepo } from './modules/onboarding/onboarding.repo.ts';
 import { createOnboardingService } from './modules/onboarding/onboarding.service.ts';
 import { createPinsService } from './modules/pins/pins.service.ts';
+import { createProjectsRepo } from './modules/projects/projects.repo.ts';
 import { createProjectsService } from './modules/projects/projects.service.ts';
 import { createRunEvents } from './modules/runtime/events.ts';
 import { registerRuntimeJobs } from './modules/runtime/runtime.jobs.ts';
+import { createRuntimeRepo } from './modules/runtime/runtime.repo.ts';
 import { createRuntimeService } from './modules/runtime/runtime.service.ts';
 import { createSkillsPort } from './modules/skills/skills.port.ts';
 import { createSkillsService } from './modules/skills/skills.service.ts';
@@ -42,6 +46,7 @@ import { createUsageRepo } from './modules/usage/usage.repo.ts';
 import { createUsageService } from './modules/usage/usage.service.ts';
 import { createWikiPort } from './modules/wiki/wiki.port.ts';
 import { createWikiService } from './modules/wiki/wiki.service.ts';
+import { createWorkersRepo } from './modules/workers/workers.repo.ts';
 import { createWorkersService } from './modules/workers/workers.service.ts';
 import path from 'node:path';
 
@@ -64,6 +69,11 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
   // Repositories.
   const accountsRepo = createAccountsRepo(db);
   const usageRepo = createUsageRepo(db);
+  const projectsRepo = createProjectsRepo(db);
+  const workersRepo = createWorkersRepo(db);
+  const runtimeRepo = createRuntimeRepo(db);
+  const chatRepo = createChatRepo(db);
+  const analyticsRepo = createAnalyticsRepo(db);
 
   // Accounts and usage: everything else asks these.
   const system = createSystemService({ db, database });
@@ -130,7 +140,9 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
 
   // The worker runtime and what its tools reach.
   const runtime = createRuntimeService({
-    db,
+    repo: runtimeRepo,
+    projects: projectsRepo,
+    workers: workersRepo,
     access,
     activity,
     jobs,
@@ -148,12 +160,21 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     events: createRunEvents(),
     log,
   });
-  const chat = createChatService({ db, access, runtime, events: runtime.events });
-  const analytics = createRuntimeAnalytics({ db });
+  const chat = createChatService({
+    repo: chatRepo,
+    runs: runtimeRepo,
+    workers: workersRepo,
+    access,
+    runtime,
+    events: runtime.events,
+  });
+  const analytics = createRuntimeAnalytics({ repo: analyticsRepo, activity });
 
   // Projects, workers and onboarding.
   const workers = createWorkersService({
-    db,
+    repo: workersRepo,
+    projects: projectsRepo,
+    accounts: { emails: (ids) => userEmails(db, ids) },
     access,
     activity,
     storage,
@@ -164,7 +185,8 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     runs: runtime,
   });
   const projects = createProjectsService({
-    db,
+    repo: projectsRepo,
+    workers: workersRepo,
     access,
     activity,
     storage,

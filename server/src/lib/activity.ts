@@ -104,7 +104,9 @@ export function createActivityLog(db: Kysely<DB>, log?: { warn: (o: object, m: s
     },
     async countByPayload(types, key, since) {
       if (!types.length) return [];
-      const value = sql<string | null>`payload->>${key}`;
+      // The key as a literal, not a parameter: the grouped expression must be the selected one, and two
+      // parameters ($1, $2) would make them differ.
+      const value = sql<string | null>`payload->>${sql.lit(key)}`;
       const rows = await db
         .selectFrom('activity_log')
         .select(['type', value.as('value'), sql<number>`count(*)::int`.as('n')])

@@ -404,3 +404,10 @@ export function createAccountsRepo(db: Kysely<DB>) {
 }
 
 export type AccountsRepo = ReturnType<typeof createAccountsRepo>;
+
+/** E-mail addresses of the given users by id (the operator's list of every user's workers). */
+export async function userEmails(db: Kysely<DB>, ids: number[]): Promise<Map<number, string>> {
+  if (!ids.length) return new Map();
+  const rows = await db.selectFrom('users').select(['id', 'email']).where('id', 'in', ids).execute();
+  return new Map(rows.map((r) => [r.id, r.email]));
+}

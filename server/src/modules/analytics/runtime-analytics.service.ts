@@ -8,10 +8,8 @@
  */
 import { requireAdmin } from '../../access/access.ts';
 import type { Actor } from '../../http/auth.ts';
-import { sql, type Kysely } from 'kysely';
-import type { DB } from '../../db/types.ts';
-
-const STAGES = ['queue_ms', 'prep_ms', 'gen_ms', 'total_ms'] as const;
+import type { ActivityLog } from '../../lib/activity.ts';
+import { type AnalyticsRepo, STAGES, type Stage } from './analytics.repo.ts';
 
 /** Nearest-rank percentile of sorted-or-not numbers (`p` in 0–100); null for none. */
 export function nearestRank(values: number[], p: number): number | null {
@@ -20,24 +18,22 @@ export function nearestRank(values: number[], p: number): number | null {
   return sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)];
 }
 
-export function createRuntimeAnalytics(deps: { db: Kysely<DB> }) {
-  const { db } = deps;
+/** What the analytics service uses. */
+export interface AnalyticsDeps {
+  repo: AnalyticsRepo;
+  /** Cascade events counted by failure class. */
+  activity: Pick<ActivityLog, 'countByPayload'>;
+}
+
+/** The admin analytics (module header); every method needs an admin (403 `admin_required`). */
+export function createRuntimeAnalytics(deps: AnalyticsDeps) {
+  const { repo } = deps;
   const since = (days: number) => new Date(Date.now() - days * 86_400_000);
   return {
     /** `GET /analytics/response-latency?days=` (1–90, default 7). */
     async responseLatency(actor: Actor, days: number) {
       requireAdmin(actor);
-      const stage = (c: (typeof STAGES)[number]) => [
-        sql<number | null>`percentile_disc(0.5) within group (order by ${sql.ref(c)})`.as(`${c}_p50`),
-        sql<number | null>`percentile_disc(0.9) within group (order by ${sql.ref(c)})`.as(`${c}_p90`),
-        sql<number>`count(${sql.ref(c)})::int`.as(`${c}_n`),
-      ];
-      const row: Record<string, number | null> = (await db
-        .selectFrom('agent_runs')
-        .select([sql<number>`count(*)::int`.as('sample'), ...STAGES.flatMap(stage)])
-        .where('status', '=', 'succeeded')
-        .where('finished_at', '>=', since(days))
-        .executeTakeFirst()) as any;
+      const row = await repo.latency(since(days));
       const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
       return {
         windowDays: days,
@@ -47,7 +43,7 @@ export function createRuntimeAnalytics(deps: { db: Kysely<DB> }) {
             c,
             { p50: num(row?.[`${c}_p50`]), p90: num(row?.[`${c}_p90`]), n: Number(row?.[`${c}_n`] ?? 0) },
           ]),
-        ) as Record<(typeof STAGES)[number], { p50: number | null; p90: number | null; n: number }>,
+        ) as Record<Stage, { p50: number | null; p90: number | null; n: number }>,
       };
     },
 
@@ -55,30 +51,12 @@ export function createRuntimeAnalytics(deps: { db: Kysely<DB> }) {
     async cascade(actor: Actor, days: number) {
       requireAdmin(actor);
       const from = since(days);
-      const events = await db
-        .selectFrom('activity_log')
-        .select(['type', sql<string | null>`payload->>'class'`.as('class'), sql<number>`count(*)::int`.as('n')])
-        .where('type', 'in', ['cascade_applied', 'cascade_escalated'])
-        .where('created_at', '>=', from)
-        .groupBy(['type', sql`payload->>'class'`])
-        .execute();
-      const byModel = await db
-        .selectFrom('token_usage')
-        .innerJoin('agent_runs', 'agent_runs.id', 'token_usage.run_id')
-        .select([
-          'token_usage.model',
-          sql<number>`count(*)::int`.as('turns'),
-          sql<number>`coalesce(sum(token_usage.total_tokens), 0)::int`.as('total_tokens'),
-        ])
-        .where('agent_runs.cascade', '=', true)
-        .where('token_usage.created_at', '>=', from)
-        .groupBy('token_usage.model')
-        .orderBy('turns', 'desc')
-        .execute();
+      const events = await deps.activity.countByPayload(['cascade_applied', 'cascade_escalated'], 'class', from);
+      const byModel = await repo.cascadeByModel(from);
       const escalationReasons: Record<string, number> = {};
       for (const e of events)
         if (e.type === 'cascade_escalated')
-          escalationReasons[e.class ?? 'unknown'] = (escalationReasons[e.class ?? 'unknown'] ?? 0) + Number(e.n);
+          escalationReasons[e.value ?? 'unknown'] = (escalationReasons[e.value ?? 'unknown'] ?? 0) + Number(e.n);
       return {
         windowDays: days,
         applied: events.filter((e) => e.type === 'cascade_applied').reduce((a, e) => a + Number(e.n), 0),

@@ -5,13 +5,14 @@
  * job; the stream follows the run's in-process events and, as a fallback when the run executes on
  * another instance, the run row (polled every POLL_MS), so it always ends with `done`.
  */
-import { sql, type Kysely } from 'kysely';
-import type { DB } from '../../db/types.ts';
 import type { Actor } from '../../http/auth.ts';
 import type { Access, ProjectRef } from '../../access/access.ts';
 import { BadRequest, NotFound } from '../../http/errors.ts';
 import type { RuntimeService } from '../runtime/runtime.service.ts';
 import type { RunEvent, RunEvents } from '../runtime/events.ts';
+import type { RuntimeRepo } from '../runtime/runtime.repo.ts';
+import type { WorkersRepo } from '../workers/workers.repo.ts';
+import type { ChatRepo } from './chat.repo.ts';
 
 const POLL_MS = 1000;
 
@@ -20,13 +21,21 @@ export interface SseEvent {
   data: Record<string, unknown>;
 }
 
-export function createChatService(deps: {
-  db: Kysely<DB>;
+/** What the chat service uses. */
+export interface ChatDeps {
+  repo: ChatRepo;
+  /** Chat history and the state of a followed run (the runtime owns messages and runs). */
+  runs: Pick<RuntimeRepo, 'messages' | 'status'>;
+  /** The worker of the active role. */
+  workers: Pick<WorkersRepo, 'brief' | 'first'>;
   access: Access;
-  runtime: RuntimeService;
+  runtime: Pick<RuntimeService, 'submit' | 'getRun'>;
   events: RunEvents;
-}) {
-  const { db } = deps;
+}
+
+/** The chat service (module header); built once by the composition root. */
+export function createChatService(deps: ChatDeps) {
+  const { repo } = deps;
 
   const workerRole = (w: { id: number; role: string | null; label: string }) => ({
     worker_id: w.id,
@@ -35,23 +44,10 @@ export function createChatService(deps: {
 
   /** The caller's active role in the project, else the first worker; null when the project has none. */
   async function active(project: ProjectRef, userId: number) {
-    const chosen = await db
-      .selectFrom('chat_active_roles')
-      .innerJoin('workers', 'workers.id', 'chat_active_roles.worker_id')
-      .select(['workers.id', 'workers.role', 'workers.label'])
-      .where('chat_active_roles.project_id', '=', project.id)
-      .where('chat_active_roles.user_id', '=', userId)
-      .where('workers.project_id', '=', project.id)
-      .executeTakeFirst();
+    const chosenId = await repo.activeWorkerId(project.id, userId);
+    const chosen = chosenId === undefined ? undefined : await deps.workers.brief(project.id, chosenId);
     if (chosen) return chosen;
-    return db
-      .selectFrom('workers')
-      .select(['id', 'role', 'label'])
-      .where('project_id', '=', project.id)
-      .orderBy('position')
-      .orderBy('id')
-      .limit(1)
-      .executeTakeFirst();
+    return deps.workers.first(project.id);
   }
 
   return {
@@ -65,20 +61,9 @@ export function createChatService(deps: {
     /** `POST /projects/:name/active-role` `{worker_id}` → `{worker_id, role}`. @throws 404 `worker_not_found`. */
     async setActiveRole(actor: Actor, name: string, workerId: number) {
       const project = await deps.access.project(actor, name);
-      const w = await db
-        .selectFrom('workers')
-        .select(['id', 'role', 'label'])
-        .where('id', '=', workerId)
-        .where('project_id', '=', project.id)
-        .executeTakeFirst();
+      const w = await deps.workers.brief(project.id, workerId);
       if (!w) throw new NotFound(`Worker ${workerId} was not found in this project.`, 'worker_not_found');
-      await db
-        .insertInto('chat_active_roles')
-        .values({ project_id: project.id, user_id: actor.id, worker_id: w.id })
-        .onConflict((oc) =>
-          oc.columns(['project_id', 'user_id']).doUpdateSet({ worker_id: w.id, updated_at: new Date() }),
-        )
-        .execute();
+      await repo.setActiveWorker(project.id, actor.id, w.id);
       return workerRole(w);
     },
 
@@ -91,21 +76,7 @@ export function createChatService(deps: {
     async history(actor: Actor, name: string, q: { worker_id?: number; limit?: number; before?: number }) {
       const project = await deps.access.project(actor, name);
       const limit = q.limit ?? 50;
-      let query = db
-        .selectFrom('chat_messages')
-        .select(['id', 'role', 'worker_id', 'content', 'created_at', 'run_id'])
-        .where('project_id', '=', project.id);
-      if (q.worker_id !== undefined) {
-        const w = q.worker_id;
-        query = query.where((eb) =>
-          eb.or([eb('worker_id', '=', w), eb('recipients', '@>', sql<any>`${JSON.stringify([w])}::jsonb`)]),
-        );
-      }
-      if (q.before !== undefined) query = query.where('id', '<', q.before);
-      const rows = await query
-        .orderBy('id', 'desc')
-        .limit(limit + 1)
-        .execute();
+      const rows = await deps.runs.messages(project.id, { workerId: q.worker_id, before: q.before, limit: limit + 1 });
       return { messages: rows.slice(0, limit).reverse(), has_more: rows.length > limit };
     },
 
@@ -159,8 +130,8 @@ export function createChatService(deps: {
             await timer;
             wake = undefined;
             if (!queue.length) {
-              const row = await db.selectFrom('agent_runs').select('status').where('id', '=', runId).executeTakeFirst();
-              if (!row || !['queued', 'running'].includes(row.status)) return yield* finish();
+              const status = await deps.runs.status(runId);
+              if (!status || !['queued', 'running'].includes(status)) return yield* finish();
             }
           }
         } finally {

@@ -1,8 +1,9 @@
 /**
- * SQL of the projects area: `projects` and `active_issue_bindings`. Other areas reach projects through
- * the access rules (`access.project`) or the functions here.
+ * SQL of the projects area: `projects` and `active_issue_bindings`. `createProjectsRepo(db)` is the area's
+ * repository (the projects and workers services use it); other areas reach projects through the access
+ * rules (`access.project`) or the standalone functions here, with their own executor.
  */
-import { type Kysely, sql, type Transaction } from 'kysely';
+import { type Insertable, type Kysely, type Selectable, sql, type Transaction } from 'kysely';
 import type { DB } from '../../db/types.ts';
 
 type Executor = Kysely<DB> | Transaction<DB>;
@@ -43,3 +44,123 @@ export function projectRecord(ex: Executor, id: number) {
     .where('id', '=', id)
     .executeTakeFirst();
 }
+
+/** A project row as stored. */
+export type ProjectRow = Selectable<DB['projects']>;
+
+/** The repository of the projects area (see the module header). */
+export function createProjectsRepo(db: Kysely<DB>) {
+  return {
+    /** Run `fn` in one transaction. */
+    transaction: <T>(fn: (tx: Transaction<DB>) => Promise<T>): Promise<T> => db.transaction().execute(fn),
+
+    /** Ids of an owner's projects. */
+    ownerProjectIds: (ownerId: number, ex: Executor = db) => ownerProjectIds(ex, ownerId),
+
+    /** Number of an owner's projects. */
+    countOwned: (ownerId: number, ex: Executor = db) => countOwnerProjects(ex, ownerId),
+
+    /** An owner's projects (id and name), oldest first. */
+    ownedBy: (ownerId: number, ex: Executor = db) => ownerProjects(ex, ownerId),
+
+    /** Name and owner of the given projects by id. */
+    async namesAndOwners(ids: number[]): Promise<Map<number, { name: string; owner_id: number }>> {
+      if (!ids.length) return new Map();
+      const rows = await db.selectFrom('projects').select(['id', 'name', 'owner_id']).where('id', 'in', ids).execute();
+      return new Map(rows.map((r) => [r.id, { name: r.name, owner_id: r.owner_id }]));
+    },
+
+    /** The record of one project (see `projectRecord`), or undefined. */
+    record: (id: number) => projectRecord(db, id),
+
+    /** Every column of project `id`. @throws NoResultError when there is none. */
+    row: (id: number): Promise<ProjectRow> =>
+      db.selectFrom('projects').selectAll().where('id', '=', id).executeTakeFirstOrThrow(),
+
+    /** Every column of an owner's projects, oldest first. */
+    rowsOf: (ownerId: number): Promise<ProjectRow[]> =>
+      db.selectFrom('projects').selectAll().where('owner_id', '=', ownerId).orderBy('id').execute(),
+
+    /** Whether the owner has a project of this technical name. */
+    async exists(ex: Executor, ownerId: number, name: string): Promise<boolean> {
+      const r = await ex
+        .selectFrom('projects')
+        .select('id')
+        .where('owner_id', '=', ownerId)
+        .where('name', '=', name)
+        .executeTakeFirst();
+      return !!r;
+    },
+
+    /** Insert a project. @returns its row. Fails with 23505 on a duplicate name of the owner. */
+    insert: (ex: Executor, values: Insertable<DB['projects']>): Promise<ProjectRow> =>
+      ex.insertInto('projects').values(values).returningAll().executeTakeFirstOrThrow(),
+
+    /** An owner's trial-mode projects (trial status), oldest first. */
+    trialProjects: (ownerId: number) =>
+      db
+        .selectFrom('projects')
+        .select(['id', 'name', 'display_name', 'trial_mode', 'uses_platform_key'])
+        .where('owner_id', '=', ownerId)
+        .where('trial_mode', '=', true)
+        .orderBy('id')
+        .execute(),
+
+    /** Replace the project's `config` (JSON object). */
+    async setConfig(id: number, config: Record<string, unknown>): Promise<void> {
+      await db
+        .updateTable('projects')
+        .set({ config: JSON.stringify(config), updated_at: new Date() })
+        .where('id', '=', id)
+        .execute();
+    },
+
+    /** The project's rules text and when the project last changed. */
+    protocol: (id: number) =>
+      db.selectFrom('projects').select(['protocol', 'updated_at']).where('id', '=', id).executeTakeFirstOrThrow(),
+
+    /** Replace the project's rules text. @returns it with the new `updated_at`. */
+    setProtocol: (id: number, protocol: string) =>
+      db
+        .updateTable('projects')
+        .set({ protocol, updated_at: new Date() })
+        .where('id', '=', id)
+        .returning(['protocol', 'updated_at'])
+        .executeTakeFirstOrThrow(),
+
+    /** The blob key of the project's icon (null without one). */
+    async iconKey(id: number): Promise<string | null> {
+      const r = await db.selectFrom('projects').select('icon_key').where('id', '=', id).executeTakeFirstOrThrow();
+      return r.icon_key;
+    },
+
+    /** Store the blob key of the project's icon. */
+    async setIconKey(id: number, key: string): Promise<void> {
+      await db.updateTable('projects').set({ icon_key: key, updated_at: new Date() }).where('id', '=', id).execute();
+    },
+
+    /** Record an active-issue binding. @returns the issue id, title and time. */
+    insertBinding: (
+      ex: Executor,
+      b: { projectId: number; userId: number; issueId: number; title: string | null; source: string },
+    ) =>
+      ex
+        .insertInto('active_issue_bindings')
+        .values({ project_id: b.projectId, user_id: b.userId, issue_id: b.issueId, title: b.title, source: b.source })
+        .returning(['issue_id', 'title', 'created_at'])
+        .executeTakeFirstOrThrow(),
+
+    /** The project's latest binding made since `since`, or undefined. */
+    latestBinding: (projectId: number, since: Date) =>
+      db
+        .selectFrom('active_issue_bindings')
+        .select(['issue_id', 'title', 'created_at'])
+        .where('project_id', '=', projectId)
+        .where('created_at', '>=', since)
+        .orderBy('created_at', 'desc')
+        .orderBy('id', 'desc')
+        .executeTakeFirst(),
+  };
+}
+
+export type ProjectsRepo = ReturnType<typeof createProjectsRepo>;

@@ -5,8 +5,7 @@
  */
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { sql, type Kysely, type Selectable } from 'kysely';
-import type { DB } from '../../db/types.ts';
+import type { Static } from '@sinclair/typebox';
 import type { Actor } from '../../http/auth.ts';
 import { BadRequest, Conflict, NotFound } from '../../http/errors.ts';
 import type { Access, ProjectRef } from '../../access/access.ts';
@@ -15,44 +14,20 @@ import type { BlobStorage } from '../../storage/storage.ts';
 import type { Sealer } from '../../secrets/crypto.ts';
 import type { Messenger } from '../../providers/messenger/messenger.ts';
 import { TEAM_PRESETS, suggestTeamPreset } from './team-presets.ts';
-import {
-  countWorkers,
-  insertWorkers,
-  normalizeWorker,
-  type WorkerInput,
-  type WorkerView,
-} from '../workers/workers.repo.ts';
+import { normalizeWorker, type WorkerInput, type WorkerView, type WorkersRepo } from '../workers/workers.repo.ts';
 import type { SettingsService } from '../accounts/settings.service.ts';
 import type { UsageService } from '../usage/usage.service.ts';
-import { countOwnerProjects, ownerProjectIds } from './projects.repo.ts';
+import type { ProjectRow, ProjectsRepo } from './projects.repo.ts';
+import type * as S from './projects.schemas.ts';
 import { bindBot, validateBotToken } from '../workers/bot-binding.ts';
 import { IMAGE_MIME, type ImageKind } from '../workers/images.ts';
-
-/** Trial grant (specification, Limits → Trial). */
 
 /** Technical names: 2–40 characters, lower-case letters, digits and inner hyphens or underscores. */
 export const PROJECT_NAME_PATTERN = /^[a-z0-9](?:[a-z0-9_-]{0,38}[a-z0-9])?$/;
 
-export interface ProjectView {
-  id: number;
-  name: string;
-  display_name: string;
-  description: string;
-  icon: string | null;
-  color: string | null;
-  niche: string | null;
-  team_preset: string | null;
-  config: { modelMode: 'strict' | 'optimize' };
-  trial_mode: boolean;
-  uses_platform_key: boolean;
-  has_icon: boolean;
-  owner_id: number;
-  worker_count: number;
-  created_at: Date;
-  updated_at: Date;
-}
+/** A project as the API shows it (the `Project` response schema). */
+export type ProjectView = Static<typeof S.Project>;
 
-type ProjectRow = Selectable<DB['projects']>;
 const modelMode = (config: unknown): 'strict' | 'optimize' =>
   (config as any)?.modelMode === 'optimize' ? 'optimize' : 'strict';
 const toView = (r: ProjectRow, workerCount: number): ProjectView => ({
@@ -112,8 +87,11 @@ export const LOG_CATEGORIES: Record<string, string[]> = {
   onboarding: ['onboarding_'],
 };
 
-export function createProjectsService(deps: {
-  db: Kysely<DB>;
+/** What the projects service uses. */
+export interface ProjectsDeps {
+  repo: ProjectsRepo;
+  /** The workers created with a project, the plan's worker count and the bot of the first worker. */
+  workers: Pick<WorkersRepo, 'count' | 'insert' | 'countByProject' | 'botHolder' | 'setBot'>;
   access: Access;
   activity: ActivityLog;
   storage: BlobStorage;
@@ -121,20 +99,15 @@ export function createProjectsService(deps: {
   messenger: Messenger;
   usage: Pick<UsageService, 'trial' | 'grantTrial' | 'lockForCreation' | 'assertPlanAllows' | 'dailyForProject'>;
   settings: Pick<SettingsService, 'llmKey'>;
-}) {
-  const { db, access, activity, storage, sealer, messenger, usage } = deps;
+}
 
-  async function workerCount(projectId: number): Promise<number> {
-    const { n } = await db
-      .selectFrom('workers')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('project_id', '=', projectId)
-      .executeTakeFirstOrThrow();
-    return Number(n);
-  }
+/** The projects service (module header); built once by the composition root. */
+export function createProjectsService(deps: ProjectsDeps) {
+  const { repo, workers: workersRepo, access, activity, storage, sealer, messenger, usage } = deps;
+
   async function view(projectId: number): Promise<ProjectView> {
-    const row = await db.selectFrom('projects').selectAll().where('id', '=', projectId).executeTakeFirstOrThrow();
-    return toView(row, await workerCount(projectId));
+    const row = await repo.row(projectId);
+    return toView(row, (await workersRepo.countByProject([projectId])).get(projectId) ?? 0);
   }
 
   const hasOwnKey = async (userId: number): Promise<boolean> => !!(await deps.settings.llmKey(userId));
@@ -175,39 +148,33 @@ export function createProjectsService(deps: {
 
     let dir: string | undefined;
     try {
-      const result = await db.transaction().execute(async (tx) => {
+      const result = await repo.transaction(async (tx) => {
         await usage.lockForCreation(tx, actor.id);
-        const exists = await tx
-          .selectFrom('projects')
-          .select('id')
-          .where('owner_id', '=', actor.id)
-          .where('name', '=', name)
-          .executeTakeFirst();
-        if (exists) throw new Conflict('project_exists', `You already have a project named '${name}'.`);
+        if (await repo.exists(tx, actor.id, name))
+          throw new Conflict('project_exists', `You already have a project named '${name}'.`);
         usage.assertPlanAllows(actor.plan, actor.isAdmin, {
-          projects: { current: await countOwnerProjects(tx, actor.id), add: 1 },
-          workers: { current: await countWorkers(tx, await ownerProjectIds(tx, actor.id)), add: workers.length },
+          projects: { current: await repo.countOwned(actor.id, tx), add: 1 },
+          workers: {
+            current: await workersRepo.count(tx, await repo.ownerProjectIds(actor.id, tx)),
+            add: workers.length,
+          },
         });
-        const row = await tx
-          .insertInto('projects')
-          .values({
-            owner_id: actor.id,
-            name,
-            display_name: displayName,
-            description: body.description ?? '',
-            icon: body.icon ?? null,
-            color: body.color ?? null,
-            niche: body.niche ?? null,
-            team_preset: body.teamPreset ?? null,
-            config: JSON.stringify({ modelMode: 'strict' }),
-            trial_mode: trialMode,
-            uses_platform_key: trialMode,
-          })
-          .returningAll()
-          .executeTakeFirstOrThrow();
-        const created = await insertWorkers(tx, { id: row.id, name }, workers);
+        const row = await repo.insert(tx, {
+          owner_id: actor.id,
+          name,
+          display_name: displayName,
+          description: body.description ?? '',
+          icon: body.icon ?? null,
+          color: body.color ?? null,
+          niche: body.niche ?? null,
+          team_preset: body.teamPreset ?? null,
+          config: JSON.stringify({ modelMode: 'strict' }),
+          trial_mode: trialMode,
+          uses_platform_key: trialMode,
+        });
+        const created = await workersRepo.insert(tx, { id: row.id, name }, workers);
         if (bot && opts.messengerToken) {
-          await bindBot(tx, sealer, created[0].id, opts.messengerToken, bot);
+          await bindBot(workersRepo, sealer, created[0].id, opts.messengerToken, bot, tx);
           created[0].bot_username = bot.username;
         }
         if (grantTrial) await usage.grantTrial(tx, actor.id, row.id);
@@ -269,31 +236,13 @@ export function createProjectsService(deps: {
     createProject,
 
     /** An owner's trial-mode projects (trial status), oldest first. */
-    trialProjects: (userId: number) =>
-      db
-        .selectFrom('projects')
-        .select(['id', 'name', 'display_name', 'trial_mode', 'uses_platform_key'])
-        .where('owner_id', '=', userId)
-        .where('trial_mode', '=', true)
-        .orderBy('id')
-        .execute(),
+    trialProjects: (userId: number) => repo.trialProjects(userId),
 
     /** GET /projects: the caller's own projects, oldest first. */
     async list(actor: Actor): Promise<{ projects: ProjectView[] }> {
-      const rows = await db
-        .selectFrom('projects')
-        .selectAll('projects')
-        .select((eb) =>
-          eb
-            .selectFrom('workers')
-            .select((e) => e.fn.countAll<number>().as('n'))
-            .whereRef('workers.project_id', '=', 'projects.id')
-            .as('worker_count'),
-        )
-        .where('owner_id', '=', actor.id)
-        .orderBy('id')
-        .execute();
-      return { projects: rows.map((r) => toView(r, Number(r.worker_count ?? 0))) };
+      const rows = await repo.rowsOf(actor.id);
+      const counts = await workersRepo.countByProject(rows.map((r) => r.id));
+      return { projects: rows.map((r) => toView(r, counts.get(r.id) ?? 0)) };
     },
 
     /** GET /projects/:name. */
@@ -333,34 +282,20 @@ export function createProjectsService(deps: {
     async putConfig(actor: Actor, name: string, body: { modelMode?: 'strict' | 'optimize' }) {
       const p = await ref(actor, name);
       const config = { ...p.config, modelMode: body.modelMode ?? modelMode(p.config) };
-      await db
-        .updateTable('projects')
-        .set({ config: JSON.stringify(config), updated_at: new Date() })
-        .where('id', '=', p.id)
-        .execute();
+      await repo.setConfig(p.id, config);
       return { modelMode: config.modelMode };
     },
 
     /** GET /projects/:name/protocol → `{protocol, updated_at}` (the project's rules text). */
     async getProtocol(actor: Actor, name: string) {
       const p = await ref(actor, name);
-      const row = await db
-        .selectFrom('projects')
-        .select(['protocol', 'updated_at'])
-        .where('id', '=', p.id)
-        .executeTakeFirstOrThrow();
-      return row;
+      return repo.protocol(p.id);
     },
 
     /** PUT /projects/:name/protocol `{protocol}`. */
     async putProtocol(actor: Actor, name: string, protocol: string) {
       const p = await ref(actor, name);
-      return db
-        .updateTable('projects')
-        .set({ protocol, updated_at: new Date() })
-        .where('id', '=', p.id)
-        .returning(['protocol', 'updated_at'])
-        .executeTakeFirstOrThrow();
+      return repo.setProtocol(p.id, protocol);
     },
 
     /** POST /projects/:name/upload-icon: `read` gives the PNG or GIF (checked by content), stored as a blob. */
@@ -368,20 +303,20 @@ export function createProjectsService(deps: {
       const p = await ref(actor, name);
       const img = await read(); // only after the access check: a stranger's upload is never read
       const key = `project-icons/${p.id}.${img.kind}`;
-      const old = await db.selectFrom('projects').select('icon_key').where('id', '=', p.id).executeTakeFirstOrThrow();
+      const old = await repo.iconKey(p.id);
       await storage.put(key, img.data);
-      await db.updateTable('projects').set({ icon_key: key, updated_at: new Date() }).where('id', '=', p.id).execute();
-      if (old.icon_key && old.icon_key !== key) await storage.delete(old.icon_key);
+      await repo.setIconKey(p.id, key);
+      if (old && old !== key) await storage.delete(old);
       return { ok: true, url: `/api/crm/projects/${encodeURIComponent(p.name)}/icon` };
     },
 
     /** GET /projects/:name/icon. @throws 404 when none. */
     async getIcon(actor: Actor, name: string) {
       const p = await ref(actor, name);
-      const row = await db.selectFrom('projects').select('icon_key').where('id', '=', p.id).executeTakeFirstOrThrow();
-      const data = row.icon_key ? await storage.get(row.icon_key) : undefined;
-      if (!row.icon_key || !data) throw new NotFound('This project has no icon.', 'icon_not_found');
-      return { data, mime: IMAGE_MIME[path.extname(row.icon_key).slice(1) as ImageKind] ?? 'application/octet-stream' };
+      const key = await repo.iconKey(p.id);
+      const data = key ? await storage.get(key) : undefined;
+      if (!key || !data) throw new NotFound('This project has no icon.', 'icon_not_found');
+      return { data, mime: IMAGE_MIME[path.extname(key).slice(1) as ImageKind] ?? 'application/octet-stream' };
     },
 
     /**
@@ -396,15 +331,17 @@ export function createProjectsService(deps: {
           'unknown_category',
           `Unknown log category; use one of ${Object.keys(LOG_CATEGORIES).join(', ')}.`,
         );
-      let query = db
-        .selectFrom('activity_log')
-        .select(['id', 'type', 'actor', 'title', 'detail', 'worker_id', 'created_at'])
-        .where('project_id', '=', p.id);
-      if (prefixes.length)
-        query = query.where((eb) =>
-          eb.or(prefixes.map((pre) => (pre.endsWith('_') ? eb('type', 'like', `${pre}%`) : eb('type', '=', pre)))),
-        );
-      const rows = (await query.orderBy('id', 'desc').limit(q.lines).execute()).reverse();
+      // A category entry ending in `_` is a type prefix; any other is an exact type.
+      const rows = (
+        await activity.list(
+          {
+            projectId: p.id,
+            types: prefixes.filter((pre) => !pre.endsWith('_')),
+            prefixes: prefixes.filter((pre) => pre.endsWith('_')),
+          },
+          q.lines,
+        )
+      ).reverse();
       return {
         category: q.category,
         entries: rows.map((r) => ({
@@ -441,15 +378,7 @@ export function createProjectsService(deps: {
       if (nDays < 1) throw new BadRequest('invalid_range', '`since` must not be after `until`.');
       if (nDays > 366) throw new BadRequest('invalid_range', 'The range may span at most 366 days.');
       const end = new Date(until.getTime() + 86_400_000);
-      const dayExpr = sql<string>`to_char(created_at at time zone 'UTC', 'YYYY-MM-DD')`;
-      const events = await db
-        .selectFrom('activity_log')
-        .select([dayExpr.as('day'), 'type', (eb) => eb.fn.countAll<number>().as('n')])
-        .where('project_id', '=', p.id)
-        .where('created_at', '>=', since)
-        .where('created_at', '<', end)
-        .groupBy([dayExpr, 'type'])
-        .execute();
+      const events = await activity.countByDay(p.id, since, end);
       const tokens = await usage.dailyForProject(p.id, since, end);
       const days = Array.from({ length: nDays }, (_, i) => ({
         date: new Date(since.getTime() + i * 86_400_000).toISOString().slice(0, 10),
@@ -481,12 +410,14 @@ export function createProjectsService(deps: {
     async bindActiveIssue(actor: Actor, name: string, body: { issue_id: number; title?: string }) {
       const p = await ref(actor, name);
       const title = body.title?.trim() || null;
-      const row = await db.transaction().execute(async (tx) => {
-        const r = await tx
-          .insertInto('active_issue_bindings')
-          .values({ project_id: p.id, user_id: actor.id, issue_id: body.issue_id, title, source: 'web' })
-          .returning(['issue_id', 'title', 'created_at'])
-          .executeTakeFirstOrThrow();
+      const row = await repo.transaction(async (tx) => {
+        const r = await repo.insertBinding(tx, {
+          projectId: p.id,
+          userId: actor.id,
+          issueId: body.issue_id,
+          title,
+          source: 'web',
+        });
         await activity.record(
           {
             type: 'session_active_issue',
@@ -506,14 +437,7 @@ export function createProjectsService(deps: {
     /** GET /projects/:name/active-issue: the latest binding within 7 days, else nulls. */
     async getActiveIssue(actor: Actor, name: string) {
       const p = await ref(actor, name);
-      const row = await db
-        .selectFrom('active_issue_bindings')
-        .select(['issue_id', 'title', 'created_at'])
-        .where('project_id', '=', p.id)
-        .where('created_at', '>=', new Date(Date.now() - 7 * 86_400_000))
-        .orderBy('created_at', 'desc')
-        .orderBy('id', 'desc')
-        .executeTakeFirst();
+      const row = await repo.latestBinding(p.id, new Date(Date.now() - 7 * 86_400_000));
       return row
         ? { active_issue_id: row.issue_id, title: row.title, ts: row.created_at }
         : { active_issue_id: null, title: null, ts: null };

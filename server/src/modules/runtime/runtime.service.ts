@@ -11,7 +11,8 @@
  * `interrupted` (tools may have acted; the user retries it explicitly).
  */
 import crypto from 'node:crypto';
-import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Static } from '@sinclair/typebox';
+import type { Transaction } from 'kysely';
 import type { DB } from '../../db/types.ts';
 import type { Actor } from '../../http/auth.ts';
 import type { Access, ProjectRef } from '../../access/access.ts';
@@ -31,6 +32,10 @@ import type { RunEvents } from './events.ts';
 import { MODEL_TIERS, pickModelPlan } from './model-tiers.ts';
 import { buildSystem } from './context.ts';
 import { STALE_RUN_MS } from './status.ts';
+import type { RunRow, RunStatus, RuntimeRepo } from './runtime.repo.ts';
+import type { ProjectsRepo } from '../projects/projects.repo.ts';
+import type { WorkersRepo } from '../workers/workers.repo.ts';
+import type * as S from './runtime.schemas.ts';
 
 /** A run's heartbeat interval while it waits on a long model call (ms). */
 export const HEARTBEAT_MS = 20_000;
@@ -44,7 +49,12 @@ const PROMPT_MAX_TOKENS = 1500;
 const HISTORY_MESSAGES = 20;
 
 export interface RuntimeDeps {
-  db: Kysely<DB>;
+  /** Runs and chat messages. */
+  repo: RuntimeRepo;
+  /** The project a run acts in. */
+  projects: Pick<ProjectsRepo, 'record'>;
+  /** The workers runs are for, and their runtime state (working, idle, current skill). */
+  workers: Pick<WorkersRepo, 'pick' | 'ids' | 'full' | 'markWorking' | 'setCurrentSkill' | 'lockWorking' | 'setIdle'>;
   access: Access;
   activity: ActivityLog;
   jobs: JobQueue;
@@ -67,35 +77,14 @@ export interface SubmitBody {
   model?: string;
 }
 
-type RunRow = DB['agent_runs'] extends infer T ? { [K in keyof T]: any } : never;
-
-/** A run as the API shows it (`GET /projects/:name/runs/:id`). */
-export interface RunView {
-  id: number;
-  worker_id: number;
-  message_id: number;
-  status: 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
-  model: string | null;
-  requested_model: string | null;
-  cascade: boolean;
-  turns: number;
-  tool_calls: Array<{ turn: number; tool: string; is_error: boolean; summary: string }>;
-  error: string | null;
-  error_message: string | null;
-  reply_message_id: number | null;
-  reply: string | null;
-  usage: { input_tokens: number; output_tokens: number; cache_tokens: number; total_tokens: number };
-  timings: { queue_ms: number | null; prep_ms: number | null; gen_ms: number | null; total_ms: number | null };
-  retry_of: number | null;
-  created_at: Date;
-  started_at: Date | null;
-  finished_at: Date | null;
-}
+/** A run as the API shows it (`GET /projects/:name/runs/:id`; the `Run` response schema). */
+export type RunView = Static<typeof S.Run>;
 
 const ms = (from: Date | number, to: Date | number = Date.now()) => Math.max(0, Math.round(+to - +from));
 
+/** The worker runtime (module header); built once by the composition root, started by its lifecycle. */
 export function createRuntimeService(deps: RuntimeDeps) {
-  const { db } = deps;
+  const { repo } = deps;
   const instanceId = crypto.randomUUID();
   /** Abort controllers of the runs executing in this process. */
   const local = new Map<number, AbortController>();
@@ -129,28 +118,14 @@ export function createRuntimeService(deps: RuntimeDeps) {
   });
 
   async function loadRun(project: ProjectRef, runId: number): Promise<RunView> {
-    const r = await db
-      .selectFrom('agent_runs')
-      .selectAll()
-      .where('id', '=', runId)
-      .where('project_id', '=', project.id)
-      .executeTakeFirst();
+    const r = await repo.run(project.id, runId);
     if (!r) throw new NotFound(`Run ${runId} was not found in this project.`, 'run_not_found');
-    const reply = r.reply_message_id
-      ? ((
-          await db.selectFrom('chat_messages').select('content').where('id', '=', r.reply_message_id).executeTakeFirst()
-        )?.content ?? null)
-      : null;
-    return toView(r as RunRow, reply);
+    const reply = r.reply_message_id ? ((await repo.messageContent(r.reply_message_id)) ?? null) : null;
+    return toView(r, reply);
   }
 
   async function projectWorkers(project: ProjectRef, ids: number[]) {
-    const rows = await db
-      .selectFrom('workers')
-      .select(['id', 'label', 'role'])
-      .where('project_id', '=', project.id)
-      .where('id', 'in', ids)
-      .execute();
+    const rows = await deps.workers.pick(project.id, ids);
     for (const id of ids)
       if (!rows.some((r) => r.id === id))
         throw new NotFound(`Worker ${id} was not found in this project.`, 'worker_not_found');
@@ -204,21 +179,17 @@ export function createRuntimeService(deps: RuntimeDeps) {
   ) {
     const runIds: number[] = [];
     for (const workerId of workerIds) {
-      const run = await tx
-        .insertInto('agent_runs')
-        .values({
-          project_id: project.id,
-          user_id: userId,
-          worker_id: workerId,
-          message_id: messageId,
-          requested_model: model,
-          retry_of: retryOf,
-          engine: deps.agentEngine.name,
-        })
-        .returning('id')
-        .executeTakeFirstOrThrow();
-      await deps.jobs.send('runtime.run', { run_id: run.id }, { tx });
-      runIds.push(run.id);
+      const runId = await repo.insertRun(tx, {
+        projectId: project.id,
+        userId,
+        workerId,
+        messageId,
+        requestedModel: model,
+        retryOf,
+        engine: deps.agentEngine.name,
+      });
+      await deps.jobs.send('runtime.run', { run_id: runId }, { tx });
+      runIds.push(runId);
     }
     return runIds;
   }
@@ -229,34 +200,24 @@ export function createRuntimeService(deps: RuntimeDeps) {
     result: Pick<AgentRunResult, 'status' | 'text' | 'turns' | 'toolCalls' | 'error'> & { model?: string | null },
     extra: { prep_ms?: number | null; gen_ms?: number | null } = {},
   ) {
-    const status = await db.transaction().execute(async (tx) => {
-      const cur = await tx
-        .selectFrom('agent_runs')
-        .select(['status', 'created_at', 'queue_ms'])
-        .where('id', '=', run.id)
-        .forUpdate()
-        .executeTakeFirstOrThrow();
+    const status = await repo.transaction(async (tx) => {
+      const cur = await repo.lockRun(tx, run.id);
       if (cur.status !== 'running') return cur.status;
       let replyId: number | null = null;
       if (result.text.trim()) {
-        const m = await tx
-          .insertInto('chat_messages')
-          .values({
-            project_id: run.project_id,
-            user_id: run.user_id,
-            worker_id: run.worker_id,
-            recipients: JSON.stringify([run.worker_id]),
-            role: 'assistant',
-            content: result.text,
-            run_id: run.id,
-          })
-          .returning('id')
-          .executeTakeFirstOrThrow();
-        replyId = m.id;
+        replyId = await repo.insertMessage(tx, {
+          projectId: run.project_id,
+          userId: run.user_id,
+          workerId: run.worker_id,
+          recipients: [run.worker_id],
+          role: 'assistant',
+          content: result.text,
+          runId: run.id,
+        });
       }
-      await tx
-        .updateTable('agent_runs')
-        .set({
+      await repo.updateRun(
+        run.id,
+        {
           status: result.status,
           turns: result.turns,
           tool_calls: JSON.stringify(result.toolCalls),
@@ -268,48 +229,38 @@ export function createRuntimeService(deps: RuntimeDeps) {
           prep_ms: extra.prep_ms ?? null,
           gen_ms: extra.gen_ms ?? null,
           total_ms: ms(cur.created_at),
-        })
-        .where('id', '=', run.id)
-        .execute();
-      await markIdle(tx, run.worker_id, run.id);
+        },
+        tx,
+      );
+      await idleUnlessBusy(tx, [run.worker_id], ['running'], run.id);
       return result.status;
     });
     deps.events.publish(run.id, { type: 'end', status });
   }
 
-  /** The worker goes idle unless another of its runs is running. */
-  const markIdle = (tx: Kysely<DB> | Transaction<DB>, workerId: number, exceptRun: number) =>
-    tx
-      .updateTable('workers')
-      .set({ status: 'idle', status_started_at: new Date(), current_skill: null })
-      .where('id', '=', workerId)
-      .where('status', '=', 'working')
-      .where(({ not, exists, selectFrom }) =>
-        not(
-          exists(
-            selectFrom('agent_runs')
-              .select('id')
-              .where('worker_id', '=', workerId)
-              .where('status', '=', 'running')
-              .where('id', '<>', exceptRun),
-          ),
-        ),
-      )
-      .execute();
+  /**
+   * The working ones of `workerIds` (every working worker with `null`) go idle unless a run of theirs is in
+   * one of `busy` states (`exceptRun` aside). Inside `tx`, under the workers' row locks: a run claimed
+   * meanwhile marks its worker working only after this decision, so it stays working.
+   */
+  async function idleUnlessBusy(
+    tx: Transaction<DB>,
+    workerIds: number[] | null,
+    busy: RunStatus[],
+    exceptRun?: number,
+  ): Promise<void> {
+    const working = await deps.workers.lockWorking(tx, workerIds);
+    if (!working.length) return;
+    const taken = await repo.workersWithRuns(tx, working, busy, exceptRun);
+    await deps.workers.setIdle(
+      tx,
+      working.filter((id) => !taken.has(id)),
+    );
+  }
 
   /** Conversation of a worker before `messageId` (user messages to it and its replies), oldest first. */
   async function history(projectId: number, workerId: number, messageId: number): Promise<LlmMessage[]> {
-    const rows = await db
-      .selectFrom('chat_messages')
-      .select(['role', 'content'])
-      .where('project_id', '=', projectId)
-      .where('id', '<', messageId)
-      .where((eb) =>
-        eb.or([eb('worker_id', '=', workerId), eb('recipients', '@>', sql<any>`${JSON.stringify([workerId])}::jsonb`)]),
-      )
-      .orderBy('id', 'desc')
-      .limit(HISTORY_MESSAGES)
-      .execute();
+    const rows = await repo.conversation(projectId, workerId, messageId, HISTORY_MESSAGES);
     const out: LlmMessage[] = [];
     for (const r of rows.reverse()) {
       const last = out[out.length - 1];
@@ -349,20 +300,16 @@ export function createRuntimeService(deps: RuntimeDeps) {
       const key = await keyFor(project);
       for (const id of ids) await ensureBudget(project, id, key);
       await deps.jobs.start();
-      return db.transaction().execute(async (tx) => {
-        const msg = await tx
-          .insertInto('chat_messages')
-          .values({
-            project_id: project.id,
-            user_id: actor.id,
-            worker_id: ids.length === 1 ? ids[0] : null,
-            recipients: JSON.stringify(ids),
-            role: 'user',
-            content: body.text,
-          })
-          .returning('id')
-          .executeTakeFirstOrThrow();
-        const runIds = await enqueueRuns(tx, project, actor.id, msg.id, ids, body.model ?? null, null);
+      return repo.transaction(async (tx) => {
+        const messageId = await repo.insertMessage(tx, {
+          projectId: project.id,
+          userId: actor.id,
+          workerId: ids.length === 1 ? ids[0] : null,
+          recipients: ids,
+          role: 'user',
+          content: body.text,
+        });
+        const runIds = await enqueueRuns(tx, project, actor.id, messageId, ids, body.model ?? null, null);
         await deps.activity.record(
           {
             type: 'browser_chat_message',
@@ -372,12 +319,12 @@ export function createRuntimeService(deps: RuntimeDeps) {
             workerId: ids.length === 1 ? ids[0] : null,
             title: `Message to ${workers.map((w) => w.label).join(', ')}`,
             detail: body.text.slice(0, 280),
-            payload: { message_id: msg.id, run_ids: runIds, worker_ids: ids },
+            payload: { message_id: messageId, run_ids: runIds, worker_ids: ids },
           },
           tx,
         );
         opts.beforeCommit?.(runIds);
-        return { message_id: msg.id, run_ids: runIds };
+        return { message_id: messageId, run_ids: runIds };
       });
     },
 
@@ -416,11 +363,9 @@ export function createRuntimeService(deps: RuntimeDeps) {
         );
       await ensureBudget(project, run.worker_id, await keyFor(project));
       await deps.jobs.start();
-      const [id] = await db
-        .transaction()
-        .execute((tx) =>
-          enqueueRuns(tx, project, actor.id, run.message_id, [run.worker_id], run.requested_model, run.id),
-        );
+      const [id] = await repo.transaction((tx) =>
+        enqueueRuns(tx, project, actor.id, run.message_id, [run.worker_id], run.requested_model, run.id),
+      );
       return { run_id: id, retry_of: run.id };
     },
 
@@ -434,33 +379,11 @@ export function createRuntimeService(deps: RuntimeDeps) {
       const ids =
         workerId !== undefined
           ? (await projectWorkers(project, [workerId])).map((w) => w.id)
-          : (await db.selectFrom('workers').select('id').where('project_id', '=', project.id).execute()).map(
-              (w) => w.id,
-            );
+          : await deps.workers.ids(project.id);
       if (!ids.length) return { ok: true, worker_ids: [], cancelled: [] };
-      const live = await db
-        .selectFrom('agent_runs')
-        .select(['id', 'worker_id'])
-        .where('worker_id', 'in', ids)
-        .where('status', 'in', ['queued', 'running'])
-        .execute();
+      const live = await repo.liveRuns(ids);
       for (const r of live) await stopRun(r.id, r.worker_id);
-      await db
-        .updateTable('workers')
-        .set({ status: 'idle', status_started_at: new Date(), current_skill: null })
-        .where('id', 'in', ids)
-        .where('status', '=', 'working')
-        .where(({ not, exists, selectFrom }) =>
-          not(
-            exists(
-              selectFrom('agent_runs')
-                .select('id')
-                .whereRef('agent_runs.worker_id', '=', 'workers.id')
-                .where('status', '=', 'running'),
-            ),
-          ),
-        )
-        .execute();
+      await repo.transaction((tx) => idleUnlessBusy(tx, ids, ['running']));
       return { ok: true, worker_ids: ids, cancelled: live.map((r) => r.id) };
     },
 
@@ -519,19 +442,7 @@ export function createRuntimeService(deps: RuntimeDeps) {
 
     /** The job handler: execute run `runId` if it is still queued (atomic claim). Never throws for run failures. */
     async execute(runId: number) {
-      const claimed = await db
-        .updateTable('agent_runs')
-        .set({
-          status: 'running',
-          started_at: new Date(),
-          heartbeat_at: new Date(),
-          instance_id: instanceId,
-          queue_ms: sql<number>`greatest(0, (extract(epoch from (now() - created_at)) * 1000)::int)`,
-        })
-        .where('id', '=', runId)
-        .where('status', '=', 'queued')
-        .returningAll()
-        .executeTakeFirst();
+      const claimed = await repo.claim(runId, instanceId);
       if (!claimed) return;
       const started = Date.now();
       const run = {
@@ -545,43 +456,25 @@ export function createRuntimeService(deps: RuntimeDeps) {
       const ac = new AbortController();
       local.set(runId, ac);
       const beat = setInterval(() => {
-        db.updateTable('agent_runs')
-          .set({ heartbeat_at: new Date() })
-          .where('id', '=', runId)
-          .where('status', '=', 'running')
-          .execute()
-          .catch(() => {});
+        repo.heartbeat(runId).catch(() => {});
       }, HEARTBEAT_MS);
       beat.unref();
       try {
-        await db
-          .updateTable('workers')
-          .set({
-            status: 'working',
-            status_started_at: sql`case when status = 'working' and status_started_at is not null then status_started_at else now() end`,
-          })
-          .where('id', '=', claimed.worker_id)
-          .execute();
-        const p = await db
-          .selectFrom('projects')
-          .select(['id', 'owner_id', 'name', 'display_name', 'trial_mode', 'config', 'protocol'])
-          .where('id', '=', claimed.project_id)
-          .executeTakeFirst();
-        const w = await db
-          .selectFrom('workers')
-          .selectAll()
-          .where('id', '=', claimed.worker_id)
-          .where('project_id', '=', claimed.project_id)
-          .executeTakeFirst();
-        const msg = await db
-          .selectFrom('chat_messages')
-          .select(['content'])
-          .where('id', '=', claimed.message_id)
-          .executeTakeFirst();
-        if (!p || !w || !msg) return await fail('worker_not_found', 'The worker or its message no longer exists.');
+        await deps.workers.markWorking(claimed.worker_id);
+        const p = await deps.projects.record(claimed.project_id);
+        const w = await deps.workers.full(claimed.project_id, claimed.worker_id);
+        const content = await repo.messageContent(claimed.message_id);
+        if (!p || !w || content === undefined)
+          return await fail('worker_not_found', 'The worker or its message no longer exists.');
+        const msg = { content };
         const project: ProjectRef & { protocol: string } = {
-          ...p,
+          id: p.id,
+          owner_id: p.owner_id,
+          name: p.name,
+          display_name: p.display_name,
+          trial_mode: p.trial_mode,
           config: (p.config ?? {}) as Record<string, unknown>,
+          protocol: p.protocol,
           dir: deps.access.projectDir(p.id),
         };
         const worker: RunWorker & {
@@ -652,11 +545,7 @@ export function createRuntimeService(deps: RuntimeDeps) {
           workerModel: worker.model,
           role: worker.role,
         });
-        await db
-          .updateTable('agent_runs')
-          .set({ model: plan.models[0], cascade: plan.cascade })
-          .where('id', '=', runId)
-          .execute();
+        await repo.updateRun(runId, { model: plan.models[0], cascade: plan.cascade });
         if (plan.reason === 'optimize')
           await act('cascade_applied', `Cascade from ${plan.tier}`, plan.models[0], {
             tier: plan.tier,
@@ -686,9 +575,7 @@ export function createRuntimeService(deps: RuntimeDeps) {
           userId: project.owner_id,
           ports,
           activity: act,
-          setCurrentSkill: async (skill) => {
-            await db.updateTable('workers').set({ current_skill: skill }).where('id', '=', worker.id).execute();
-          },
+          setCurrentSkill: (skill) => deps.workers.setCurrentSkill(worker.id, skill),
           signal: ac.signal,
         };
         const totals = { input_tokens: 0, output_tokens: 0, cache_tokens: 0, total_tokens: 0 };
@@ -754,19 +641,10 @@ export function createRuntimeService(deps: RuntimeDeps) {
                 usage,
                 reservationId: id,
               });
-              await db
-                .updateTable('agent_runs')
-                .set({ ...totals, model })
-                .where('id', '=', runId)
-                .execute();
+              await repo.updateRun(runId, { ...totals, model });
             },
             async beforeTurn(turn) {
-              const row = await db
-                .updateTable('agent_runs')
-                .set({ heartbeat_at: new Date(), turns: turn - 1 })
-                .where('id', '=', runId)
-                .returning(['cancel_requested'])
-                .executeTakeFirst();
+              const row = await repo.beginTurn(runId, turn - 1);
               if (!row || row.cancel_requested) throw new RunStop('cancelled', 'The run was cancelled.');
             },
             async onEscalate(e) {
@@ -796,75 +674,35 @@ export function createRuntimeService(deps: RuntimeDeps) {
      */
     async reconcile() {
       const stale = new Date(Date.now() - STALE_RUN_MS);
-      const rows = await db
-        .selectFrom('agent_runs')
-        .select(['id', 'turns', 'worker_id', 'project_id', 'user_id'])
-        .where('status', '=', 'running')
-        .where((eb) => eb.or([eb('heartbeat_at', '<', stale), eb('heartbeat_at', 'is', null)]))
-        .execute();
+      const rows = await repo.staleRunning(stale);
       const requeued: number[] = [];
       const failed: number[] = [];
       if (rows.length) await deps.jobs.start(); // starting the queue inside the transaction below would deadlock PGlite
       for (const r of rows) {
         if (local.has(r.id)) continue;
         if (r.turns === 0) {
-          const ok = await db.transaction().execute(async (tx) => {
-            const u = await tx
-              .updateTable('agent_runs')
-              .set({ status: 'queued', started_at: null, heartbeat_at: null, instance_id: null })
-              .where('id', '=', r.id)
-              .where('status', '=', 'running')
-              .executeTakeFirst();
-            if (!Number(u.numUpdatedRows)) return false;
+          const ok = await repo.transaction(async (tx) => {
+            if (!(await repo.requeue(tx, r.id))) return false;
             await deps.jobs.send('runtime.run', { run_id: r.id }, { tx });
             return true;
           });
           if (ok) requeued.push(r.id);
         } else {
-          const u = await db
-            .updateTable('agent_runs')
-            .set({
-              status: 'failed',
-              error: 'interrupted',
-              error_message: 'The service stopped during this run; retry it.',
-              finished_at: new Date(),
-            })
-            .where('id', '=', r.id)
-            .where('status', '=', 'running')
-            .executeTakeFirst();
-          if (Number(u.numUpdatedRows)) failed.push(r.id);
+          const ended = await repo.endRunning(r.id, {
+            status: 'failed',
+            error: 'interrupted',
+            message: 'The service stopped during this run; retry it.',
+          });
+          if (ended) failed.push(r.id);
         }
       }
       // Workers left working by a dead process (no running run) go idle.
-      await db
-        .updateTable('workers')
-        .set({ status: 'idle', status_started_at: new Date(), current_skill: null })
-        .where('status', '=', 'working')
-        .where(({ not, exists, selectFrom }) =>
-          not(
-            exists(
-              selectFrom('agent_runs')
-                .select('id')
-                .whereRef('agent_runs.worker_id', '=', 'workers.id')
-                .where('status', 'in', ['running', 'queued']),
-            ),
-          ),
-        )
-        .execute();
+      await repo.transaction((tx) => idleUnlessBusy(tx, null, ['running', 'queued']));
       return { requeued, failed };
     },
 
     /** Whether a run of the worker is running with a fresh heartbeat (a live session). */
-    async hasLiveRun(workerId: number): Promise<boolean> {
-      const row = await db
-        .selectFrom('agent_runs')
-        .select('id')
-        .where('worker_id', '=', workerId)
-        .where('status', '=', 'running')
-        .where('heartbeat_at', '>', new Date(Date.now() - STALE_RUN_MS))
-        .executeTakeFirst();
-      return !!row;
-    },
+    hasLiveRun: (workerId: number): Promise<boolean> => repo.hasLiveRun(workerId, new Date(Date.now() - STALE_RUN_MS)),
 
     /** Abort every run executing in this process (shutdown). */
     abortAll() {
@@ -895,42 +733,20 @@ export function createRuntimeService(deps: RuntimeDeps) {
 
   /** Cancel a queued run now, or ask a running one to stop. */
   async function stopRun(runId: number, workerId: number) {
-    const q = await db
-      .updateTable('agent_runs')
-      .set({
-        status: 'cancelled',
-        error: 'cancelled',
-        error_message: 'Cancelled before it started.',
-        finished_at: new Date(),
-      })
-      .where('id', '=', runId)
-      .where('status', '=', 'queued')
-      .executeTakeFirst();
-    if (Number(q.numUpdatedRows)) return deps.events.publish(runId, { type: 'end', status: 'cancelled' });
-    const r = await db
-      .updateTable('agent_runs')
-      .set({ cancel_requested: true })
-      .where('id', '=', runId)
-      .where('status', '=', 'running')
-      .returning(['heartbeat_at'])
-      .executeTakeFirst();
+    if (await repo.cancelQueued(runId, 'Cancelled before it started.'))
+      return deps.events.publish(runId, { type: 'end', status: 'cancelled' });
+    const r = await repo.requestCancel(runId);
     if (!r) return;
     const ac = local.get(runId);
     if (ac) return ac.abort();
     if (!r.heartbeat_at || +r.heartbeat_at < Date.now() - STALE_RUN_MS) {
       // Its process is gone: nobody will notice the request, so end it here.
-      await db
-        .updateTable('agent_runs')
-        .set({
-          status: 'cancelled',
-          error: 'cancelled',
-          error_message: 'Cancelled; its process had stopped.',
-          finished_at: new Date(),
-        })
-        .where('id', '=', runId)
-        .where('status', '=', 'running')
-        .execute();
-      await markIdle(db, workerId, runId);
+      await repo.endRunning(runId, {
+        status: 'cancelled',
+        error: 'cancelled',
+        message: 'Cancelled; its process had stopped.',
+      });
+      await repo.transaction((tx) => idleUnlessBusy(tx, [workerId], ['running'], runId));
     }
   }
 

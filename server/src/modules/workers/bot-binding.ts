@@ -2,10 +2,11 @@
  * Binding a messenger bot token to a worker: validated with `getMe` before any transaction (no network
  * inside a transaction), stored sealed with the bot's id and username; one bot serves one worker.
  */
-import type { Kysely, Transaction } from 'kysely';
+import type { Transaction } from 'kysely';
 import type { DB } from '../../db/types.ts';
 import { BadRequest, Conflict, Upstream } from '../../http/errors.ts';
 import type { Sealer } from '../../secrets/crypto.ts';
+import type { WorkersRepo } from './workers.repo.ts';
 import { MessengerUnavailable, type BotIdentity, type Messenger } from '../../providers/messenger/messenger.ts';
 
 /**
@@ -26,34 +27,21 @@ export async function validateBotToken(messenger: Messenger, token: string): Pro
 }
 
 /**
- * Store the sealed token on the worker.
+ * Store the sealed token on the worker, through the workers repository; inside a transaction pass it as `tx`.
  * @throws Conflict 409 `bot_already_bound` when this bot is bound to another worker.
  */
 export async function bindBot(
-  tx: Transaction<DB> | Kysely<DB>,
+  repo: Pick<WorkersRepo, 'botHolder' | 'setBot'>,
   sealer: Sealer,
   workerId: number,
   token: string,
   bot: BotIdentity,
+  tx?: Transaction<DB>,
 ): Promise<void> {
-  const other = await tx
-    .selectFrom('workers')
-    .select('id')
-    .where('messenger_bot_id', '=', bot.id)
-    .where('id', '!=', workerId)
-    .executeTakeFirst();
-  if (other) throw new Conflict('bot_already_bound', 'This bot is already bound to another worker.');
+  if (await repo.botHolder(bot.id, workerId, tx))
+    throw new Conflict('bot_already_bound', 'This bot is already bound to another worker.');
   try {
-    await tx
-      .updateTable('workers')
-      .set({
-        messenger_token_enc: sealer.seal(token.trim()),
-        messenger_bot_id: bot.id,
-        messenger_bot_username: bot.username,
-        updated_at: new Date(),
-      })
-      .where('id', '=', workerId)
-      .execute();
+    await repo.setBot(workerId, { tokenEnc: sealer.seal(token.trim()), botId: bot.id, username: bot.username }, tx);
   } catch (err) {
     if ((err as { code?: string }).code === '23505')
       throw new Conflict('bot_already_bound', 'This bot is already bound to another worker.');

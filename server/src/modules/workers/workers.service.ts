@@ -4,7 +4,7 @@
  * worker (bind, read masked, remove, notify), activity feed and runtime figures.
  */
 import path from 'node:path';
-import type { Kysely } from 'kysely';
+import type { Updateable } from 'kysely';
 import type { DB } from '../../db/types.ts';
 import type { Actor } from '../../http/auth.ts';
 import { Forbidden, NotFound, Upstream } from '../../http/errors.ts';
@@ -14,19 +14,11 @@ import type { BlobStorage } from '../../storage/storage.ts';
 import type { Sealer } from '../../secrets/crypto.ts';
 import { MessengerUnavailable, type InlineButton, type Messenger } from '../../providers/messenger/messenger.ts';
 import { reportedWorkerStatus } from '../runtime/status.ts';
-import { ownerProjectIds } from '../projects/projects.repo.ts';
+import type { ProjectsRepo } from '../projects/projects.repo.ts';
 import type { UsageService } from '../usage/usage.service.ts';
 import { WORKER_PRESETS } from './presets.ts';
 import { MODEL_TIERS } from '../runtime/model-tiers.ts';
-import {
-  insertWorkers,
-  normalizeWorker,
-  toWorkerView,
-  countWorkers,
-  WORKER_COLUMNS,
-  type WorkerInput,
-  type WorkerView,
-} from './workers.repo.ts';
+import { normalizeWorker, toWorkerView, type WorkerInput, type WorkerView, type WorkersRepo } from './workers.repo.ts';
 import { bindBot, maskBotToken, validateBotToken } from './bot-binding.ts';
 import { IMAGE_MIME, type ImageKind } from './images.ts';
 
@@ -44,8 +36,13 @@ export const WORKER_ACTIVITY_TYPES = [
 /** A terminal session is live when its heartbeat (`session_seen_at`) is this recent. */
 export const SESSION_LIVE_MS = 60 * 1000;
 
-export function createWorkersService(deps: {
-  db: Kysely<DB>;
+/** What the workers service uses. */
+export interface WorkersDeps {
+  repo: WorkersRepo;
+  /** The owner's projects (plan limit, `GET /workers`) and, for the operator, every worker's project. */
+  projects: Pick<ProjectsRepo, 'ownerProjectIds' | 'ownedBy' | 'namesAndOwners'>;
+  /** Owner e-mails of the operator's `GET /workers` (the accounts area). */
+  accounts: { emails(userIds: number[]): Promise<Map<number, string>> };
   access: Access;
   activity: ActivityLog;
   storage: BlobStorage;
@@ -58,24 +55,15 @@ export function createWorkersService(deps: {
   >;
   /** Whether an agent run of the worker is live (the runtime area). */
   runs: { hasLiveRun(workerId: number): Promise<boolean> };
-}) {
-  const { db, access, activity, storage, sealer, messenger } = deps;
+}
+
+/** The workers service (module header); built once by the composition root. */
+export function createWorkersService(deps: WorkersDeps) {
+  const { repo, access, activity, storage, sealer, messenger } = deps;
 
   /** The worker `id` of project `p`. @throws 404 `worker_not_found`. */
   async function workerRow(p: ProjectRef, id: number) {
-    const row = await db
-      .selectFrom('workers')
-      .select([
-        ...WORKER_COLUMNS,
-        'workers.messenger_token_enc',
-        'workers.status',
-        'workers.status_started_at',
-        'workers.current_skill',
-        'workers.session_seen_at',
-      ])
-      .where('workers.project_id', '=', p.id)
-      .where('workers.id', '=', id)
-      .executeTakeFirst();
+    const row = await repo.row(p.id, id);
     if (!row) throw new NotFound(`Worker ${id} was not found in this project.`, 'worker_not_found');
     return row;
   }
@@ -83,24 +71,26 @@ export function createWorkersService(deps: {
   return {
     /** GET /workers: the caller's workers across projects; the operator sees every user's (with `owner_email`). */
     async listAll(actor: Actor) {
-      let q = db
-        .selectFrom('workers')
-        .innerJoin('projects', 'projects.id', 'workers.project_id')
-        .innerJoin('users', 'users.id', 'projects.owner_id')
-        .select([
-          'workers.id',
-          'workers.label',
-          'workers.icon',
-          'workers.type',
-          'workers.model',
-          'workers.tools',
-          'workers.context_assets',
-          'projects.name as project_name',
-          'users.email as owner_email',
-        ]);
-      if (!actor.isOperator) q = q.where('projects.owner_id', '=', actor.id);
-      const rows = await q.orderBy('projects.id').orderBy('workers.position').orderBy('workers.id').execute();
-      return { workers: rows.map(({ owner_email, ...r }) => (actor.isOperator ? { ...r, owner_email } : r)) };
+      if (!actor.isOperator) {
+        const names = new Map((await deps.projects.ownedBy(actor.id)).map((p) => [p.id, p.name]));
+        const rows = await repo.summaries([...names.keys()]);
+        return {
+          workers: rows.flatMap(({ project_id, ...r }) => {
+            const project_name = names.get(project_id);
+            return project_name === undefined ? [] : [{ ...r, project_name }];
+          }),
+        };
+      }
+      const rows = await repo.summaries(null);
+      const projects = await deps.projects.namesAndOwners([...new Set(rows.map((r) => r.project_id))]);
+      const emails = await deps.accounts.emails([...new Set([...projects.values()].map((p) => p.owner_id))]);
+      return {
+        workers: rows.flatMap(({ project_id, ...r }) => {
+          const p = projects.get(project_id);
+          const owner_email = p && emails.get(p.owner_id);
+          return p && owner_email !== undefined ? [{ ...r, project_name: p.name, owner_email }] : [];
+        }),
+      };
     },
 
     /** GET /workers/presets: the 13 presets. */
@@ -111,12 +101,7 @@ export function createWorkersService(deps: {
 
     /** GET /workers/templates: the caller's templates and public ones. */
     async listTemplates(actor: Actor) {
-      const rows = await db
-        .selectFrom('worker_templates')
-        .selectAll()
-        .where((eb) => eb.or([eb('owner_id', '=', actor.id), eb('is_public', '=', true)]))
-        .orderBy('id')
-        .execute();
+      const rows = await repo.templatesFor(actor.id);
       return { templates: rows.map(({ owner_id, ...r }) => ({ ...r, owner: owner_id === actor.id })) };
     },
     /** POST /workers/templates `{name, description?, config, is_public?}` → `{ok, id}`. */
@@ -124,39 +109,29 @@ export function createWorkersService(deps: {
       actor: Actor,
       body: { name: string; description?: string; config: Record<string, unknown>; is_public?: boolean },
     ) {
-      const row = await db
-        .insertInto('worker_templates')
-        .values({
-          owner_id: actor.id,
-          name: body.name.trim(),
-          description: body.description ?? '',
-          config: JSON.stringify(body.config),
-          is_public: body.is_public ?? false,
-        })
-        .returning('id')
-        .executeTakeFirstOrThrow();
-      return { ok: true, id: row.id };
+      const id = await repo.insertTemplate({
+        ownerId: actor.id,
+        name: body.name.trim(),
+        description: body.description ?? '',
+        config: body.config,
+        isPublic: body.is_public ?? false,
+      });
+      return { ok: true, id };
     },
     /** DELETE /workers/templates/:id: owner only. @throws 404, 403 `not_template_owner`. */
     async deleteTemplate(actor: Actor, id: number) {
-      const row = await db.selectFrom('worker_templates').select('owner_id').where('id', '=', id).executeTakeFirst();
+      const row = await repo.templateOwner(id);
       if (!row) throw new NotFound('Template not found.', 'template_not_found');
       if (row.owner_id !== actor.id)
         throw new Forbidden('Only the owner may delete this template.', 'not_template_owner');
-      await db.deleteFrom('worker_templates').where('id', '=', id).where('owner_id', '=', actor.id).execute();
+      await repo.deleteTemplate(id, actor.id);
       return { ok: true };
     },
 
     /** GET /projects/:name/workers: the project's workers in their order. */
     async list(actor: Actor, name: string): Promise<{ workers: WorkerView[] }> {
       const p = await access.project(actor, name);
-      const rows = await db
-        .selectFrom('workers')
-        .select(WORKER_COLUMNS)
-        .where('workers.project_id', '=', p.id)
-        .orderBy('workers.position')
-        .orderBy('workers.id')
-        .execute();
+      const rows = await repo.listViews(p.id);
       return { workers: rows.map((r) => toWorkerView(r, p.name)) };
     },
 
@@ -168,12 +143,12 @@ export function createWorkersService(deps: {
       const p = await access.project(actor, name);
       const w = normalizeWorker(input);
       const { plan } = await deps.usage.planOf(p.owner_id);
-      return db.transaction().execute(async (tx) => {
+      return repo.transaction(async (tx) => {
         await deps.usage.lockForCreation(tx, p.owner_id);
         deps.usage.assertPlanAllows(plan, actor.isAdmin, {
-          workers: { current: await countWorkers(tx, await ownerProjectIds(tx, p.owner_id)), add: 1 },
+          workers: { current: await repo.count(tx, await deps.projects.ownerProjectIds(p.owner_id, tx)), add: 1 },
         });
-        const [created] = await insertWorkers(tx, p, [w]);
+        const [created] = await repo.insert(tx, p, [w]);
         await activity.record(
           {
             type: 'worker_created',
@@ -216,21 +191,14 @@ export function createWorkersService(deps: {
           patch[k] = typeof input[k] === 'string' && k === 'label' ? (input[k] as string).trim() : input[k];
       for (const k of ['tools', 'focus_dirs', 'context_assets'] as const)
         if (input[k] !== undefined) patch[k] = JSON.stringify(input[k]);
-      const row = await db
-        .updateTable('workers')
-        .set(patch)
-        .where('project_id', '=', p.id)
-        .where('id', '=', id)
-        .returning(WORKER_COLUMNS.map((c) => c.replace('workers.', '')) as any)
-        .executeTakeFirstOrThrow();
-      return toWorkerView(row as any, p.name);
+      return toWorkerView(await repo.update(p.id, id, patch as Updateable<DB['workers']>), p.name);
     },
 
     /** DELETE /projects/:name/workers/:id → `{ok, id}`; its avatar and icon blobs go too. */
     async remove(actor: Actor, name: string, id: number) {
       const p = await access.project(actor, name);
       const w = await workerRow(p, id);
-      await db.deleteFrom('workers').where('project_id', '=', p.id).where('id', '=', id).execute();
+      await repo.remove(p.id, id);
       for (const key of [w.avatar_key, w.icon_key]) if (key) await storage.delete(key);
       return { ok: true, id };
     },
@@ -238,26 +206,13 @@ export function createWorkersService(deps: {
     /** POST /projects/:name/workers/reorder `{order}`: listed ids first (unknown ids ignored), the rest appended in their order. */
     async reorder(actor: Actor, name: string, order: number[]) {
       const p = await access.project(actor, name);
-      return db.transaction().execute(async (tx) => {
-        const rows = await tx
-          .selectFrom('workers')
-          .select('id')
-          .where('project_id', '=', p.id)
-          .orderBy('position')
-          .orderBy('id')
-          .execute();
-        const ids = rows.map((r) => r.id);
+      return repo.transaction(async (tx) => {
+        const ids = await repo.orderedIds(tx, p.id);
         const known = new Set(ids);
         const seen = new Set<number>();
         const first = order.filter((id) => known.has(id) && !seen.has(id) && seen.add(id));
         const final = [...first, ...ids.filter((id) => !seen.has(id))];
-        for (let i = 0; i < final.length; i++)
-          await tx
-            .updateTable('workers')
-            .set({ position: i })
-            .where('project_id', '=', p.id)
-            .where('id', '=', final[i])
-            .execute();
+        for (let i = 0; i < final.length; i++) await repo.setPosition(tx, p.id, final[i], i);
         return { ok: true, count: final.length, order: final };
       });
     },
@@ -279,15 +234,8 @@ export function createWorkersService(deps: {
       const key = `worker-${which}s/${id}.${img.kind}`;
       const old = which === 'icon' ? w.icon_key : w.avatar_key;
       await storage.put(key, img.data);
-      await db
-        .updateTable('workers')
-        .set(
-          which === 'icon'
-            ? { icon_key: key, updated_at: new Date() }
-            : { avatar_key: key, avatar_pack: 'custom', updated_at: new Date() },
-        )
-        .where('id', '=', id)
-        .execute();
+      if (which === 'icon') await repo.setIcon(id, key);
+      else await repo.setAvatar(id, key);
       if (old && old !== key) await storage.delete(old);
       return { ok: true, url: `/api/crm/projects/${encodeURIComponent(p.name)}/workers/${id}/${which}` };
     },
@@ -306,11 +254,7 @@ export function createWorkersService(deps: {
     async deleteAvatar(actor: Actor, name: string, id: number) {
       const p = await access.project(actor, name);
       const w = await workerRow(p, id);
-      await db
-        .updateTable('workers')
-        .set({ avatar_key: null, avatar_pack: 'role', updated_at: new Date() })
-        .where('id', '=', id)
-        .execute();
+      await repo.clearAvatar(id);
       if (w.avatar_key) await storage.delete(w.avatar_key);
       return { ok: true, avatar_pack: 'role' };
     },
@@ -339,7 +283,7 @@ export function createWorkersService(deps: {
       const p = await access.project(actor, name);
       await workerRow(p, id);
       const bot = await validateBotToken(messenger, token);
-      await bindBot(db, sealer, id, token, bot);
+      await bindBot(repo, sealer, id, token, bot);
       await activity.record({
         type: 'worker_bot_bound',
         userId: actor.id,
@@ -356,16 +300,7 @@ export function createWorkersService(deps: {
     async unbindBot(actor: Actor, name: string, id: number) {
       const p = await access.project(actor, name);
       const w = await workerRow(p, id);
-      await db
-        .updateTable('workers')
-        .set({
-          messenger_token_enc: null,
-          messenger_bot_id: null,
-          messenger_bot_username: null,
-          updated_at: new Date(),
-        })
-        .where('id', '=', id)
-        .execute();
+      await repo.clearBot(id);
       return { ok: true, removed: !!w.messenger_token_enc };
     },
 
@@ -383,15 +318,12 @@ export function createWorkersService(deps: {
       const p = await access.project(actor, name);
       const w = await workerRow(p, id);
       if (deps.disableNotify || !w.messenger_token_enc) return { ok: true, sent: false };
-      const owner = await db
-        .selectFrom('users')
-        .select(['id', 'chat_id'])
-        .where('id', '=', p.owner_id)
-        .executeTakeFirstOrThrow();
+      // The owner's chat (their chat id, else their user id), through the access rules.
+      const { actor: owner } = await access.ownerActor(p.id);
       const text = body.event ? `[${body.event}] ${body.text}` : body.text;
       try {
         await messenger.sendMessage(sealer.open(w.messenger_token_enc), {
-          chatId: owner.chat_id ?? String(owner.id),
+          chatId: owner.chat_id,
           text,
           buttons: body.buttons?.length ? body.buttons.map((b) => [b]) : undefined,
         });
@@ -438,16 +370,7 @@ export function createWorkersService(deps: {
     async activity(actor: Actor, name: string, id: number) {
       const p = await access.project(actor, name);
       await workerRow(p, id);
-      const logs = await db
-        .selectFrom('activity_log')
-        .select(['type', 'title', 'detail', 'created_at'])
-        .where('project_id', '=', p.id)
-        .where('worker_id', '=', id)
-        .where('type', 'in', WORKER_ACTIVITY_TYPES)
-        .orderBy('created_at', 'desc')
-        .orderBy('id', 'desc')
-        .limit(50)
-        .execute();
+      const logs = await activity.list({ projectId: p.id, workerId: id, types: WORKER_ACTIVITY_TYPES }, 50);
       const days = await deps.usage.dailyForWorker(id, 50);
       const events = [
         ...logs.map((l) => ({ type: l.type, title: l.title ?? l.type, detail: l.detail, when: l.created_at })),

@@ -1,0 +1,282 @@
+/**
+ * SQL of the worker runtime: `agent_runs` and `chat_messages` (a user's message is stored with its runs in
+ * one transaction, and a run's reply with its final state). Projects and workers are read through their
+ * own repositories; the chat area reads messages and run states here.
+ */
+import { type ExpressionBuilder, type Kysely, type Selectable, sql, type Transaction, type Updateable } from 'kysely';
+import type { DB } from '../../db/types.ts';
+
+type Executor = Kysely<DB> | Transaction<DB>;
+
+/** A run row as stored. */
+export type RunRow = Selectable<DB['agent_runs']>;
+/** The states of a run. */
+export type RunStatus = RunRow['status'];
+
+/** Messages that went to `workerId` (alone or among several) or that it wrote. */
+const toOrFrom = (workerId: number) => (eb: ExpressionBuilder<DB, 'chat_messages'>) =>
+  eb.or([eb('worker_id', '=', workerId), eb('recipients', '@>', sql<any>`${JSON.stringify([workerId])}::jsonb`)]);
+
+/** The repository of the worker runtime (see the module header). */
+export function createRuntimeRepo(db: Kysely<DB>) {
+  return {
+    /** Run `fn` in one transaction. */
+    transaction: <T>(fn: (tx: Transaction<DB>) => Promise<T>): Promise<T> => db.transaction().execute(fn),
+
+    /** Store a chat message. @returns its id. */
+    async insertMessage(
+      ex: Executor,
+      m: {
+        projectId: number;
+        userId: number | null;
+        workerId: number | null;
+        recipients: number[];
+        role: 'user' | 'assistant';
+        content: string;
+        runId?: number | null;
+      },
+    ): Promise<number> {
+      const row = await ex
+        .insertInto('chat_messages')
+        .values({
+          project_id: m.projectId,
+          user_id: m.userId,
+          worker_id: m.workerId,
+          recipients: JSON.stringify(m.recipients),
+          role: m.role,
+          content: m.content,
+          ...(m.runId !== undefined ? { run_id: m.runId } : {}),
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      return row.id;
+    },
+
+    /** Store a queued run answering a message. @returns its id. */
+    async insertRun(
+      ex: Executor,
+      r: {
+        projectId: number;
+        userId: number;
+        workerId: number;
+        messageId: number;
+        requestedModel: string | null;
+        retryOf: number | null;
+        engine: string;
+      },
+    ): Promise<number> {
+      const row = await ex
+        .insertInto('agent_runs')
+        .values({
+          project_id: r.projectId,
+          user_id: r.userId,
+          worker_id: r.workerId,
+          message_id: r.messageId,
+          requested_model: r.requestedModel,
+          retry_of: r.retryOf,
+          engine: r.engine,
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      return row.id;
+    },
+
+    /** Run `runId` of project `projectId`, or undefined. */
+    run: (projectId: number, runId: number): Promise<RunRow | undefined> =>
+      db
+        .selectFrom('agent_runs')
+        .selectAll()
+        .where('id', '=', runId)
+        .where('project_id', '=', projectId)
+        .executeTakeFirst(),
+
+    /** The state of run `runId`, or undefined when it does not exist. */
+    async status(runId: number): Promise<RunStatus | undefined> {
+      const r = await db.selectFrom('agent_runs').select('status').where('id', '=', runId).executeTakeFirst();
+      return r?.status;
+    },
+
+    /** The text of message `id`, or undefined. */
+    async messageContent(id: number): Promise<string | undefined> {
+      const r = await db.selectFrom('chat_messages').select('content').where('id', '=', id).executeTakeFirst();
+      return r?.content;
+    },
+
+    /** Lock run `id` for the rest of the transaction. @returns its state, creation time and queue time. */
+    lockRun: (tx: Transaction<DB>, id: number) =>
+      tx
+        .selectFrom('agent_runs')
+        .select(['status', 'created_at', 'queue_ms'])
+        .where('id', '=', id)
+        .forUpdate()
+        .executeTakeFirstOrThrow(),
+
+    /** Change fields of run `id`. */
+    async updateRun(id: number, patch: Updateable<DB['agent_runs']>, ex: Executor = db): Promise<void> {
+      await ex.updateTable('agent_runs').set(patch).where('id', '=', id).execute();
+    },
+
+    /**
+     * Claim run `runId` if it is still queued (queued → running, atomically), recording the instance and the
+     * time it waited (`queue_ms`). @returns the claimed row, or undefined when another claim won.
+     */
+    claim: (runId: number, instanceId: string): Promise<RunRow | undefined> =>
+      db
+        .updateTable('agent_runs')
+        .set({
+          status: 'running',
+          started_at: new Date(),
+          heartbeat_at: new Date(),
+          instance_id: instanceId,
+          queue_ms: sql<number>`greatest(0, (extract(epoch from (now() - created_at)) * 1000)::int)`,
+        })
+        .where('id', '=', runId)
+        .where('status', '=', 'queued')
+        .returningAll()
+        .executeTakeFirst(),
+
+    /** A running run's heartbeat. */
+    async heartbeat(runId: number): Promise<void> {
+      await db
+        .updateTable('agent_runs')
+        .set({ heartbeat_at: new Date() })
+        .where('id', '=', runId)
+        .where('status', '=', 'running')
+        .execute();
+    },
+
+    /** Before a turn: heartbeat and turns done. @returns `cancel_requested`, or undefined when the run is gone. */
+    beginTurn: (runId: number, turnsDone: number) =>
+      db
+        .updateTable('agent_runs')
+        .set({ heartbeat_at: new Date(), turns: turnsDone })
+        .where('id', '=', runId)
+        .returning(['cancel_requested'])
+        .executeTakeFirst(),
+
+    /** Which of `workerIds` have a run in one of `statuses` (other than `exceptRun`). */
+    async workersWithRuns(
+      ex: Executor,
+      workerIds: number[],
+      statuses: RunStatus[],
+      exceptRun?: number,
+    ): Promise<Set<number>> {
+      if (!workerIds.length) return new Set();
+      let q = ex
+        .selectFrom('agent_runs')
+        .select('worker_id')
+        .distinct()
+        .where('worker_id', 'in', workerIds)
+        .where('status', 'in', statuses);
+      if (exceptRun !== undefined) q = q.where('id', '<>', exceptRun);
+      return new Set((await q.execute()).map((r) => r.worker_id));
+    },
+
+    /** Whether a run of the worker is running with a heartbeat after `since`. */
+    async hasLiveRun(workerId: number, since: Date): Promise<boolean> {
+      const row = await db
+        .selectFrom('agent_runs')
+        .select('id')
+        .where('worker_id', '=', workerId)
+        .where('status', '=', 'running')
+        .where('heartbeat_at', '>', since)
+        .executeTakeFirst();
+      return !!row;
+    },
+
+    /** Queued and running runs of the given workers. */
+    liveRuns: (workerIds: number[]) =>
+      db
+        .selectFrom('agent_runs')
+        .select(['id', 'worker_id'])
+        .where('worker_id', 'in', workerIds)
+        .where('status', 'in', ['queued', 'running'])
+        .execute(),
+
+    /** Running runs whose heartbeat is older than `before` (or missing): the crash rule's candidates. */
+    staleRunning: (before: Date) =>
+      db
+        .selectFrom('agent_runs')
+        .select(['id', 'turns', 'worker_id', 'project_id', 'user_id'])
+        .where('status', '=', 'running')
+        .where((eb) => eb.or([eb('heartbeat_at', '<', before), eb('heartbeat_at', 'is', null)]))
+        .execute(),
+
+    /** A running run back to queued (it had not finished a turn). @returns whether it was still running. */
+    async requeue(tx: Transaction<DB>, id: number): Promise<boolean> {
+      const u = await tx
+        .updateTable('agent_runs')
+        .set({ status: 'queued', started_at: null, heartbeat_at: null, instance_id: null })
+        .where('id', '=', id)
+        .where('status', '=', 'running')
+        .executeTakeFirst();
+      return Number(u.numUpdatedRows) > 0;
+    },
+
+    /** End a running run with `status`, `error` and `message`. @returns whether it was still running. */
+    async endRunning(
+      id: number,
+      end: { status: 'failed' | 'cancelled'; error: string; message: string },
+    ): Promise<boolean> {
+      const u = await db
+        .updateTable('agent_runs')
+        .set({ status: end.status, error: end.error, error_message: end.message, finished_at: new Date() })
+        .where('id', '=', id)
+        .where('status', '=', 'running')
+        .executeTakeFirst();
+      return Number(u.numUpdatedRows) > 0;
+    },
+
+    /** Cancel a queued run. @returns whether it was still queued. */
+    async cancelQueued(id: number, message: string): Promise<boolean> {
+      const u = await db
+        .updateTable('agent_runs')
+        .set({ status: 'cancelled', error: 'cancelled', error_message: message, finished_at: new Date() })
+        .where('id', '=', id)
+        .where('status', '=', 'queued')
+        .executeTakeFirst();
+      return Number(u.numUpdatedRows) > 0;
+    },
+
+    /** Ask a running run to stop. @returns its heartbeat, or undefined when it is not running. */
+    requestCancel: (id: number) =>
+      db
+        .updateTable('agent_runs')
+        .set({ cancel_requested: true })
+        .where('id', '=', id)
+        .where('status', '=', 'running')
+        .returning(['heartbeat_at'])
+        .executeTakeFirst(),
+
+    /**
+     * A worker's conversation before message `beforeId` (messages to it, parallel ones included, and its
+     * replies): the newest `limit`, newest first.
+     */
+    conversation: (projectId: number, workerId: number, beforeId: number, limit: number) =>
+      db
+        .selectFrom('chat_messages')
+        .select(['role', 'content'])
+        .where('project_id', '=', projectId)
+        .where('id', '<', beforeId)
+        .where(toOrFrom(workerId))
+        .orderBy('id', 'desc')
+        .limit(limit)
+        .execute(),
+
+    /**
+     * A project's messages, newest first: at most `limit`, with id below `before` when given, and only one
+     * worker's conversation with `workerId`.
+     */
+    messages(projectId: number, q: { workerId?: number; before?: number; limit: number }) {
+      let query = db
+        .selectFrom('chat_messages')
+        .select(['id', 'role', 'worker_id', 'content', 'created_at', 'run_id'])
+        .where('project_id', '=', projectId);
+      if (q.workerId !== undefined) query = query.where(toOrFrom(q.workerId));
+      if (q.before !== undefined) query = query.where('id', '<', q.before);
+      return query.orderBy('id', 'desc').limit(q.limit).execute();
+    },
+  };
+}
+
+export type RuntimeRepo = ReturnType<typeof createRuntimeRepo>;
