@@ -397,18 +397,29 @@ describe('token budgets', () => {
       .insertInto('token_usage')
       .values({ user_id: u.id, project_id: p.id, worker_id: w.id, model: 'm', total_tokens: 94_000 })
       .execute();
-    // Slow answers, so both runs reserve while the first call is still under way.
-    s.respond(() => ({
-      delayMs: 1500,
-      content: [{ type: 'text', text: 'done' }],
-      usage: { input_tokens: 2500, output_tokens: 2500 },
-    }));
+    // The model answers the first call only once the other run has ended (or after 10 s), so the other run
+    // reserves while that call is under way, whatever the load: with budgets held it is refused at once;
+    // without them both runs would call the model.
+    let runIds: number[] = [];
+    const otherEnded = async () => {
+      const end = Date.now() + 10_000;
+      while (Date.now() < end) {
+        const rows = await t.db.selectFrom('agent_runs').select('status').where('id', 'in', runIds).execute();
+        if (rows.some((r) => r.status === 'failed' || r.status === 'succeeded')) return;
+        await new Promise((r) => setTimeout(r, 25));
+      }
+    };
+    s.respond(async () => {
+      await otherEnded();
+      return { content: [{ type: 'text', text: 'done' }], usage: { input_tokens: 2500, output_tokens: 2500 } };
+    });
     const before = s.modelCalls().length;
     const [a, b] = await Promise.all([
       message(p.name, u.token, { worker_id: w.id, text: 'first' }),
       message(p.name, u.token, { worker_id: w.id, text: 'second' }),
     ]);
     expect([a.status, b.status]).toEqual([202, 202]);
+    runIds = [a.body.run_ids[0], b.body.run_ids[0]];
     const runs = await Promise.all([
       waitRun(t, p.name, a.body.run_ids[0], u.token),
       waitRun(t, p.name, b.body.run_ids[0], u.token),
