@@ -7,6 +7,7 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
+import { atomicWrite } from '../lib/atomic-write.ts';
 
 export interface BlobStorage {
   /** Absolute root of the blob area. */
@@ -33,11 +34,7 @@ export function createBlobStorage(dataDir: string): BlobStorage {
     root,
     pathOf,
     async put(key, data) {
-      const p = pathOf(key);
-      await fsp.mkdir(path.dirname(p), { recursive: true });
-      const tmp = `${p}.${process.pid}.${Date.now()}.tmp`;
-      await fsp.writeFile(tmp, data);
-      await fsp.rename(tmp, p);
+      await atomicWrite(pathOf(key), data);
     },
     async putStream(key, src) {
       const p = pathOf(key);

@@ -12,6 +12,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BadRequest, Forbidden, NotFound } from '../../http/errors.ts';
 import type { DocLoader } from '../../lib/doc-sources.ts';
+import { resolveInsideSync } from '../../lib/paths.ts';
 
 export const LANGS = ['en', 'uk'] as const;
 export type Lang = (typeof LANGS)[number];
@@ -38,6 +39,7 @@ export interface DocSection {
   text: string;
 }
 
+const outsideDocs = () => new Forbidden('This path is outside the documentation.', 'forbidden_path');
 const titleOf = (content: string, fallback: string) => /^#\s+(.+)$/m.exec(content)?.[1].trim() ?? fallback;
 
 export function createDocsService(opts: { root?: string } = {}) {
@@ -69,18 +71,20 @@ export function createDocsService(opts: { root?: string } = {}) {
     return rel;
   };
 
-  /** Read a validated page in one language; null when absent. @throws Forbidden when it resolves outside the docs folder. */
+  /**
+   * Read a validated page in one language (lib/paths.ts `resolveInsideSync`: symlinks followed, dangling ones
+   * included). @returns the text, or null when absent. @throws Forbidden `forbidden_path` when it leads outside
+   * the docs folder.
+   */
   const read = (lang: Lang, rel: string): string | null => {
-    const base = path.join(root, lang);
-    const file = path.resolve(base, rel);
-    if (!file.startsWith(base + path.sep))
-      throw new Forbidden('This path is outside the documentation.', 'forbidden_path');
-    if (!fs.existsSync(file)) return null;
-    const real = fs.realpathSync(file);
-    const realRoot = fs.realpathSync(root);
-    if (!real.startsWith(realRoot + path.sep))
-      throw new Forbidden('This path is outside the documentation.', 'forbidden_path');
-    if (!fs.statSync(real).isFile()) return null;
+    let real: string;
+    try {
+      real = resolveInsideSync(root, `${lang}/${rel}`, { refuse: outsideDocs }).real;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw err;
+    }
+    if (!fs.existsSync(real) || !fs.statSync(real).isFile()) return null;
     return fs.readFileSync(real, 'utf8');
   };
 

@@ -1,7 +1,7 @@
 /**
  * Files of a project's working directory (specification, Files; Limits "Files upload 100 MB"; CONTRACT.md §6).
- * Every path goes through `resolveInside` (paths.ts): traversal, absolute paths and symlinks that leave the
- * project directory answer 403 `path_outside_project`.
+ * Every path goes through `resolveInside` (lib/paths.ts): traversal, absolute paths and symlinks that leave the
+ * project directory answer 403 `path_outside_project`; a NUL byte 400 `invalid_path`.
  */
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
@@ -13,7 +13,8 @@ import type { Multipart } from '@fastify/multipart';
 import type { Actor } from '../../http/auth.ts';
 import type { Access } from '../../access/access.ts';
 import { BadRequest, Conflict, NotFound, PayloadTooLarge, Upstream } from '../../http/errors.ts';
-import { atomicWrite, resolveInside } from './paths.ts';
+import { atomicWrite } from '../../lib/atomic-write.ts';
+import { projectPathRefusal, resolveInside } from '../../lib/paths.ts';
 
 /** Upload limit of the specification (Limits: Files upload 100 MB). */
 export const UPLOAD_LIMIT_BYTES = 100 * 1024 * 1024;
@@ -52,6 +53,9 @@ export function checkCloneUrl(url: string): URL {
   return u;
 }
 
+/** A path of the project directory (created when missing). @throws 403 `path_outside_project`, 400 `invalid_path`. */
+const inProject = (dir: string, p: string) => resolveInside(dir, p, { create: true, refuse: projectPathRefusal });
+
 export function createFilesService(deps: { access: Access; options: FilesOptions }) {
   const { options } = deps;
 
@@ -73,7 +77,7 @@ export function createFilesService(deps: { access: Access; options: FilesOptions
     /** `{path, entries}` of a folder: folders first, then by name. @throws NotFound; BadRequest `not_a_directory`. */
     async list(actor: Actor, name: string, p = ''): Promise<{ path: string; entries: Entry[] }> {
       const project = await deps.access.project(actor, name);
-      const { abs, rel } = await resolveInside(project.dir, p);
+      const { abs, rel } = await inProject(project.dir, p);
       const st = await fsp.stat(abs).catch((err) => {
         throw code(err) === 'ENOENT' ? notFound() : err;
       });
@@ -103,7 +107,7 @@ export function createFilesService(deps: { access: Access; options: FilesOptions
      */
     async read(actor: Actor, name: string, p: string, raw: boolean) {
       const project = await deps.access.project(actor, name);
-      const { abs, rel } = await resolveInside(project.dir, p);
+      const { abs, rel } = await inProject(project.dir, p);
       const st = await fsp.stat(abs).catch((err) => {
         throw code(err) === 'ENOENT' ? notFound() : err;
       });
@@ -132,7 +136,7 @@ export function createFilesService(deps: { access: Access; options: FilesOptions
     /** Write a text file (created with its folders, replaced atomically). @throws BadRequest `is_directory`. */
     async save(actor: Actor, name: string, body: { path: string; content: string }) {
       const project = await deps.access.project(actor, name);
-      const { abs, rel } = await resolveInside(project.dir, body.path);
+      const { abs, rel } = await inProject(project.dir, body.path);
       if (!rel) throw new BadRequest('is_directory', 'The project folder itself cannot be written.');
       const st = await fsp.stat(abs).catch(() => undefined);
       if (st?.isDirectory()) throw new BadRequest('is_directory', 'This path is a folder.');
@@ -143,7 +147,7 @@ export function createFilesService(deps: { access: Access; options: FilesOptions
     /** Create a folder (and missing parents). @throws Conflict `already_exists`. */
     async mkdir(actor: Actor, name: string, p: string) {
       const project = await deps.access.project(actor, name);
-      const { abs, rel } = await resolveInside(project.dir, p);
+      const { abs, rel } = await inProject(project.dir, p);
       if (!rel || (await fsp.lstat(abs).catch(() => undefined)))
         throw new Conflict('already_exists', 'Something already exists at this path.');
       await fsp.mkdir(abs, { recursive: true });
@@ -153,7 +157,7 @@ export function createFilesService(deps: { access: Access; options: FilesOptions
     /** Create an empty file (and missing folders). @throws Conflict `already_exists`. */
     async create(actor: Actor, name: string, p: string) {
       const project = await deps.access.project(actor, name);
-      const { abs, rel } = await resolveInside(project.dir, p);
+      const { abs, rel } = await inProject(project.dir, p);
       if (!rel) throw new Conflict('already_exists', 'Something already exists at this path.');
       await fsp.mkdir(path.dirname(abs), { recursive: true });
       try {
@@ -168,7 +172,7 @@ export function createFilesService(deps: { access: Access; options: FilesOptions
     /** Delete a file, symlink or folder (recursively). @throws NotFound; BadRequest `cannot_delete_root`. */
     async remove(actor: Actor, name: string, p: string) {
       const project = await deps.access.project(actor, name);
-      const { abs, rel } = await resolveInside(project.dir, p);
+      const { abs, rel } = await inProject(project.dir, p);
       if (!rel) throw new BadRequest('cannot_delete_root', 'The project folder itself cannot be deleted.');
       await statOr404(abs);
       await fsp.rm(abs, { recursive: true, force: true });
@@ -208,13 +212,13 @@ export function createFilesService(deps: { access: Access; options: FilesOptions
           received.push({ tmp, filename, size: (await fsp.stat(tmp)).size });
         }
         if (!received.length) throw new BadRequest('file_required', 'The multipart field `file` is required.');
-        const target = await resolveInside(project.dir, folder);
+        const target = await inProject(project.dir, folder);
         const st = await fsp.stat(target.abs).catch(() => undefined);
         if (st && !st.isDirectory()) throw new BadRequest('not_a_directory', 'The target path is a file.');
         await fsp.mkdir(target.abs, { recursive: true });
         const files = [];
         for (const r of received) {
-          const dest = await resolveInside(project.dir, target.rel ? `${target.rel}/${r.filename}` : r.filename);
+          const dest = await inProject(project.dir, target.rel ? `${target.rel}/${r.filename}` : r.filename);
           await fsp.rename(r.tmp, dest.abs);
           files.push({ path: dest.rel, size: r.size });
         }
@@ -237,7 +241,7 @@ export function createFilesService(deps: { access: Access; options: FilesOptions
           .basename(u.pathname.replace(/\/+$/, ''))
           .replace(/\.git$/, '')
           .replace(/[^A-Za-z0-9._-]/g, '_') || 'repo';
-      const { abs, rel } = await resolveInside(project.dir, body.dir ?? guess);
+      const { abs, rel } = await inProject(project.dir, body.dir ?? guess);
       if (!rel || (await fsp.lstat(abs).catch(() => undefined)))
         throw new Conflict('already_exists', 'The target folder already exists.');
       await fsp.mkdir(path.dirname(abs), { recursive: true });

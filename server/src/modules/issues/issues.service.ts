@@ -17,7 +17,7 @@ import type { ActivityLog } from '../../lib/activity.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
 import type { LoadedDocument } from '../../lib/doc-sources.ts';
 import { BadRequest, NotFound } from '../../http/errors.ts';
-import { atomicWrite } from '../files/paths.ts';
+import { atomicWrite } from '../../lib/atomic-write.ts';
 
 export const ISSUES_FILE = path.join('.crm', 'issues.json');
 

@@ -11,6 +11,7 @@ import type { Actor } from '../../http/auth.ts';
 import { BadRequest, Gone } from '../../http/errors.ts';
 import type { DocLoader, DocType, IndexJob } from '../../lib/doc-sources.ts';
 import type { Logger } from '../../lib/logger.ts';
+import { resolveInsideSync } from '../../lib/paths.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
 import type { Hit, KnowledgeIndex } from './knowledge.index.ts';
 
@@ -76,12 +77,9 @@ export function memoryLoader(deps: { db: Kysely<DB>; access: Access }): DocLoade
       return { title: `Project ${p.display_name}`, text, scope: 'project' };
     }
     if (!isMemoryFile(docId)) return null;
-    const root = deps.access.projectDir(projectId);
-    const file = path.resolve(root, docId);
     try {
-      const real = fs.realpathSync(file);
-      const realRoot = fs.realpathSync(root);
-      if (!real.startsWith(realRoot + path.sep)) return null;
+      // Throws when the path leads outside the project directory (symlinks included) or the directory is gone.
+      const { real } = resolveInsideSync(deps.access.projectDir(projectId), docId);
       const fd = fs.openSync(real, 'r');
       try {
         const buf = Buffer.alloc(MEMORY_FILE_CAP);

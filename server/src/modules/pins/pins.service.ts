@@ -17,7 +17,7 @@ import type { DB } from '../../db/types.ts';
 import type { Actor } from '../../http/auth.ts';
 import type { Access } from '../../access/access.ts';
 import { NotFound } from '../../http/errors.ts';
-import { resolveInside } from '../files/paths.ts';
+import { projectPathRefusal, resolveInside } from '../../lib/paths.ts';
 
 export interface GraphNode {
   id: string;
@@ -63,7 +63,10 @@ export function createPinsService(deps: { db: Kysely<DB>; access: Access }) {
       body: { text: string; issue_id?: number; path?: string; position?: number },
     ) {
       const project = await deps.access.project(actor, name);
-      const rel = body.path !== undefined ? (await resolveInside(project.dir, body.path)).rel : null;
+      const rel =
+        body.path !== undefined
+          ? (await resolveInside(project.dir, body.path, { create: true, refuse: projectPathRefusal })).rel
+          : null;
       if (body.issue_id !== undefined) {
         const i = await db
           .selectFrom('issues')

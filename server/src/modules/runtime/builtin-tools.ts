@@ -5,6 +5,8 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { BadRequest, Forbidden } from '../../http/errors.ts';
+import { atomicWrite } from '../../lib/atomic-write.ts';
+import { isWithin, normalizeRelative, resolveInside } from '../../lib/paths.ts';
 import { createToolRegistry, type AgentTool, type ToolContext, type ToolRegistry } from './tools.ts';
 
 /** Largest file content handed to the model by read_file (characters). */
@@ -15,9 +17,6 @@ const LIST_LIMIT = 500;
 /** A skill loaded by load_skill is cut to this many characters. */
 const SKILL_LOAD_LIMIT = 20_000;
 
-const inside = (root: string, p: string) =>
-  p === root || p.startsWith(root.endsWith(path.sep) ? root : root + path.sep);
-
 /**
  * The directories a worker may touch: each of its `focus_dirs` inside the project directory, or the
  * whole project directory when it has none. Focus dirs that escape the project are dropped.
@@ -27,14 +26,15 @@ export function focusRoots(projectDir: string, focusDirs: string[]): string[] {
   const roots = focusDirs
     .filter((d) => typeof d === 'string' && d.trim() && !path.isAbsolute(d))
     .map((d) => path.resolve(base, d))
-    .filter((r) => inside(base, r));
+    .filter((r) => isWithin(base, r));
   return roots.length ? roots : [base];
 }
 
 /**
  * Resolve a path given by the model (relative to the project directory) to an absolute path inside one
- * of the worker's focus roots, following symlinks of existing parts.
- * @throws BadRequest `invalid_path` on an absolute or empty path; Forbidden `outside_focus_dirs` on an
+ * of the worker's focus roots, following symlinks (lib/paths.ts `resolveInside`, dangling links included).
+ * @returns the real path (symbolic links followed).
+ * @throws BadRequest `invalid_path` on a non-string or absolute path; Forbidden `outside_focus_dirs` on an
  *   escape by `..`, by a symlink, or outside the focus dirs; Forbidden `symlink_write` when writing through a link.
  */
 export async function resolveWorkerPath(
@@ -45,35 +45,27 @@ export async function resolveWorkerPath(
 ): Promise<string> {
   if (typeof given !== 'string' || given.includes('\0'))
     throw new BadRequest('invalid_path', 'The path must be a string.');
-  const rel = given.trim() === '' ? '.' : given.trim();
-  if (path.isAbsolute(rel) || /^[a-zA-Z]:[\\/]/.test(rel))
-    throw new BadRequest('invalid_path', 'Use a path relative to the project directory.');
+  const outsideFocus = () =>
+    new Forbidden(`The path ${given} is outside this worker's focus directories.`, 'outside_focus_dirs');
+  const rel = normalizeRelative(given.trim(), (problem) =>
+    problem === 'absolute'
+      ? new BadRequest('invalid_path', 'Use a path relative to the project directory.')
+      : outsideFocus(),
+  );
   const base = path.resolve(projectDir);
-  const abs = path.resolve(base, rel);
-  const roots = focusRoots(base, focusDirs);
-  const root = roots.find((r) => inside(r, abs));
-  if (!root) throw new Forbidden(`The path ${given} is outside this worker's focus directories.`, 'outside_focus_dirs');
-  await fs.mkdir(root, { recursive: true });
-  const realRoot = await fs.realpath(root);
-  let probe = abs;
-  for (;;) {
-    try {
-      await fs.lstat(probe);
-      break;
-    } catch {
-      const up = path.dirname(probe);
-      if (up === probe) break;
-      probe = up;
-    }
-  }
-  const realProbe = await fs.realpath(probe);
-  if (!inside(realRoot, realProbe))
-    throw new Forbidden(`The path ${given} leads outside this worker's focus directories.`, 'outside_focus_dirs');
+  const abs = rel ? path.join(base, rel) : base;
+  const root = focusRoots(base, focusDirs).find((r) => isWithin(r, abs));
+  if (!root) throw outsideFocus();
+  const { real } = await resolveInside(root, path.relative(root, abs), {
+    create: true,
+    refuse: () =>
+      new Forbidden(`The path ${given} leads outside this worker's focus directories.`, 'outside_focus_dirs'),
+  });
   if (opts.forWrite) {
     const st = await fs.lstat(abs).catch(() => null);
     if (st?.isSymbolicLink()) throw new Forbidden('Writing through a symbolic link is not allowed.', 'symlink_write');
   }
-  return probe === abs ? realProbe : path.join(realProbe, path.relative(probe, abs));
+  return real;
 }
 
 const relOf = (ctx: ToolContext, abs: string) => path.relative(path.resolve(ctx.project.dir), abs) || '.';
@@ -149,10 +141,7 @@ export const fileTools: AgentTool[] = [
       if (content.length > WRITE_LIMIT)
         return { content: `The content is over ${WRITE_LIMIT} characters.`, is_error: true };
       const abs = await resolveWorkerPath(ctx.project.dir, ctx.worker.focus_dirs, input.path, { forWrite: true });
-      await fs.mkdir(path.dirname(abs), { recursive: true });
-      const tmp = `${abs}.${process.pid}.${Date.now()}.tmp`;
-      await fs.writeFile(tmp, content, 'utf8');
-      await fs.rename(tmp, abs);
+      await atomicWrite(abs, content);
       return {
         content: `Wrote ${relOf(ctx, abs)} (${Buffer.byteLength(content)} bytes).`,
         data: { path: relOf(ctx, abs), bytes: Buffer.byteLength(content) },

@@ -24,7 +24,7 @@ import type { Access, ProjectRef } from '../../access/access.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
 import type { LoadedDocument } from '../../lib/doc-sources.ts';
 import { Conflict, Forbidden, NotFound } from '../../http/errors.ts';
-import { atomicWrite } from '../files/paths.ts';
+import { atomicWrite } from '../../lib/atomic-write.ts';
 
 export interface SkillsDeps {
   db: Kysely<DB>;

@@ -19,7 +19,7 @@ import type { Access } from '../../access/access.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
 import type { LoadedDocument } from '../../lib/doc-sources.ts';
 import { BadRequest, NotFound } from '../../http/errors.ts';
-import { normalizeRelative } from '../files/paths.ts';
+import { normalizeRelative, projectPathRefusal } from '../../lib/paths.ts';
 import type { TreeNode } from './wiki.schemas.ts';
 
 export interface WikiDeps {
@@ -36,7 +36,7 @@ export interface WikiDeps {
  * @throws Forbidden `path_outside_project` for traversal or absolute paths; BadRequest `invalid_path` otherwise.
  */
 export function pagePath(p: string): string {
-  const norm = normalizeRelative(p.trim());
+  const norm = normalizeRelative(p.trim(), projectPathRefusal);
   if (!norm) throw new BadRequest('invalid_path', 'A page path is required.');
   // eslint-disable-next-line no-control-regex
   if (/[\x00-\x1f\x7f]/.test(norm)) throw new BadRequest('invalid_path', 'The page path contains control characters.');
