@@ -45,6 +45,7 @@ import { createSystemService } from './modules/system/system.service.ts';
 import { createUsageRepo } from './modules/usage/usage.repo.ts';
 import { createUsageService } from './modules/usage/usage.service.ts';
 import { createWikiPort } from './modules/wiki/wiki.port.ts';
+import { createWikiRepo } from './modules/wiki/wiki.repo.ts';
 import { createWikiService } from './modules/wiki/wiki.service.ts';
 import { createWorkersRepo } from './modules/workers/workers.repo.ts';
 import { createWorkersService } from './modules/workers/workers.service.ts';
@@ -98,7 +99,8 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
   // Knowledge areas (each owns the documents it indexes).
   const issues = createIssuesService({ db, access, activity, jobs, log });
   const skills = createSkillsService({ db, access, jobs, dataDir: config.dataDir, log });
-  const wiki = createWikiService({ db, access, jobs, log });
+  const wikiRepo = createWikiRepo(db);
+  const wiki = createWikiService({ repo: wikiRepo, access, jobs, log });
   const files = createFilesService({ access, options: config.files });
   const pins = createPinsService({ db, access });
   const docs = createDocsService();

@@ -12,18 +12,17 @@
 import { Readable } from 'node:stream';
 import path from 'node:path';
 import { ZipFile } from 'yazl';
-import type { Kysely } from 'kysely';
-import type { DB } from '../../db/types.ts';
 import type { Actor } from '../../http/auth.ts';
 import type { Access } from '../../access/access.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
 import type { LoadedDocument } from '../../lib/doc-sources.ts';
 import { BadRequest, NotFound } from '../../http/errors.ts';
 import { normalizeRelative, projectPathRefusal } from '../../lib/paths.ts';
+import type { WikiRepo } from './wiki.repo.ts';
 import type { TreeNode } from './wiki.schemas.ts';
 
 export interface WikiDeps {
-  db: Kysely<DB>;
+  repo: WikiRepo;
   access: Access;
   jobs: JobQueue;
   log: { warn: (o: object, m: string) => void; error: (o: object, m: string) => void };
@@ -73,31 +72,20 @@ export function buildTree(pages: { path: string; title: string }[]): TreeNode[] 
 }
 
 export function createWikiService(deps: WikiDeps) {
-  const { db } = deps;
+  const { repo } = deps;
   const batch = deps.zipBatch ?? 100;
 
   return {
     /** `{tree}`: folders (with children) and pages, by path. */
     async tree(actor: Actor, name: string): Promise<{ tree: TreeNode[] }> {
       const project = await deps.access.project(actor, name);
-      const rows = await db
-        .selectFrom('wiki_pages')
-        .select(['path', 'title'])
-        .where('project_id', '=', project.id)
-        .orderBy('path')
-        .execute();
-      return { tree: buildTree(rows) };
+      return { tree: buildTree(await repo.titles(project.id)) };
     },
 
     /** One page. @throws NotFound `page_not_found`. */
     async read(actor: Actor, name: string, p: string) {
       const project = await deps.access.project(actor, name);
-      const row = await db
-        .selectFrom('wiki_pages')
-        .select(['path', 'title', 'content', 'updated_at'])
-        .where('project_id', '=', project.id)
-        .where('path', '=', pagePath(p))
-        .executeTakeFirst();
+      const row = await repo.page(project.id, pagePath(p));
       if (!row) throw new NotFound('No wiki page has this path.', 'page_not_found');
       return row;
     },
@@ -108,17 +96,14 @@ export function createWikiService(deps: WikiDeps) {
       const project = await deps.access.project(actor, name);
       const title = pageTitle(p, body.content);
       const author = actor.name || actor.email;
-      return db.transaction().execute(async (tx) => {
-        const row = await tx
-          .insertInto('wiki_pages')
-          .values({ project_id: project.id, path: p, title, content: body.content, updated_by: author })
-          .onConflict((oc) =>
-            oc
-              .columns(['project_id', 'path'])
-              .doUpdateSet({ title, content: body.content, updated_by: author, updated_at: new Date() }),
-          )
-          .returning(['path', 'title', 'content', 'updated_at'])
-          .executeTakeFirstOrThrow();
+      return repo.transaction(async (tx) => {
+        const row = await repo.upsert(tx, {
+          projectId: project.id,
+          path: p,
+          title,
+          content: body.content,
+          updatedBy: author,
+        });
         await deps.jobs.send('knowledge.index', { project_id: project.id, doc_type: 'wiki', doc_id: p }, { tx });
         return row;
       });
@@ -142,12 +127,7 @@ export function createWikiService(deps: WikiDeps) {
       const produce = async () => {
         let after: string | null = null;
         while (!closed) {
-          let q = db
-            .selectFrom('wiki_pages')
-            .select(['path', 'content', 'updated_at'])
-            .where('project_id', '=', project.id);
-          if (after !== null) q = q.where('path', '>', after);
-          const rows = await q.orderBy('path').limit(batch).execute();
+          const rows = await repo.pagesAfter(project.id, after, batch);
           if (!rows.length) break;
           let reachedLast!: () => void;
           const reached = new Promise<void>((r) => (reachedLast = r));
@@ -173,12 +153,7 @@ export function createWikiService(deps: WikiDeps) {
     /** Document loader of the semantic index (`doc_type` wiki, `doc_id` the page path). */
     async loadDocument(projectId: number | null, docId: string): Promise<LoadedDocument | null> {
       if (projectId === null) return null;
-      const row = await db
-        .selectFrom('wiki_pages')
-        .select(['title', 'content'])
-        .where('project_id', '=', projectId)
-        .where('path', '=', docId)
-        .executeTakeFirst();
+      const row = await repo.document(projectId, docId);
       return row ? { title: row.title, text: row.content, scope: 'project' } : null;
     },
   };

@@ -6,12 +6,13 @@ import { waitForIndex } from '../../../test/knowledge-helpers.ts';
 let t: TestApp;
 let owner: Awaited<ReturnType<typeof createUser>>;
 let other: Awaited<ReturnType<typeof createUser>>;
+let docs: Awaited<ReturnType<typeof createProject>>;
 
 beforeAll(async () => {
   t = await buildTestApp();
   owner = await createUser(t);
   other = await createUser(t);
-  await createProject(t, owner.id, 'docs');
+  docs = await createProject(t, owner.id, 'docs');
   await createProject(t, owner.id, 'empty');
 });
 afterAll(async () => {
@@ -112,7 +113,21 @@ describe('wiki', () => {
     const pages: Record<string, string> = {};
     for (let i = 0; i < 230; i++)
       pages[`bulk/p${String(i).padStart(3, '0')}.md`] = `# Page ${i}\n${'lorem ipsum '.repeat(i)}ü`;
-    for (const [p, c] of Object.entries(pages)) await save(p, c);
+    // More pages than one read batch (100), written in one statement: saving is proven above, and 230 saves
+    // through HTTP, each queueing an index job that the background indexer embeds on the same (embedded,
+    // single-connection) database, made this test slow enough to time out under load.
+    await t.db
+      .insertInto('wiki_pages')
+      .values(
+        Object.entries(pages).map(([path, content]) => ({
+          project_id: docs.id,
+          path,
+          title: path,
+          content,
+          updated_by: 'seed',
+        })),
+      )
+      .execute();
     const res = await t.app.inject({
       method: 'GET',
       url: '/api/crm/projects/docs/wiki/download',

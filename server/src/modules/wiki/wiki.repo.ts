@@ -1,0 +1,74 @@
+/**
+ * SQL of the wiki area: `wiki_pages` (one row per page, keyed by project and relative path). Other areas
+ * read pages through the functions here (the knowledge graph) or the wiki service.
+ */
+import type { Kysely, Transaction } from 'kysely';
+import type { DB } from '../../db/types.ts';
+
+type Executor = Kysely<DB> | Transaction<DB>;
+
+export function createWikiRepo(db: Kysely<DB>) {
+  return {
+    /** Run `fn` in one transaction. */
+    transaction: <T>(fn: (tx: Transaction<DB>) => Promise<T>): Promise<T> => db.transaction().execute(fn),
+
+    /** Paths and titles of a project's pages, by path. */
+    titles: (projectId: number) =>
+      db
+        .selectFrom('wiki_pages')
+        .select(['path', 'title'])
+        .where('project_id', '=', projectId)
+        .orderBy('path')
+        .execute(),
+
+    /** One page `{path, title, content, updated_at}`, or undefined. */
+    page: (projectId: number, path: string) =>
+      db
+        .selectFrom('wiki_pages')
+        .select(['path', 'title', 'content', 'updated_at'])
+        .where('project_id', '=', projectId)
+        .where('path', '=', path)
+        .executeTakeFirst(),
+
+    /** Create or replace a page. @returns `{path, title, content, updated_at}`. */
+    upsert: (ex: Executor, p: { projectId: number; path: string; title: string; content: string; updatedBy: string }) =>
+      ex
+        .insertInto('wiki_pages')
+        .values({
+          project_id: p.projectId,
+          path: p.path,
+          title: p.title,
+          content: p.content,
+          updated_by: p.updatedBy,
+        })
+        .onConflict((oc) =>
+          oc
+            .columns(['project_id', 'path'])
+            .doUpdateSet({ title: p.title, content: p.content, updated_by: p.updatedBy, updated_at: new Date() }),
+        )
+        .returning(['path', 'title', 'content', 'updated_at'])
+        .executeTakeFirstOrThrow(),
+
+    /** The next `limit` pages after path `after` (null: from the start), by path (keyset pagination). */
+    pagesAfter(projectId: number, after: string | null, limit: number) {
+      let q = db.selectFrom('wiki_pages').select(['path', 'content', 'updated_at']).where('project_id', '=', projectId);
+      if (after !== null) q = q.where('path', '>', after);
+      return q.orderBy('path').limit(limit).execute();
+    },
+
+    /** Title and content of one page (the index's document), or undefined. */
+    document: (projectId: number, path: string) =>
+      db
+        .selectFrom('wiki_pages')
+        .select(['title', 'content'])
+        .where('project_id', '=', projectId)
+        .where('path', '=', path)
+        .executeTakeFirst(),
+
+    /** Every page of a project with its text (the knowledge graph). */
+    forGraph: (projectId: number) =>
+      db.selectFrom('wiki_pages').select(['path', 'title', 'content']).where('project_id', '=', projectId).execute(),
+  };
+}
+
+export type WikiRepo = ReturnType<typeof createWikiRepo>;
