@@ -6,6 +6,7 @@
  */
 import autocannon from 'autocannon';
 import Fastify from 'fastify';
+import { createIssuesRepo } from '../server/src/modules/issues/issues.repo.ts';
 import { startBenchServer } from './setup.ts';
 
 const ISSUES = 10_000;
@@ -50,32 +51,14 @@ const result = await autocannon({
   ],
 });
 
-// Baseline: the same page and count queries behind a bare route (no auth, access check or schema).
+// Baseline: the same page and count queries (the issues repository's) behind a bare route (no auth, access check
+// or schema).
+const repo = createIssuesRepo(s.db);
 const bare = Fastify();
 bare.get('/issues', async (req) => {
   const offset = Number((req.query as { offset?: string }).offset ?? 0);
-  const base = s.db.selectFrom('issues').where('project_id', '=', s.projectId).where('status', 'in', ['open']);
-  const [rows, count] = await Promise.all([
-    base
-      .select([
-        'number as id',
-        'title',
-        'description',
-        'status',
-        'assignee',
-        'priority',
-        'labels',
-        'created_by',
-        'created_at',
-        'updated_at',
-      ])
-      .orderBy('number', 'desc')
-      .limit(50)
-      .offset(offset)
-      .execute(),
-    base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
-  ]);
-  return { issues: rows, total: Number(count.n), limit: 50, offset };
+  const { rows, total } = await repo.list(s.projectId, { statuses: ['open'] }, { limit: 50, offset });
+  return { issues: rows, total, limit: 50, offset };
 });
 await bare.listen({ host: '127.0.0.1', port: 0 });
 let j = 0;

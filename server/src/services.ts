@@ -25,6 +25,7 @@ import { createHelpRepo } from './modules/help/help.repo.ts';
 import { createHelpService } from './modules/help/help.service.ts';
 import { ownerProjects } from './modules/projects/projects.repo.ts';
 import { createIssuesPort } from './modules/issues/issues.port.ts';
+import { createIssuesRepo } from './modules/issues/issues.repo.ts';
 import { createIssuesService } from './modules/issues/issues.service.ts';
 import { createKnowledgeIndex } from './modules/knowledge/knowledge.index.ts';
 import { registerKnowledgeJobs } from './modules/knowledge/knowledge.jobs.ts';
@@ -49,6 +50,7 @@ import { createWikiRepo } from './modules/wiki/wiki.repo.ts';
 import { createWikiService } from './modules/wiki/wiki.service.ts';
 import { createWorkersRepo } from './modules/workers/workers.repo.ts';
 import { createWorkersService } from './modules/workers/workers.service.ts';
+import { workerRefs } from './modules/workers/workers.repo.ts';
 import path from 'node:path';
 
 /** Options of the composition root. */
@@ -97,7 +99,8 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
   const invites = createInvitesService({ repo: accountsRepo, mailer, appUrl: config.appUrl });
 
   // Knowledge areas (each owns the documents it indexes).
-  const issues = createIssuesService({ db, access, activity, jobs, log });
+  const issuesRepo = createIssuesRepo(db);
+  const issues = createIssuesService({ repo: issuesRepo, workerRefs, access, activity, jobs, log });
   const skills = createSkillsService({ db, access, jobs, dataDir: config.dataDir, log });
   const wikiRepo = createWikiRepo(db);
   const wiki = createWikiService({ repo: wikiRepo, access, jobs, log });

@@ -9,7 +9,8 @@
  *   transaction) so the CLI's commit-message hook can read it: `{version:1, project, generated_at, issues:[{id,title,status,assignee}]}`.
  */
 import path from 'node:path';
-import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Static } from '@sinclair/typebox';
+import type { Kysely, Transaction } from 'kysely';
 import type { DB, IssuePriority, IssueStatus } from '../../db/types.ts';
 import type { Actor } from '../../http/auth.ts';
 import type { Access, ProjectRef } from '../../access/access.ts';
@@ -18,34 +19,25 @@ import type { JobQueue } from '../../jobs/queue.ts';
 import type { LoadedDocument } from '../../lib/doc-sources.ts';
 import { BadRequest, NotFound } from '../../http/errors.ts';
 import { atomicWrite } from '../../lib/atomic-write.ts';
+import { resolveInside } from '../../lib/paths.ts';
+import type { IssueChanges, IssuesRepo } from './issues.repo.ts';
+import type * as S from './issues.schemas.ts';
 
 export const ISSUES_FILE = path.join('.crm', 'issues.json');
 
-export interface IssueEntry {
-  id: number;
-  kind: string;
-  author: string;
-  message: string;
-  ts: Date;
-}
-export interface IssueSummary {
-  id: number;
-  title: string;
-  description: string;
-  status: IssueStatus;
-  assignee: string | null;
-  priority: IssuePriority;
-  labels: string[];
-  created_by: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
-export interface Issue extends IssueSummary {
-  activity: IssueEntry[];
-}
+/** An activity entry of an issue (issues.schemas.ts `Entry`). */
+export type IssueEntry = Static<typeof S.Entry>;
+/** An issue without its entries (issues.schemas.ts `IssueSummary`). */
+export type IssueSummary = Static<typeof S.IssueSummary>;
+/** An issue with its entries, oldest first (issues.schemas.ts `Issue`). */
+export type Issue = Static<typeof S.Issue>;
+
+type Executor = Kysely<DB> | Transaction<DB>;
 
 export interface IssuesDeps {
-  db: Kysely<DB>;
+  repo: IssuesRepo;
+  /** The workers of a project (workers.repo.ts `workerRefs`), to name the worker an assignee or author refers to. */
+  workerRefs: (ex: Executor, projectId: number) => Promise<Array<{ id: number; label: string }>>;
   access: Access;
   activity: ActivityLog;
   jobs: JobQueue;
@@ -78,10 +70,8 @@ export function parseLogTs(ts: string | undefined, now = new Date()): Date {
   return t > now.getTime() ? now : new Date(t);
 }
 
-type Exec = Kysely<DB> | Transaction<DB>;
-
 export function createIssuesService(deps: IssuesDeps) {
-  const { db } = deps;
+  const { repo } = deps;
   const chains = new Map<number, Promise<void>>();
 
   /** Rewrite `.crm/issues.json` of a project (serialized per project; failures are logged, never thrown). */
@@ -89,19 +79,16 @@ export function createIssuesService(deps: IssuesDeps) {
     const prev = chains.get(project.id) ?? Promise.resolve();
     const next = prev.then(async () => {
       try {
-        const rows = await db
-          .selectFrom('issues')
-          .select(['number as id', 'title', 'status', 'assignee'])
-          .where('project_id', '=', project.id)
-          .orderBy('number')
-          .execute();
+        const rows = await repo.fileRows(project.id);
+        // Refused (and logged) when `.crm` or the file is a link leading outside the project directory.
+        const { abs } = await resolveInside(project.dir, ISSUES_FILE, { create: true });
         const body = JSON.stringify({
           version: 1,
           project: project.name,
           generated_at: new Date().toISOString(),
           issues: rows,
         });
-        await atomicWrite(path.join(project.dir, ISSUES_FILE), `${body}\n`);
+        await atomicWrite(abs, `${body}\n`);
       } catch (err) {
         deps.log.warn({ err: (err as Error).message, project: project.id }, 'issues file not written');
       }
@@ -114,41 +101,19 @@ export function createIssuesService(deps: IssuesDeps) {
   }
 
   /** The worker of the project named by `who` (its id as a string, or its label, case-insensitive). */
-  async function workerFor(ex: Exec, projectId: number, who: string | null | undefined): Promise<number | null> {
+  async function workerFor(ex: Executor, projectId: number, who: string | null | undefined): Promise<number | null> {
     if (!who) return null;
     const w = who.trim().replace(/^@/, '');
-    const rows = await ex.selectFrom('workers').select(['id', 'label']).where('project_id', '=', projectId).execute();
+    const rows = await deps.workerRefs(ex, projectId);
     const hit = rows.find((r) => String(r.id) === w) ?? rows.find((r) => r.label.toLowerCase() === w.toLowerCase());
     return hit?.id ?? null;
   }
 
-  async function load(ex: Exec, projectId: number, id: number): Promise<Issue> {
-    const row = await ex
-      .selectFrom('issues')
-      .select([
-        'number as id',
-        'title',
-        'description',
-        'status',
-        'assignee',
-        'priority',
-        'labels',
-        'created_by',
-        'created_at',
-        'updated_at',
-      ])
-      .where('project_id', '=', projectId)
-      .where('number', '=', id)
-      .executeTakeFirst();
+  /** An issue with its entries (read with `ex` inside a transaction). @throws NotFound `issue_not_found`. */
+  async function load(projectId: number, id: number, ex?: Executor): Promise<Issue> {
+    const row = await repo.find(projectId, id, ex);
     if (!row) throw new NotFound(`Issue #${id} was not found in this project.`, 'issue_not_found');
-    const activity = await ex
-      .selectFrom('issue_activity')
-      .select(['id', 'kind', 'author', 'message', 'ts'])
-      .where('project_id', '=', projectId)
-      .where('issue_number', '=', id)
-      .orderBy('ts')
-      .orderBy('id')
-      .execute();
+    const activity = await repo.entries(projectId, id, ex);
     return { ...row, labels: row.labels ?? [], activity };
   }
 
@@ -164,21 +129,10 @@ export function createIssuesService(deps: IssuesDeps) {
     message: string,
     ts?: Date,
   ): Promise<IssueEntry> {
-    return tx
-      .insertInto('issue_activity')
-      .values({ project_id: projectId, issue_number: id, kind, author, message, ...(ts ? { ts } : {}) })
-      .returning(['id', 'kind', 'author', 'message', 'ts'])
-      .executeTakeFirstOrThrow();
+    return repo.addEntry(tx, { projectId, number: id, kind, author, message, ts });
   }
 
-  interface Patch {
-    status?: IssueStatus;
-    assignee?: string | null;
-    title?: string;
-    priority?: IssuePriority;
-    description?: string;
-    labels?: string[];
-  }
+  type Patch = IssueChanges;
 
   async function applyUpdate(
     actor: Actor,
@@ -187,20 +141,13 @@ export function createIssuesService(deps: IssuesDeps) {
     patch: Patch,
     author: string,
   ): Promise<Issue> {
-    const issue = await db.transaction().execute(async (tx) => {
-      const cur = await tx
-        .selectFrom('issues')
-        .select(['status', 'assignee', 'title'])
-        .where('project_id', '=', project.id)
-        .where('number', '=', id)
-        .forUpdate()
-        .executeTakeFirst();
+    const issue = await repo.transaction(async (tx) => {
+      const cur = await repo.lockForUpdate(tx, project.id, id);
       if (!cur) throw new NotFound(`Issue #${id} was not found in this project.`, 'issue_not_found');
-      const set: Record<string, unknown> = { updated_at: new Date() };
-      for (const k of ['status', 'assignee', 'title', 'priority', 'description'] as const)
-        if (patch[k] !== undefined) set[k] = patch[k];
-      if (patch.labels !== undefined) set.labels = JSON.stringify([...new Set(patch.labels)]);
-      await tx.updateTable('issues').set(set).where('project_id', '=', project.id).where('number', '=', id).execute();
+      await repo.update(tx, project.id, id, {
+        ...patch,
+        labels: patch.labels !== undefined ? [...new Set(patch.labels)] : undefined,
+      });
       const status = patch.status ?? cur.status;
       const assignee = patch.assignee !== undefined ? patch.assignee : cur.assignee;
       const statusChanged = status !== cur.status;
@@ -242,7 +189,7 @@ export function createIssuesService(deps: IssuesDeps) {
       const edited = (['title', 'priority', 'description', 'labels'] as const).filter((k) => patch[k] !== undefined);
       if (edited.length) await addEntry(tx, project.id, id, 'edit', author, `edited ${edited.join(', ')}`);
       await index(tx, project.id, id);
-      return load(tx, project.id, id);
+      return load(project.id, id, tx);
     });
     await refreshIssuesFile(project);
     return issue;
@@ -259,31 +206,15 @@ export function createIssuesService(deps: IssuesDeps) {
       const project = await deps.access.project(actor, name);
       const limit = q.limit ?? 50;
       const offset = q.offset ?? 0;
-      let base = db.selectFrom('issues').where('project_id', '=', project.id);
-      if (q.status) base = base.where('status', 'in', q.status.split(',') as IssueStatus[]);
-      if (q.assignee !== undefined)
-        base = q.assignee === 'none' ? base.where('assignee', 'is', null) : base.where('assignee', '=', q.assignee);
-      const [rows, count] = await Promise.all([
-        base
-          .select([
-            'number as id',
-            'title',
-            'description',
-            'status',
-            'assignee',
-            'priority',
-            'labels',
-            'created_by',
-            'created_at',
-            'updated_at',
-          ])
-          .orderBy('number', 'desc')
-          .limit(limit)
-          .offset(offset)
-          .execute(),
-        base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
-      ]);
-      return { issues: rows.map((r) => ({ ...r, labels: r.labels ?? [] })), total: Number(count.n), limit, offset };
+      const { rows, total } = await repo.list(
+        project.id,
+        {
+          statuses: q.status ? (q.status.split(',') as IssueStatus[]) : undefined,
+          assignee: q.assignee === undefined ? undefined : q.assignee === 'none' ? null : q.assignee,
+        },
+        { limit, offset },
+      );
+      return { issues: rows.map((r) => ({ ...r, labels: r.labels ?? [] })), total, limit, offset };
     },
 
     /** Create an issue (status open, priority P2 by default). @returns the issue with its activity. */
@@ -300,29 +231,21 @@ export function createIssuesService(deps: IssuesDeps) {
     ): Promise<Issue> {
       const project = await deps.access.project(actor, name);
       const author = actorName(actor);
-      const issue = await db.transaction().execute(async (tx) => {
-        const { last_number: id } = await tx
-          .insertInto('issue_counters')
-          .values({ project_id: project.id, last_number: 1 })
-          .onConflict((oc) => oc.column('project_id').doUpdateSet({ last_number: sql`issue_counters.last_number + 1` }))
-          .returning('last_number')
-          .executeTakeFirstOrThrow();
-        await tx
-          .insertInto('issues')
-          .values({
-            project_id: project.id,
-            number: id,
-            title: body.title,
-            description: body.description ?? '',
-            priority: body.priority ?? 'P2',
-            assignee: body.assignee ?? null,
-            labels: JSON.stringify([...new Set(body.labels ?? [])]),
-            created_by: author,
-          })
-          .execute();
+      const issue = await repo.transaction(async (tx) => {
+        const id = await repo.nextNumber(tx, project.id);
+        await repo.insert(tx, {
+          projectId: project.id,
+          number: id,
+          title: body.title,
+          description: body.description ?? '',
+          priority: body.priority ?? 'P2',
+          assignee: body.assignee ?? null,
+          labels: [...new Set(body.labels ?? [])],
+          createdBy: author,
+        });
         await addEntry(tx, project.id, id, 'create', author, `created: ${body.title}`);
         await index(tx, project.id, id);
-        return load(tx, project.id, id);
+        return load(project.id, id, tx);
       });
       await refreshIssuesFile(project);
       return issue;
@@ -331,7 +254,7 @@ export function createIssuesService(deps: IssuesDeps) {
     /** One issue with its activity entries (oldest first). @throws NotFound `issue_not_found`. */
     async get(actor: Actor, name: string, id: number): Promise<Issue> {
       const project = await deps.access.project(actor, name);
-      return load(db, project.id, id);
+      return load(project.id, id);
     },
 
     /**
@@ -373,22 +296,11 @@ export function createIssuesService(deps: IssuesDeps) {
       const ts = parseLogTs(body.ts);
       const project = await deps.access.project(actor, name);
       const author = body.author ?? actorName(actor);
-      const out = await db.transaction().execute(async (tx) => {
-        const cur = await tx
-          .selectFrom('issues')
-          .select(['title'])
-          .where('project_id', '=', project.id)
-          .where('number', '=', id)
-          .forUpdate()
-          .executeTakeFirst();
+      const out = await repo.transaction(async (tx) => {
+        const cur = await repo.lockForUpdate(tx, project.id, id);
         if (!cur) throw new NotFound(`Issue #${id} was not found in this project.`, 'issue_not_found');
         const entry = await addEntry(tx, project.id, id, 'log', author, body.message, ts);
-        await tx
-          .updateTable('issues')
-          .set({ updated_at: new Date() })
-          .where('project_id', '=', project.id)
-          .where('number', '=', id)
-          .execute();
+        await repo.touch(tx, project.id, id);
         await deps.activity.record(
           {
             type: 'issue_log',
@@ -403,7 +315,7 @@ export function createIssuesService(deps: IssuesDeps) {
           tx,
         );
         await index(tx, project.id, id);
-        return { issue: await load(tx, project.id, id), entry };
+        return { issue: await load(project.id, id, tx), entry };
       });
       await refreshIssuesFile(project);
       return out;
@@ -413,7 +325,7 @@ export function createIssuesService(deps: IssuesDeps) {
     async loadDocument(projectId: number | null, docId: string): Promise<LoadedDocument | null> {
       if (projectId === null || !/^\d+$/.test(docId)) return null;
       try {
-        const i = await load(db, projectId, Number(docId));
+        const i = await load(projectId, Number(docId));
         const log = i.activity.filter((e) => e.kind === 'log').map((e) => `- ${e.author}: ${e.message}`);
         const text = [
           `# #${i.id} ${i.title}`,

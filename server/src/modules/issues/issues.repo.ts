@@ -1,0 +1,207 @@
+/**
+ * SQL of the issues area: `issues` (keyed by project and per-project number), `issue_counters` (the next
+ * number of each project) and `issue_activity` (the entries of an issue). Other areas read issues through
+ * the functions here (pins, the knowledge graph) or the issues service.
+ */
+import { type Kysely, sql, type Transaction, type Updateable } from 'kysely';
+import type { DB, IssuePriority, IssueStatus } from '../../db/types.ts';
+
+type Executor = Kysely<DB> | Transaction<DB>;
+
+/** Columns of an issue as the API shows it (`number` as `id`). */
+const SUMMARY = [
+  'number as id',
+  'title',
+  'description',
+  'status',
+  'assignee',
+  'priority',
+  'labels',
+  'created_by',
+  'created_at',
+  'updated_at',
+] as const;
+
+const ENTRY = ['id', 'kind', 'author', 'message', 'ts'] as const;
+
+/** Fields an update may change (labels are stored as a JSON array). */
+export interface IssueChanges {
+  status?: IssueStatus;
+  assignee?: string | null;
+  title?: string;
+  priority?: IssuePriority;
+  description?: string;
+  labels?: string[];
+}
+
+export function createIssuesRepo(db: Kysely<DB>) {
+  return {
+    /** Run `fn` in one transaction. */
+    transaction: <T>(fn: (tx: Transaction<DB>) => Promise<T>): Promise<T> => db.transaction().execute(fn),
+
+    /** Hand out the project's next issue number (1, 2, …; atomic under concurrent creates). */
+    async nextNumber(tx: Executor, projectId: number): Promise<number> {
+      const r = await tx
+        .insertInto('issue_counters')
+        .values({ project_id: projectId, last_number: 1 })
+        .onConflict((oc) => oc.column('project_id').doUpdateSet({ last_number: sql`issue_counters.last_number + 1` }))
+        .returning('last_number')
+        .executeTakeFirstOrThrow();
+      return r.last_number;
+    },
+
+    /** Insert an issue (status open by default). */
+    async insert(
+      tx: Executor,
+      i: {
+        projectId: number;
+        number: number;
+        title: string;
+        description: string;
+        priority: IssuePriority;
+        assignee: string | null;
+        labels: string[];
+        createdBy: string;
+      },
+    ): Promise<void> {
+      await tx
+        .insertInto('issues')
+        .values({
+          project_id: i.projectId,
+          number: i.number,
+          title: i.title,
+          description: i.description,
+          priority: i.priority,
+          assignee: i.assignee,
+          labels: JSON.stringify(i.labels),
+          created_by: i.createdBy,
+        })
+        .execute();
+    },
+
+    /** One issue's columns (`number` as `id`; `labels` may be null in old rows), or undefined. */
+    find: (projectId: number, number: number, ex: Executor = db) =>
+      ex
+        .selectFrom('issues')
+        .select(SUMMARY)
+        .where('project_id', '=', projectId)
+        .where('number', '=', number)
+        .executeTakeFirst(),
+
+    /** The entries of an issue, oldest first. */
+    entries: (projectId: number, number: number, ex: Executor = db) =>
+      ex
+        .selectFrom('issue_activity')
+        .select(ENTRY)
+        .where('project_id', '=', projectId)
+        .where('issue_number', '=', number)
+        .orderBy('ts')
+        .orderBy('id')
+        .execute(),
+
+    /** Lock an issue's row for the rest of the transaction. @returns its status, assignee and title, or undefined. */
+    lockForUpdate: (tx: Transaction<DB>, projectId: number, number: number) =>
+      tx
+        .selectFrom('issues')
+        .select(['status', 'assignee', 'title'])
+        .where('project_id', '=', projectId)
+        .where('number', '=', number)
+        .forUpdate()
+        .executeTakeFirst(),
+
+    /** Apply the given (not undefined) `changes` and set `updated_at` to now; labels are stored as given. */
+    async update(tx: Executor, projectId: number, number: number, changes: IssueChanges): Promise<void> {
+      const set: Updateable<DB['issues']> = { updated_at: new Date() };
+      for (const k of ['status', 'assignee', 'title', 'priority', 'description'] as const)
+        if (changes[k] !== undefined) Object.assign(set, { [k]: changes[k] });
+      if (changes.labels !== undefined) set.labels = JSON.stringify(changes.labels);
+      await tx
+        .updateTable('issues')
+        .set(set)
+        .where('project_id', '=', projectId)
+        .where('number', '=', number)
+        .execute();
+    },
+
+    /** Set `updated_at` to now (an entry was added). */
+    async touch(tx: Executor, projectId: number, number: number): Promise<void> {
+      await tx
+        .updateTable('issues')
+        .set({ updated_at: new Date() })
+        .where('project_id', '=', projectId)
+        .where('number', '=', number)
+        .execute();
+    },
+
+    /** Append an entry (`ts` defaults to now). @returns `{id, kind, author, message, ts}`. */
+    addEntry: (
+      tx: Executor,
+      e: { projectId: number; number: number; kind: string; author: string; message: string; ts?: Date },
+    ) =>
+      tx
+        .insertInto('issue_activity')
+        .values({
+          project_id: e.projectId,
+          issue_number: e.number,
+          kind: e.kind,
+          author: e.author,
+          message: e.message,
+          ...(e.ts ? { ts: e.ts } : {}),
+        })
+        .returning(ENTRY)
+        .executeTakeFirstOrThrow(),
+
+    /**
+     * A page of a project's issues, newest first, and how many match.
+     * @param filter.statuses any of these statuses; `assignee` exact, `null` for unassigned.
+     */
+    async list(
+      projectId: number,
+      filter: { statuses?: IssueStatus[]; assignee?: string | null },
+      page: { limit: number; offset: number },
+    ) {
+      let base = db.selectFrom('issues').where('project_id', '=', projectId);
+      if (filter.statuses) base = base.where('status', 'in', filter.statuses);
+      if (filter.assignee !== undefined)
+        base =
+          filter.assignee === null ? base.where('assignee', 'is', null) : base.where('assignee', '=', filter.assignee);
+      const [rows, count] = await Promise.all([
+        base.select(SUMMARY).orderBy('number', 'desc').limit(page.limit).offset(page.offset).execute(),
+        base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+      ]);
+      return { rows, total: Number(count.n) };
+    },
+
+    /** Every issue of a project as the local issues file lists it `{id, title, status, assignee}`, by number. */
+    fileRows: (projectId: number) =>
+      db
+        .selectFrom('issues')
+        .select(['number as id', 'title', 'status', 'assignee'])
+        .where('project_id', '=', projectId)
+        .orderBy('number')
+        .execute(),
+
+    /** Whether issue `number` exists in the project. */
+    async exists(projectId: number, number: number): Promise<boolean> {
+      const r = await db
+        .selectFrom('issues')
+        .select('number')
+        .where('project_id', '=', projectId)
+        .where('number', '=', number)
+        .executeTakeFirst();
+      return r !== undefined;
+    },
+
+    /** The newest `limit` issues of a project with their text and assignee (the knowledge graph). */
+    forGraph: (projectId: number, limit: number) =>
+      db
+        .selectFrom('issues')
+        .select(['number', 'title', 'description', 'assignee'])
+        .where('project_id', '=', projectId)
+        .orderBy('number', 'desc')
+        .limit(limit)
+        .execute(),
+  };
+}
+
+export type IssuesRepo = ReturnType<typeof createIssuesRepo>;
