@@ -36,11 +36,13 @@ import { createOnboardingService } from './modules/onboarding/onboarding.service
 import { createPinsService } from './modules/pins/pins.service.ts';
 import { createProjectsRepo } from './modules/projects/projects.repo.ts';
 import { createProjectsService } from './modules/projects/projects.service.ts';
+import { ownerProjectIds, projectNames, projectRecord } from './modules/projects/projects.repo.ts';
 import { createRunEvents } from './modules/runtime/events.ts';
 import { registerRuntimeJobs } from './modules/runtime/runtime.jobs.ts';
 import { createRuntimeRepo } from './modules/runtime/runtime.repo.ts';
 import { createRuntimeService } from './modules/runtime/runtime.service.ts';
 import { createSkillsPort } from './modules/skills/skills.port.ts';
+import { createSkillsRepo } from './modules/skills/skills.repo.ts';
 import { createSkillsService } from './modules/skills/skills.service.ts';
 import { createSystemService } from './modules/system/system.service.ts';
 import { createUsageRepo } from './modules/usage/usage.repo.ts';
@@ -101,7 +103,19 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
   // Knowledge areas (each owns the documents it indexes).
   const issuesRepo = createIssuesRepo(db);
   const issues = createIssuesService({ repo: issuesRepo, workerRefs, access, activity, jobs, log });
-  const skills = createSkillsService({ db, access, jobs, dataDir: config.dataDir, log });
+  const skillsRepo = createSkillsRepo(db);
+  const skills = createSkillsService({
+    repo: skillsRepo,
+    projects: {
+      names: (ids, ex = db) => projectNames(ex, ids),
+      ownerOf: async (id) => (await projectRecord(db, id))?.owner_id,
+      idsOwnedBy: (ownerId) => ownerProjectIds(db, ownerId),
+    },
+    access,
+    jobs,
+    dataDir: config.dataDir,
+    log,
+  });
   const wikiRepo = createWikiRepo(db);
   const wiki = createWikiService({ repo: wikiRepo, access, jobs, log });
   const files = createFilesService({ access, options: config.files });

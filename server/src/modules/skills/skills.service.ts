@@ -17,39 +17,42 @@
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import type { Static } from '@sinclair/typebox';
 import type { Kysely, Transaction } from 'kysely';
 import type { DB } from '../../db/types.ts';
 import type { Actor } from '../../http/auth.ts';
-import type { Access, ProjectRef } from '../../access/access.ts';
+import { type Access, type ProjectRef, requireOwnerOrAdmin } from '../../access/access.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
 import type { LoadedDocument } from '../../lib/doc-sources.ts';
-import { Conflict, Forbidden, NotFound } from '../../http/errors.ts';
+import { Conflict, NotFound } from '../../http/errors.ts';
 import { atomicWrite } from '../../lib/atomic-write.ts';
+import { resolveInside } from '../../lib/paths.ts';
+import type { SkillsRepo, UpdateStatus } from './skills.repo.ts';
+import type * as S from './skills.schemas.ts';
+
+type Executor = Kysely<DB> | Transaction<DB>;
 
 export interface SkillsDeps {
-  db: Kysely<DB>;
+  repo: SkillsRepo;
+  /** What skills read of projects (projects.repo.ts); `ex` is the transaction when inside one. */
+  projects: {
+    /** Names of the given projects by id. */
+    names(ids: number[], ex?: Executor): Promise<Map<number, string>>;
+    /** The owner of a project, or undefined when it does not exist. */
+    ownerOf(projectId: number): Promise<number | undefined>;
+    /** Ids of an owner's projects. */
+    idsOwnedBy(ownerId: number): Promise<number[]>;
+  };
   access: Access;
   jobs: JobQueue;
   dataDir: string;
   log: { warn: (o: object, m: string) => void };
 }
 
-export interface Skill {
-  id: number;
-  owner_project: string | null;
-  name: string;
-  description: string;
-  content: string;
-  version: number;
-  forked_from: number | null;
-  forked_version: number | null;
-  created_at: Date;
-  updated_at: Date;
-}
-interface SkillRow extends Omit<Skill, 'owner_project'> {
-  owner_project: number | null;
-  project_name: string | null;
-}
+/** A skill as the API shows it (skills.schemas.ts `Skill`; `owner_project` is the project's name). */
+export type Skill = Static<typeof S.Skill>;
+/** A skill read by the service: `owner_project` is the project id, `project_name` its name. */
+type SkillRow = NonNullable<Awaited<ReturnType<SkillsRepo['byId']>>> & { project_name: string | null };
 
 const actorName = (actor: Actor) => actor.name || actor.email || `user ${actor.id}`;
 const notFound = () => new NotFound('Skill not found.', 'skill_not_found');
@@ -60,41 +63,44 @@ export function skillFile(s: { name: string; description: string; content: strin
 }
 
 export function createSkillsService(deps: SkillsDeps) {
-  const { db } = deps;
+  const { repo } = deps;
   const globalDir = path.join(deps.dataDir, 'skills');
 
-  const select = (ex: Kysely<DB> | Transaction<DB>) =>
-    ex
-      .selectFrom('skills as s')
-      .leftJoin('projects as p', 'p.id', 's.owner_project')
-      .select([
-        's.id',
-        's.owner_project',
-        'p.name as project_name',
-        's.name',
-        's.description',
-        's.content',
-        's.version',
-        's.forked_from',
-        's.forked_version',
-        's.created_at',
-        's.updated_at',
-      ]);
-  const out = (r: SkillRow): Skill => ({ ...r, owner_project: r.project_name });
+  /** Rows with the names of their owning projects (read with `ex` inside a transaction). */
+  async function named<R extends { owner_project: number | null }>(
+    rows: R[],
+    ex?: Executor,
+  ): Promise<Array<R & { project_name: string | null }>> {
+    const ids = [...new Set(rows.flatMap((r) => (r.owner_project === null ? [] : [r.owner_project])))];
+    const names = await deps.projects.names(ids, ex);
+    return rows.map((r) => ({
+      ...r,
+      project_name: r.owner_project === null ? null : (names.get(r.owner_project) ?? null),
+    }));
+  }
+  const out = ({ project_name, ...r }: SkillRow): Skill => ({ ...r, owner_project: project_name });
 
-  async function row(ex: Kysely<DB> | Transaction<DB>, id: number): Promise<SkillRow | undefined> {
-    return select(ex).where('s.id', '=', id).executeTakeFirst();
+  async function row(id: number, ex?: Executor): Promise<SkillRow | undefined> {
+    const r = await repo.byId(id, ex);
+    return r ? (await named([r], ex))[0] : undefined;
   }
 
   /** Folder of a skill's files: the project's `.skills/` or the global one. */
   const dirOf = (ownerProject: number | null, name: string) =>
     path.join(ownerProject === null ? globalDir : path.join(deps.access.projectDir(ownerProject), '.skills'), name);
 
+  /** Where a skill's SKILL.md goes; in a project directory it must stay inside (lib/paths.ts). */
+  async function fileOf(s: { owner_project: number | null; name: string }): Promise<string> {
+    if (s.owner_project === null) return path.join(dirOf(null, s.name), 'SKILL.md');
+    const dir = deps.access.projectDir(s.owner_project);
+    return (await resolveInside(dir, `.skills/${s.name}/SKILL.md`, { create: true })).abs;
+  }
+
   async function syncFile(after: SkillRow | null, before: { owner_project: number | null; name: string } | null) {
     try {
       if (before && (!after || after.name !== before.name))
         await fs.rm(dirOf(before.owner_project, before.name), { recursive: true, force: true });
-      if (after) await atomicWrite(path.join(dirOf(after.owner_project, after.name), 'SKILL.md'), skillFile(after));
+      if (after) await atomicWrite(await fileOf(after), skillFile(after));
     } catch (err) {
       deps.log.warn({ err: (err as Error).message }, 'skill file not synced');
     }
@@ -113,34 +119,27 @@ export function createSkillsService(deps: SkillsDeps) {
   ): Promise<Skill> {
     let created: SkillRow;
     try {
-      created = await db.transaction().execute(async (tx) => {
-        const { id } = await tx
-          .insertInto('skills')
-          .values({
-            owner_project: ownerProject,
-            name: body.name,
-            description: body.description ?? '',
-            content: body.content ?? '',
-            forked_from: fork?.from ?? null,
-            forked_version: fork?.version ?? null,
-            created_by: actor.id,
-          })
-          .returning('id')
-          .executeTakeFirstOrThrow();
-        await tx
-          .insertInto('skill_versions')
-          .values({
-            skill_id: id,
-            version: 1,
-            name: body.name,
-            description: body.description ?? '',
-            content: body.content ?? '',
-            author: actorName(actor),
-            reason: body.reason ?? (fork ? `forked from skill ${fork.from} v${fork.version}` : 'created'),
-          })
-          .execute();
+      created = await repo.transaction(async (tx) => {
+        const id = await repo.insert(tx, {
+          ownerProject,
+          name: body.name,
+          description: body.description ?? '',
+          content: body.content ?? '',
+          forkedFrom: fork?.from ?? null,
+          forkedVersion: fork?.version ?? null,
+          createdBy: actor.id,
+        });
+        await repo.insertVersion(tx, {
+          skillId: id,
+          version: 1,
+          name: body.name,
+          description: body.description ?? '',
+          content: body.content ?? '',
+          author: actorName(actor),
+          reason: body.reason ?? (fork ? `forked from skill ${fork.from} v${fork.version}` : 'created'),
+        });
         await index(tx, ownerProject, id);
-        return (await row(tx, id))!;
+        return (await row(id, tx))!;
       });
     } catch (err) {
       if (isUniqueViolation(err))
@@ -162,13 +161,8 @@ export function createSkillsService(deps: SkillsDeps) {
   ): Promise<Skill> {
     let updated: SkillRow;
     try {
-      updated = await db.transaction().execute(async (tx) => {
-        const cur = await tx
-          .selectFrom('skills')
-          .selectAll()
-          .where('id', '=', current.id)
-          .forUpdate()
-          .executeTakeFirst();
+      updated = await repo.transaction(async (tx) => {
+        const cur = await repo.lockForUpdate(tx, current.id);
         if (!cur) throw notFound();
         const next = {
           name: body.name ?? cur.name,
@@ -176,18 +170,17 @@ export function createSkillsService(deps: SkillsDeps) {
           content: body.content ?? cur.content,
         };
         const version = cur.version + 1;
-        await tx
-          .updateTable('skills')
-          .set({ ...next, version, updated_at: new Date() })
-          .where('id', '=', cur.id)
-          .execute();
-        await tx
-          .insertInto('skill_versions')
-          .values({ skill_id: cur.id, version, ...next, author: actorName(actor), reason: body.reason ?? 'updated' })
-          .execute();
+        await repo.update(tx, cur.id, { ...next, version });
+        await repo.insertVersion(tx, {
+          skillId: cur.id,
+          version,
+          ...next,
+          author: actorName(actor),
+          reason: body.reason ?? 'updated',
+        });
         if (cur.owner_project === null) await offerToForks(tx, cur.id, version);
         await index(tx, cur.owner_project, cur.id);
-        return (await row(tx, cur.id))!;
+        return (await row(cur.id, tx))!;
       });
     } catch (err) {
       if (isUniqueViolation(err))
@@ -199,42 +192,21 @@ export function createSkillsService(deps: SkillsDeps) {
   }
 
   async function offerToForks(tx: Transaction<DB>, sourceId: number, version: number) {
-    const forks = await tx
-      .selectFrom('skills')
-      .select(['id', 'owner_project', 'forked_version'])
-      .where('forked_from', '=', sourceId)
-      .execute();
-    for (const f of forks) {
+    for (const f of await repo.forksOf(tx, sourceId)) {
       if (f.owner_project === null) continue;
-      const pending = await tx
-        .selectFrom('skill_updates')
-        .select('id')
-        .where('fork_id', '=', f.id)
-        .where('status', '=', 'pending')
-        .executeTakeFirst();
-      if (pending)
-        await tx
-          .updateTable('skill_updates')
-          .set({ to_version: version, created_at: new Date() })
-          .where('id', '=', pending.id)
-          .execute();
-      else
-        await tx
-          .insertInto('skill_updates')
-          .values({
-            project_id: f.owner_project,
-            fork_id: f.id,
-            source_id: sourceId,
-            from_version: f.forked_version ?? 1,
-            to_version: version,
-          })
-          .execute();
+      await repo.offer(tx, {
+        projectId: f.owner_project,
+        forkId: f.id,
+        sourceId,
+        fromVersion: f.forked_version ?? 1,
+        toVersion: version,
+      });
     }
   }
 
   async function deleteSkill(current: SkillRow): Promise<{ ok: true; id: number }> {
-    await db.transaction().execute(async (tx) => {
-      await tx.deleteFrom('skills').where('id', '=', current.id).execute();
+    await repo.transaction(async (tx) => {
+      await repo.remove(tx, current.id);
       await index(tx, current.owner_project, current.id);
     });
     await syncFile(null, current);
@@ -243,134 +215,93 @@ export function createSkillsService(deps: SkillsDeps) {
 
   /** A skill of this project (optionally: only a fork). @throws NotFound `skill_not_found` for any other skill. */
   async function ownSkill(project: ProjectRef, id: number, forkOnly = false): Promise<SkillRow> {
-    const r = await row(db, id);
-    if (!r || r.owner_project !== project.id || (forkOnly && r.forked_from === null && !(await wasFork(id))))
+    const r = await row(id);
+    if (!r || r.owner_project !== project.id || (forkOnly && r.forked_from === null && !(await repo.wasFork(id))))
       throw notFound();
     return r;
   }
-  /** A fork whose source was deleted keeps `forked_version`. */
-  const wasFork = async (id: number) =>
-    !!(await db
-      .selectFrom('skills')
-      .select('id')
-      .where('id', '=', id)
-      .where('forked_version', 'is not', null)
-      .executeTakeFirst());
 
-  /** A skill `actor` may read: global, or of a project they may act on. */
+  /** A skill `actor` may read: global, or of a project they own (admins: any). @throws NotFound, Forbidden `forbidden`. */
   async function readable(actor: Actor, id: number): Promise<SkillRow> {
-    const r = await row(db, id);
+    const r = await row(id);
     if (!r) throw notFound();
-    if (r.owner_project !== null && !actor.isAdmin) {
-      const p = await db.selectFrom('projects').select('owner_id').where('id', '=', r.owner_project).executeTakeFirst();
-      if (p?.owner_id !== actor.id) throw new Forbidden('You do not have access to this skill.', 'forbidden');
-    }
+    if (r.owner_project !== null && !actor.isAdmin)
+      requireOwnerOrAdmin(
+        actor,
+        (await deps.projects.ownerOf(r.owner_project)) ?? null,
+        'You do not have access to this skill.',
+        'forbidden',
+      );
     return r;
   }
-  /** As `readable`, and a global skill needs an admin to change. */
+  /** As `readable`, and a global skill needs an admin to change. @throws Forbidden `admin_required`. */
   async function writable(actor: Actor, id: number): Promise<SkillRow> {
     const r = await readable(actor, id);
-    if (r.owner_project === null && !actor.isAdmin)
-      throw new Forbidden(
+    if (r.owner_project === null)
+      requireOwnerOrAdmin(
+        actor,
+        null,
         'Only administrators change global skills; fork it into your project instead.',
         'admin_required',
       );
     return r;
   }
 
-  async function updateRow(id: number) {
-    return db
-      .selectFrom('skill_updates as u')
-      .innerJoin('projects as p', 'p.id', 'u.project_id')
-      .innerJoin('skills as f', 'f.id', 'u.fork_id')
-      .innerJoin('skills as g', 'g.id', 'u.source_id')
-      .leftJoin('skill_versions as v', (j) =>
-        j.onRef('v.skill_id', '=', 'u.source_id').onRef('v.version', '=', 'u.to_version'),
-      )
-      .select([
-        'u.id',
-        'p.name as project',
-        'p.owner_id',
-        'u.project_id',
-        'u.fork_id',
-        'f.name as fork_name',
-        'u.source_id',
-        'g.name as source_name',
-        'u.from_version',
-        'u.to_version',
-        'u.status',
-        'v.description',
-        'v.content',
-        'u.created_at',
-      ])
-      .where('u.id', '=', id)
-      .executeTakeFirst();
+  type UpdateRow = NonNullable<Awaited<ReturnType<SkillsRepo['updateById']>>>;
+  /** Offered updates as the API shows them (skills.schemas.ts `SkillUpdate`), with their project's name. */
+  async function publicUpdates(rows: UpdateRow[]): Promise<Array<Static<typeof S.SkillUpdate>>> {
+    const names = await deps.projects.names([...new Set(rows.map((u) => u.project_id))]);
+    return rows.map(({ project_id, ...u }) => ({
+      ...u,
+      project: names.get(project_id) ?? '',
+      description: u.description ?? '',
+      content: u.content ?? '',
+    }));
   }
-  const publicUpdate = ({
-    owner_id: _o,
-    project_id: _p,
-    ...u
-  }: NonNullable<Awaited<ReturnType<typeof updateRow>>>) => ({
-    ...u,
-    description: u.description ?? '',
-    content: u.content ?? '',
-  });
 
   async function decide(actor: Actor, id: number, approve: boolean) {
-    const u = await updateRow(id);
+    const u = await repo.updateById(id);
     if (!u) throw new NotFound('Skill update not found.', 'skill_update_not_found');
-    if (!actor.isAdmin && u.owner_id !== actor.id)
-      throw new Forbidden('You do not have access to this project.', 'forbidden');
+    requireOwnerOrAdmin(
+      actor,
+      (await deps.projects.ownerOf(u.project_id)) ?? null,
+      'You do not have access to this project.',
+      'forbidden',
+    );
     if (u.status !== 'pending')
       throw new Conflict('skill_update_decided', `This update was already ${u.status}.`, { status: u.status });
-    const before = (await row(db, u.fork_id))!;
-    const result = await db.transaction().execute(async (tx) => {
-      const claimed = await tx
-        .updateTable('skill_updates')
-        .set({ status: approve ? 'approved' : 'rejected', decided_by: actorName(actor), decided_at: new Date() })
-        .where('id', '=', id)
-        .where('status', '=', 'pending')
-        .returning('id')
-        .executeTakeFirst();
-      if (!claimed) throw new Conflict('skill_update_decided', 'This update was already decided.');
+    const before = (await row(u.fork_id))!;
+    const result = await repo.transaction(async (tx) => {
+      if (!(await repo.decide(tx, id, approve ? 'approved' : 'rejected', actorName(actor))))
+        throw new Conflict('skill_update_decided', 'This update was already decided.');
       if (!approve) return null;
-      const version = await tx
-        .selectFrom('skills')
-        .select('version')
-        .where('id', '=', u.fork_id)
-        .forUpdate()
-        .executeTakeFirstOrThrow();
-      const next = version.version + 1;
+      const fork = await repo.lockForUpdate(tx, u.fork_id);
+      if (!fork) throw notFound();
+      const next = fork.version + 1;
       const description = u.description ?? before.description;
       const content = u.content ?? before.content;
-      await tx
-        .updateTable('skills')
-        .set({ description, content, version: next, forked_version: u.to_version, updated_at: new Date() })
-        .where('id', '=', u.fork_id)
-        .execute();
-      await tx
-        .insertInto('skill_versions')
-        .values({
-          skill_id: u.fork_id,
-          version: next,
-          name: before.name,
-          description,
-          content,
-          author: actorName(actor),
-          reason: `merged global skill '${u.source_name}' v${u.to_version}`,
-        })
-        .execute();
+      await repo.update(tx, u.fork_id, { description, content, version: next, forkedVersion: u.to_version });
+      await repo.insertVersion(tx, {
+        skillId: u.fork_id,
+        version: next,
+        name: before.name,
+        description,
+        content,
+        author: actorName(actor),
+        reason: `merged global skill '${u.source_name}' v${u.to_version}`,
+      });
       await index(tx, u.project_id, u.fork_id);
-      return (await row(tx, u.fork_id))!;
+      return (await row(u.fork_id, tx))!;
     });
     if (result) await syncFile(result, before);
-    return { ok: true, update: publicUpdate((await updateRow(id))!), skill: result ? out(result) : null };
+    const [update] = await publicUpdates([(await repo.updateById(id))!]);
+    return { ok: true, update, skill: result ? out(result) : null };
   }
 
   return {
     /** Global skills, by name. */
     async listGlobal(): Promise<{ skills: Skill[] }> {
-      return { skills: (await select(db).where('s.owner_project', 'is', null).orderBy('s.name').execute()).map(out) };
+      return { skills: (await named(await repo.globals())).map(out) };
     },
     /** Publish a global skill (admins; the route requires the role). @throws Conflict `skill_exists`. */
     createGlobal: (actor: Actor, body: { name: string; description?: string; content?: string; reason?: string }) =>
@@ -394,24 +325,13 @@ export function createSkillsService(deps: SkillsDeps) {
     /** Every version of a skill, newest first, with author and reason. */
     async evolution(actor: Actor, id: number) {
       await readable(actor, id);
-      const versions = await db
-        .selectFrom('skill_versions')
-        .select(['version', 'name', 'description', 'content', 'author', 'reason', 'created_at'])
-        .where('skill_id', '=', id)
-        .orderBy('version', 'desc')
-        .execute();
-      return { skill_id: id, versions };
+      return { skill_id: id, versions: await repo.versions(id) };
     },
 
     /** The skills a project sees: the global ones plus its own (never another project's), by name. */
     async listForProject(actor: Actor, name: string): Promise<{ skills: Skill[] }> {
       const project = await deps.access.project(actor, name);
-      const rows = await select(db)
-        .where((eb) => eb.or([eb('s.owner_project', 'is', null), eb('s.owner_project', '=', project.id)]))
-        .orderBy('s.name')
-        .orderBy('s.owner_project')
-        .execute();
-      return { skills: rows.map(out) };
+      return { skills: (await named(await repo.visible(project.id))).map(out) };
     },
     /** Create a skill owned by the project. @throws Conflict `skill_exists`. */
     async createForProject(
@@ -442,12 +362,7 @@ export function createSkillsService(deps: SkillsDeps) {
     /** The project's forks of global skills. */
     async listForks(actor: Actor, name: string): Promise<{ skills: Skill[] }> {
       const project = await deps.access.project(actor, name);
-      const rows = await select(db)
-        .where('s.owner_project', '=', project.id)
-        .where('s.forked_version', 'is not', null)
-        .orderBy('s.name')
-        .execute();
-      return { skills: rows.map(out) };
+      return { skills: (await named(await repo.forks(project.id))).map(out) };
     },
     /**
      * Fork a global skill into the project (name, description, content default to the source's).
@@ -459,7 +374,7 @@ export function createSkillsService(deps: SkillsDeps) {
       body: { skill_id: number; name?: string; description?: string; content?: string },
     ): Promise<Skill> {
       const project = await deps.access.project(actor, name);
-      const src = await row(db, body.skill_id);
+      const src = await repo.byId(body.skill_id);
       if (!src || src.owner_project !== null)
         throw new NotFound('Only a global skill can be forked; no global skill has this id.', 'skill_not_found');
       return insertSkill(
@@ -475,20 +390,11 @@ export function createSkillsService(deps: SkillsDeps) {
     },
 
     /** Skill updates offered to the caller's projects (admins: every project), `status` pending by default. */
-    async listUpdates(actor: Actor, q: { project?: string; status?: 'pending' | 'approved' | 'rejected' }) {
-      let projectId: number | undefined;
-      if (q.project) projectId = (await deps.access.project(actor, q.project)).id;
-      let qb = db
-        .selectFrom('skill_updates as u')
-        .innerJoin('projects as p', 'p.id', 'u.project_id')
-        .select('u.id')
-        .where('u.status', '=', q.status ?? 'pending');
-      if (projectId !== undefined) qb = qb.where('u.project_id', '=', projectId);
-      else if (!actor.isAdmin) qb = qb.where('p.owner_id', '=', actor.id);
-      const ids = await qb.orderBy('u.id', 'desc').limit(500).execute();
-      const updates = [];
-      for (const { id } of ids) updates.push(publicUpdate((await updateRow(id))!));
-      return { updates };
+    async listUpdates(actor: Actor, q: { project?: string; status?: UpdateStatus }) {
+      let projectIds: number[] | undefined;
+      if (q.project) projectIds = [(await deps.access.project(actor, q.project)).id];
+      else if (!actor.isAdmin) projectIds = await deps.projects.idsOwnedBy(actor.id);
+      return { updates: await publicUpdates(await repo.listUpdates(q.status ?? 'pending', projectIds)) };
     },
     /** Approve: the fork takes the offered description and content as a new version. @throws Conflict when decided. */
     approve: (actor: Actor, id: number) => decide(actor, id, true),
@@ -498,7 +404,7 @@ export function createSkillsService(deps: SkillsDeps) {
     /** Document loader of the semantic index (`doc_type` skill, `doc_id` the skill id). */
     async loadDocument(_projectId: number | null, docId: string): Promise<LoadedDocument | null> {
       if (!/^\d+$/.test(docId)) return null;
-      const r = await row(db, Number(docId));
+      const r = await repo.byId(Number(docId));
       if (!r) return null;
       return {
         title: r.name,
