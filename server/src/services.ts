@@ -33,6 +33,7 @@ import { createSearchPort } from './modules/knowledge/knowledge.port.ts';
 import { createKnowledgeService, memoryLoader } from './modules/knowledge/knowledge.service.ts';
 import { createOnboardingRepo } from './modules/onboarding/onboarding.repo.ts';
 import { createOnboardingService } from './modules/onboarding/onboarding.service.ts';
+import { createPinsRepo } from './modules/pins/pins.repo.ts';
 import { createPinsService } from './modules/pins/pins.service.ts';
 import { createProjectsRepo } from './modules/projects/projects.repo.ts';
 import { createProjectsService } from './modules/projects/projects.service.ts';
@@ -119,7 +120,14 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
   const wikiRepo = createWikiRepo(db);
   const wiki = createWikiService({ repo: wikiRepo, access, jobs, log });
   const files = createFilesService({ access, options: config.files });
-  const pins = createPinsService({ db, access });
+  const pins = createPinsService({
+    repo: createPinsRepo(db),
+    issues: issuesRepo,
+    skills: skillsRepo,
+    wiki: wikiRepo,
+    workers: { refs: (projectId) => workerRefs(db, projectId) },
+    access,
+  });
   const docs = createDocsService();
 
   // The shared semantic index over all of them.

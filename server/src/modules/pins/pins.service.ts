@@ -12,49 +12,46 @@
  *   `fork` (fork → global skill), `link` (note → issue, when the notes area's `note_issue_links` table exists)
  *   and `reference` for `#12` and `[[Page]]` (page title or path) found in issue, wiki and skill text.
  */
-import { sql, type Kysely } from 'kysely';
-import type { DB } from '../../db/types.ts';
+import type { Static } from '@sinclair/typebox';
 import type { Actor } from '../../http/auth.ts';
 import type { Access } from '../../access/access.ts';
 import { NotFound } from '../../http/errors.ts';
 import { projectPathRefusal, resolveInside } from '../../lib/paths.ts';
+import type { IssuesRepo } from '../issues/issues.repo.ts';
+import type { SkillsRepo } from '../skills/skills.repo.ts';
+import type { WikiRepo } from '../wiki/wiki.repo.ts';
+import type { PinsRepo } from './pins.repo.ts';
+import type * as S from './pins.schemas.ts';
 
-export interface GraphNode {
-  id: string;
-  type: 'issue' | 'skill' | 'wiki' | 'note' | 'worker';
-  label: string;
-}
-export interface GraphEdge {
-  source: string;
-  target: string;
-  type: 'assignment' | 'uses' | 'fork' | 'link' | 'reference';
-}
+/** A node of the knowledge graph (pins.schemas.ts `GraphNode`). */
+export type GraphNode = Static<typeof S.GraphNode>;
+/** An edge of the knowledge graph (pins.schemas.ts `GraphEdge`). */
+export type GraphEdge = Static<typeof S.GraphEdge>;
 
 const actorName = (actor: Actor) => actor.name || actor.email || `user ${actor.id}`;
 export const GRAPH_ISSUE_CAP = 2000;
 
-export function createPinsService(deps: { db: Kysely<DB>; access: Access }) {
-  const { db } = deps;
-  const pinCols = ['id', 'text', 'issue_id', 'path', 'position', 'created_by', 'created_at'] as const;
+export interface PinsDeps {
+  repo: PinsRepo;
+  /** The issues area: a pin's issue must exist; the graph's issues. */
+  issues: Pick<IssuesRepo, 'exists' | 'forGraph'>;
+  /** The skills area: the graph's skills. */
+  skills: Pick<SkillsRepo, 'forGraph'>;
+  /** The wiki area: the graph's pages. */
+  wiki: Pick<WikiRepo, 'forGraph'>;
+  /** The workers area (workers.repo.ts `workerRefs`): the graph's workers. */
+  workers: { refs(projectId: number): Promise<Array<{ id: number; label: string; context_assets: string[] }>> };
+  access: Access;
+}
 
-  async function tableExists(name: string): Promise<boolean> {
-    const r = await sql<{ t: string | null }>`select to_regclass(${name})::text as t`.execute(db);
-    return !!r.rows[0]?.t;
-  }
+export function createPinsService(deps: PinsDeps) {
+  const { repo } = deps;
 
   return {
     /** Pins by position. */
     async listPins(actor: Actor, name: string) {
       const project = await deps.access.project(actor, name);
-      return {
-        pins: await db
-          .selectFrom('pins')
-          .select(pinCols)
-          .where('project_id', '=', project.id)
-          .orderBy('position')
-          .orderBy('id')
-          .execute(),
-      };
+      return { pins: await repo.pins(project.id) };
     },
     /** Pin a note. @throws NotFound `issue_not_found`; Forbidden `path_outside_project`. */
     async addPin(
@@ -67,105 +64,51 @@ export function createPinsService(deps: { db: Kysely<DB>; access: Access }) {
         body.path !== undefined
           ? (await resolveInside(project.dir, body.path, { create: true, refuse: projectPathRefusal })).rel
           : null;
-      if (body.issue_id !== undefined) {
-        const i = await db
-          .selectFrom('issues')
-          .select('number')
-          .where('project_id', '=', project.id)
-          .where('number', '=', body.issue_id)
-          .executeTakeFirst();
-        if (!i) throw new NotFound(`Issue #${body.issue_id} was not found in this project.`, 'issue_not_found');
-      }
-      return db.transaction().execute(async (tx) => {
-        let position = body.position;
-        if (position === undefined) {
-          const m = await tx
-            .selectFrom('pins')
-            .select((eb) => eb.fn.max('position').as('m'))
-            .where('project_id', '=', project.id)
-            .executeTakeFirst();
-          position = (m?.m ?? -1) + 1;
-        }
-        return tx
-          .insertInto('pins')
-          .values({
-            project_id: project.id,
-            text: body.text,
-            issue_id: body.issue_id ?? null,
-            path: rel,
-            position,
-            created_by: actorName(actor),
-          })
-          .returning(pinCols)
-          .executeTakeFirstOrThrow();
-      });
+      if (body.issue_id !== undefined && !(await deps.issues.exists(project.id, body.issue_id)))
+        throw new NotFound(`Issue #${body.issue_id} was not found in this project.`, 'issue_not_found');
+      return repo.transaction(async (tx) =>
+        repo.insertPin(tx, {
+          projectId: project.id,
+          text: body.text,
+          issueId: body.issue_id ?? null,
+          path: rel,
+          position: body.position ?? (await repo.lastPosition(tx, project.id)) + 1,
+          createdBy: actorName(actor),
+        }),
+      );
     },
     /** Unpin. @throws NotFound `pin_not_found`. */
     async removePin(actor: Actor, name: string, id: number) {
       const project = await deps.access.project(actor, name);
-      const r = await db
-        .deleteFrom('pins')
-        .where('project_id', '=', project.id)
-        .where('id', '=', id)
-        .executeTakeFirst();
-      if (!r.numDeletedRows) throw new NotFound('Pin not found.', 'pin_not_found');
+      if (!(await repo.removePin(project.id, id))) throw new NotFound('Pin not found.', 'pin_not_found');
       return { ok: true, id };
     },
 
     /** Learnings, newest first; `tag` filters, `limit` 1–500 (default 100). */
     async listLearnings(actor: Actor, name: string, q: { tag?: string; limit?: number }) {
       const project = await deps.access.project(actor, name);
-      let qb = db
-        .selectFrom('learnings')
-        .select(['id', 'text', 'source', 'tags', 'author', 'created_at'])
-        .where('project_id', '=', project.id);
-      if (q.tag) qb = qb.where(sql<boolean>`tags @> ${JSON.stringify([q.tag])}::jsonb`);
-      return {
-        learnings: await qb
-          .orderBy('created_at', 'desc')
-          .orderBy('id', 'desc')
-          .limit(q.limit ?? 100)
-          .execute(),
-      };
+      return { learnings: await repo.learnings(project.id, { tag: q.tag, limit: q.limit ?? 100 }) };
     },
     /** Record a learning; the author is the caller. */
     async addLearning(actor: Actor, name: string, body: { text: string; source?: string; tags?: string[] }) {
       const project = await deps.access.project(actor, name);
-      return db
-        .insertInto('learnings')
-        .values({
-          project_id: project.id,
-          text: body.text,
-          source: body.source ?? null,
-          tags: JSON.stringify([...new Set(body.tags ?? [])]),
-          author: actorName(actor),
-        })
-        .returning(['id', 'text', 'source', 'tags', 'author', 'created_at'])
-        .executeTakeFirstOrThrow();
+      return repo.insertLearning({
+        projectId: project.id,
+        text: body.text,
+        source: body.source ?? null,
+        tags: [...new Set(body.tags ?? [])],
+        author: actorName(actor),
+      });
     },
 
     /** The project's knowledge graph `{nodes, edges}` (see the module comment). */
     async graph(actor: Actor, name: string): Promise<{ nodes: GraphNode[]; edges: GraphEdge[] }> {
       const project = await deps.access.project(actor, name);
       const [issues, skills, pages, workers] = await Promise.all([
-        db
-          .selectFrom('issues')
-          .select(['number', 'title', 'description', 'assignee'])
-          .where('project_id', '=', project.id)
-          .orderBy('number', 'desc')
-          .limit(GRAPH_ISSUE_CAP)
-          .execute(),
-        db
-          .selectFrom('skills')
-          .select(['id', 'name', 'content', 'description', 'forked_from', 'owner_project'])
-          .where((eb) => eb.or([eb('owner_project', 'is', null), eb('owner_project', '=', project.id)]))
-          .execute(),
-        db.selectFrom('wiki_pages').select(['path', 'title', 'content']).where('project_id', '=', project.id).execute(),
-        db
-          .selectFrom('workers')
-          .select(['id', 'label', 'context_assets'])
-          .where('project_id', '=', project.id)
-          .execute(),
+        deps.issues.forGraph(project.id, GRAPH_ISSUE_CAP),
+        deps.skills.forGraph(project.id),
+        deps.wiki.forGraph(project.id),
+        deps.workers.refs(project.id),
       ]);
       const nodes: GraphNode[] = [];
       const edges: GraphEdge[] = [];
@@ -181,21 +124,10 @@ export function createPinsService(deps: { db: Kysely<DB>; access: Access }) {
       for (const s of skills) nodes.push({ id: `skill:${s.id}`, type: 'skill', label: s.name });
       for (const p of pages) nodes.push({ id: `wiki:${p.path}`, type: 'wiki', label: p.title });
       for (const w of workers) nodes.push({ id: `worker:${w.id}`, type: 'worker', label: w.label });
-      if (await tableExists('notes')) {
-        const notes = await sql<{
-          id: number;
-          title: string;
-        }>`select id, title from notes where project_id = ${project.id}`.execute(db);
-        for (const n of notes.rows) nodes.push({ id: `note:${n.id}`, type: 'note', label: n.title });
-        if (await tableExists('note_issue_links')) {
-          const links = await sql<{
-            note_id: number;
-            issue_id: number;
-          }>`select l.note_id, l.issue_id from note_issue_links l join notes n on n.id = l.note_id where n.project_id = ${project.id}`.execute(
-            db,
-          );
-          for (const l of links.rows) edge(`note:${l.note_id}`, `issue:${l.issue_id}`, 'link');
-        }
+      const notes = await repo.notes(project.id);
+      if (notes) {
+        for (const n of notes.notes) nodes.push({ id: `note:${n.id}`, type: 'note', label: n.title });
+        for (const l of notes.links) edge(`note:${l.note_id}`, `issue:${l.issue_id}`, 'link');
       }
       const issueIds = new Set(issues.map((i) => i.number));
       const pageKey = new Map<string, string>();
@@ -221,7 +153,7 @@ export function createPinsService(deps: { db: Kysely<DB>; access: Access }) {
             (i.assignee === String(w.id) || i.assignee.replace(/^@/, '').toLowerCase() === w.label.toLowerCase())
           )
             edge(`worker:${w.id}`, `issue:${i.number}`, 'assignment');
-        for (const a of (w.context_assets as string[] | null) ?? []) {
+        for (const a of w.context_assets ?? []) {
           const sid = skillByName.get(a);
           if (sid !== undefined) edge(`worker:${w.id}`, `skill:${sid}`, 'uses');
         }
