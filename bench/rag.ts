@@ -21,6 +21,7 @@ import pg from 'pg';
 import { openDatabase, type Database } from '../server/src/db/database.ts';
 import { migrateToLatest } from '../server/src/db/migrate.ts';
 import { createKnowledgeIndex } from '../server/src/modules/knowledge/knowledge.index.ts';
+import { createKnowledgeRepo } from '../server/src/modules/knowledge/knowledge.repo.ts';
 import { createLocalEmbedder } from '../server/src/providers/embeddings/index.ts';
 import { createJobQueue } from '../server/src/jobs/queue.ts';
 
@@ -120,7 +121,7 @@ async function runOn(label: string, database: Database, docs: Doc[]): Promise<Ro
   await migrateToLatest(database.db);
   const quiet = { warn() {}, info() {}, error() {} };
   const index = createKnowledgeIndex({
-    db: database.db,
+    repo: createKnowledgeRepo(database.db),
     database,
     embedder: createLocalEmbedder(),
     loaders: {},
@@ -175,7 +176,7 @@ async function runOn(label: string, database: Database, docs: Doc[]): Promise<Ro
   );
   const b0 = performance.now();
   await createKnowledgeIndex({
-    db: database.db,
+    repo: createKnowledgeRepo(database.db),
     database,
     embedder: createLocalEmbedder(),
     loaders: {},

@@ -28,6 +28,7 @@ import { createIssuesPort } from './modules/issues/issues.port.ts';
 import { createIssuesRepo } from './modules/issues/issues.repo.ts';
 import { createIssuesService } from './modules/issues/issues.service.ts';
 import { createKnowledgeIndex } from './modules/knowledge/knowledge.index.ts';
+import { createKnowledgeRepo } from './modules/knowledge/knowledge.repo.ts';
 import { registerKnowledgeJobs } from './modules/knowledge/knowledge.jobs.ts';
 import { createSearchPort } from './modules/knowledge/knowledge.port.ts';
 import { createKnowledgeService, memoryLoader } from './modules/knowledge/knowledge.service.ts';
@@ -37,7 +38,7 @@ import { createPinsRepo } from './modules/pins/pins.repo.ts';
 import { createPinsService } from './modules/pins/pins.service.ts';
 import { createProjectsRepo } from './modules/projects/projects.repo.ts';
 import { createProjectsService } from './modules/projects/projects.service.ts';
-import { ownerProjectIds, projectNames, projectRecord } from './modules/projects/projects.repo.ts';
+import { ownerProjectIds, projectManifest, projectNames, projectRecord } from './modules/projects/projects.repo.ts';
 import { createRunEvents } from './modules/runtime/events.ts';
 import { registerRuntimeJobs } from './modules/runtime/runtime.jobs.ts';
 import { createRuntimeRepo } from './modules/runtime/runtime.repo.ts';
@@ -132,7 +133,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
 
   // The shared semantic index over all of them.
   const index = createKnowledgeIndex({
-    db,
+    repo: createKnowledgeRepo(db),
     database,
     embedder: deps.embeddings,
     jobs,
@@ -142,7 +143,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
       skill: skills.loadDocument,
       wiki: wiki.loadDocument,
       doc: docs.loader(),
-      memory: memoryLoader({ db, access }),
+      memory: memoryLoader({ manifest: (id) => projectManifest(db, id), access }),
       ...opts.loaders,
     },
   });

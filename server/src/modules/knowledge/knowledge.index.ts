@@ -20,10 +20,10 @@
  * (`deps.loaders`), skip when the content hash and embedder are unchanged, embed outside any
  * transaction, then replace the document's chunks in one transaction. A missing document removes its
  * chunks. Re-running a job is harmless; pg-boss retries a job interrupted by a restart.
+ *
+ * This file decides (which channel, exact scan or HNSW, fusion); the SQL is knowledge.repo.ts.
  */
 import crypto from 'node:crypto';
-import { sql, type Kysely, type RawBuilder } from 'kysely';
-import type { DB } from '../../db/types.ts';
 import type { Database } from '../../db/database.ts';
 import type { Embedder } from '../../providers/embeddings/index.ts';
 import { EmbeddingsError } from '../../providers/embeddings/index.ts';
@@ -31,6 +31,7 @@ import type { DocLoaders, DocType, IndexJob } from '../../lib/doc-sources.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
 import { Upstream } from '../../http/errors.ts';
 import { chunkDocument } from './chunking.ts';
+import type { ChunkRow, ChunkScope, Distance, KnowledgeRepo, ScanPlan } from './knowledge.repo.ts';
 
 /** One search hit (specification, RAG hit) plus the chunk's title and text. */
 export interface Hit {
@@ -89,10 +90,6 @@ export interface KnowledgeIndex {
 const RRF_K = 60;
 /** Up to this many candidate chunks the vector channel scans exactly even where an HNSW index exists. */
 export const EXACT_MAX_CANDIDATES = 20_000;
-const INSERT_BATCH = 100;
-
-const vecLiteral = (v: number[]) => `[${v.map((x) => (x === 0 ? '0' : x.toPrecision(7))).join(',')}]`;
-const arrLiteral = (v: number[]) => `{${v.map((x) => (x === 0 ? '0' : x.toPrecision(7))).join(',')}}`;
 
 /** Words of a query for the full-text channel (letters/digits only, so safe inside a tsquery). */
 export function queryWords(q: string, max = 24): string[] {
@@ -105,8 +102,12 @@ export function queryWords(q: string, max = 24): string[] {
   return [...seen];
 }
 
+/**
+ * The index over the storage of knowledge.repo.ts.
+ * @param deps.database which vector support the database has (`vector`: pgvector present).
+ */
 export function createKnowledgeIndex(deps: {
-  db: Kysely<DB>;
+  repo: KnowledgeRepo;
   database: Pick<Database, 'vector' | 'kind'>;
   embedder: Embedder;
   /** The owners' loaders, by document type. */
@@ -114,23 +115,13 @@ export function createKnowledgeIndex(deps: {
   jobs: JobQueue;
   log: { warn(o: object, m: string): void; info?(o: object, m: string): void };
 }): KnowledgeIndex {
-  const { embedder } = deps;
-  const db = () => deps.db;
+  const { embedder, repo } = deps;
   const mode = deps.database.vector ? 'pgvector-hnsw' : 'exact-scan';
   const indexed = new Set<number>();
 
   const ensureVectorIndex = async (dims: number) => {
     if (!deps.database.vector || indexed.has(dims)) return;
-    const d = sql.lit(dims);
-    // Enough build memory for the graph of ~100k vectors to stay in memory (pgvector builds much slower on disk).
-    await db()
-      .transaction()
-      .execute(async (tx) => {
-        await sql`set local maintenance_work_mem = '512MB'`.execute(tx);
-        await sql`create index if not exists ${sql.id(`knowledge_chunks_hnsw_${dims}`)} on knowledge_chunks using hnsw ((embedding::vector(${d})) vector_cosine_ops) where dims = ${d}`.execute(
-          tx,
-        );
-      });
+    await repo.createVectorIndex(dims);
     indexed.add(dims);
   };
 
@@ -146,92 +137,30 @@ export function createKnowledgeIndex(deps: {
   ): Promise<IndexOutcome> => {
     const dims = await dimsNow();
     const hash = crypto.createHash('sha256').update(`${doc.scope}\n${doc.title}\n${doc.text}`).digest('hex');
-    const existing = await db()
-      .selectFrom('knowledge_documents')
-      .select(['id', 'content_hash', 'embedder', 'dims'])
-      .where(sql<boolean>`coalesce(project_id, 0) = ${job.project_id ?? 0}`)
-      .where('doc_type', '=', job.doc_type)
-      .where('doc_id', '=', job.doc_id)
-      .executeTakeFirst();
+    const existing = await repo.documentState(job);
     if (existing && existing.content_hash === hash && existing.embedder === embedder.id && existing.dims === dims)
       return 'unchanged';
     const chunks = chunkDocument(doc.title, doc.text);
     const vectors = chunks.length ? await embedder.embed(chunks.map((c) => `${c.title}\n${c.text}`)) : [];
-    await db()
-      .transaction()
-      .execute(async (tx) => {
-        await sql`select pg_advisory_xact_lock(hashtext(${`knowledge:${job.project_id ?? 0}:${job.doc_type}:${job.doc_id}`}))`.execute(
-          tx,
-        );
-        const row = await sql<{ id: number }>`
-          insert into knowledge_documents (project_id, doc_type, doc_id, scope, title, content_hash, embedder, dims, chunk_count, indexed_at)
-          values (${job.project_id}, ${job.doc_type}, ${job.doc_id}, ${doc.scope}, ${doc.title}, ${hash}, ${embedder.id}, ${dims}, ${chunks.length}, now())
-          on conflict ((coalesce(project_id, 0)), doc_type, doc_id) do update set
-            scope = excluded.scope, title = excluded.title, content_hash = excluded.content_hash, embedder = excluded.embedder,
-            dims = excluded.dims, chunk_count = excluded.chunk_count, indexed_at = excluded.indexed_at
-          returning id`.execute(tx);
-        const documentId = row.rows[0].id;
-        await tx.deleteFrom('knowledge_chunks').where('document_id', '=', documentId).execute();
-        for (let i = 0; i < chunks.length; i += INSERT_BATCH) {
-          await tx
-            .insertInto('knowledge_chunks')
-            .values(
-              chunks.slice(i, i + INSERT_BATCH).map((c, j) => ({
-                document_id: documentId,
-                project_id: job.project_id,
-                doc_type: job.doc_type,
-                doc_id: job.doc_id,
-                scope: doc.scope,
-                chunk_ix: c.chunk_ix,
-                title: c.title,
-                text: c.text,
-                embedder: embedder.id,
-                dims,
-                embedding: sql`${arrLiteral(vectors[i + j])}::real[]`,
-              })),
-            )
-            .execute();
-        }
-      });
+    await repo.replaceDocument(
+      job,
+      { scope: doc.scope, title: doc.title, hash, embedder: embedder.id, dims },
+      chunks,
+      vectors,
+    );
     return 'indexed';
   };
 
-  const remove = async (job: IndexJob) => {
-    const r = await db()
-      .deleteFrom('knowledge_documents')
-      .where(sql<boolean>`coalesce(project_id, 0) = ${job.project_id ?? 0}`)
-      .where('doc_type', '=', job.doc_type)
-      .where('doc_id', '=', job.doc_id)
-      .executeTakeFirst();
-    return Number(r.numDeletedRows) > 0;
-  };
+  const scopeOf = (input: SearchInput, dims: number): ChunkScope => ({
+    projectIds: input.projectIds,
+    includeGlobal: input.includeGlobal,
+    docTypes: input.docTypes,
+    embedder: embedder.id,
+    dims,
+  });
 
-  const scopeFilter = (input: SearchInput): RawBuilder<boolean> => {
-    const parts: RawBuilder<unknown>[] = [];
-    if (input.projectIds.length) parts.push(sql`c.project_id in (${sql.join(input.projectIds)})`);
-    if (input.includeGlobal) parts.push(sql`c.scope = 'global'`);
-    const scope = parts.length ? sql`(${sql.join(parts, sql` or `)})` : sql`false`;
-    const types = input.docTypes?.length ? sql` and c.doc_type in (${sql.join(input.docTypes)})` : sql``;
-    return sql<boolean>`${scope}${types}`;
-  };
-
-  type Row = {
-    id: number;
-    project_id: number | null;
-    doc_type: string;
-    doc_id: string;
-    chunk_ix: number;
-    scope: 'project' | 'global';
-    title: string;
-    text: string;
-    distance: number;
-  };
-  const cols = sql`c.id, c.project_id, c.doc_type, c.doc_id, c.chunk_ix, c.scope, c.title, c.text`;
-
-  const distanceExpr = (qv: number[], dims: number, exact: boolean) =>
-    deps.database.vector && !exact
-      ? sql`((c.embedding::vector(${sql.lit(dims)})) <=> ${vecLiteral(qv)}::vector(${sql.lit(dims)}))`
-      : sql`(1 - (select sum(a::float8 * b::float8) from unnest(c.embedding, ${arrLiteral(qv)}::real[]) as t(a, b)))`;
+  /** pgvector's distance where the extension is (unless an exact reference is asked), else the SQL sum. */
+  const distanceFor = (exact: boolean): Distance => (deps.database.vector && !exact ? 'pgvector' : 'sql');
 
   const vectorChannel = async (
     input: SearchInput,
@@ -239,52 +168,25 @@ export function createKnowledgeIndex(deps: {
     dims: number,
     limit: number,
     exact = false,
-  ): Promise<Row[]> => {
-    const dist = distanceExpr(qv, dims, exact);
-    const q = sql<Row>`
-      select ${cols}, ${dist} as distance
-      from knowledge_chunks c
-      where c.dims = ${sql.lit(dims)} and c.embedder = ${embedder.id} and ${scopeFilter(input)}
-      order by ${dist}
-      limit ${limit}`;
-    if (!deps.database.vector) return (await q.execute(db())).rows;
+  ): Promise<ChunkRow[]> => {
+    const scope = scopeOf(input, dims);
+    if (!deps.database.vector) return repo.nearest(scope, qv, limit, 'sql', { kind: 'plain' });
     // A small candidate set (a project and the global documents, typically) is scanned exactly: it is cheap with
     // pgvector's distance in C and avoids the recall loss of a filtered graph search. Large sets use HNSW.
-    let scan = exact;
-    if (!scan) {
-      const n = await sql<{ n: number }>`
-        select count(*)::int as n from (select 1 from knowledge_chunks c
-          where c.dims = ${sql.lit(dims)} and c.embedder = ${embedder.id} and ${scopeFilter(input)} limit ${EXACT_MAX_CANDIDATES + 1}) x`.execute(
-        db(),
-      );
-      scan = n.rows[0].n <= EXACT_MAX_CANDIDATES;
-    }
-    return db()
-      .transaction()
-      .execute(async (tx) => {
-        if (scan) {
-          await sql`set local enable_indexscan = off`.execute(tx);
-        } else {
-          await sql`set local hnsw.ef_search = ${sql.lit(Math.min(1000, Math.max(200, limit * 10)))}`.execute(tx);
-          await sql`set local hnsw.iterative_scan = strict_order`.execute(tx);
-        }
-        return (await q.execute(tx)).rows;
-      });
+    const scan = exact || (await repo.countChunks(scope, EXACT_MAX_CANDIDATES)) <= EXACT_MAX_CANDIDATES;
+    const plan: ScanPlan = scan
+      ? { kind: 'exact' }
+      : { kind: 'hnsw', efSearch: Math.min(1000, Math.max(200, limit * 10)) };
+    return repo.nearest(scope, qv, limit, distanceFor(exact), plan);
   };
 
-  const textChannel = async (input: SearchInput, qv: number[] | null, dims: number, limit: number): Promise<Row[]> => {
-    const words = queryWords(input.q);
-    if (!words.length) return [];
-    const tsq = words.map((w) => `'${w}'`).join(' | ');
-    const dist = qv ? distanceExpr(qv, dims, false) : sql`1::float8`;
-    const r = await sql<Row>`
-      select ${cols}, ${dist} as distance
-      from knowledge_chunks c, to_tsquery('english', ${tsq}) as query
-      where c.tsv @@ query and c.dims = ${sql.lit(dims)} and c.embedder = ${embedder.id} and ${scopeFilter(input)}
-      order by ts_rank_cd(c.tsv, query) desc, c.id
-      limit ${limit}`.execute(db());
-    return r.rows;
-  };
+  const textChannel = async (
+    input: SearchInput,
+    qv: number[] | null,
+    dims: number,
+    limit: number,
+  ): Promise<ChunkRow[]> =>
+    repo.keywordMatches(scopeOf(input, dims), queryWords(input.q), qv, distanceFor(false), limit);
 
   const embedQuery = async (q: string): Promise<{ qv: number[] | null; dims: number }> => {
     try {
@@ -302,28 +204,9 @@ export function createKnowledgeIndex(deps: {
     mode,
     async start() {
       const dims = await dimsNow();
-      const stale = await db()
-        .selectFrom('knowledge_documents')
-        .select(['id', 'project_id', 'doc_type', 'doc_id'])
-        .where((eb) =>
-          eb.or([
-            eb('embedder', 'is', null),
-            eb('embedder', '!=', embedder.id),
-            eb('dims', 'is', null),
-            eb('dims', '!=', dims),
-          ]),
-        )
-        .execute();
+      const stale = await repo.staleDocuments(embedder.id, dims);
       if (!stale.length) return { requeued: 0 };
-      await db()
-        .updateTable('knowledge_documents')
-        .set({ content_hash: null })
-        .where(
-          'id',
-          'in',
-          stale.map((s) => s.id),
-        )
-        .execute();
+      await repo.clearHashes(stale.map((s) => s.id));
       for (const s of stale) {
         await deps.jobs.send('knowledge.index', {
           project_id: s.project_id,
@@ -345,7 +228,7 @@ export function createKnowledgeIndex(deps: {
       }
       const doc = await loader(job.project_id, job.doc_id);
       if (!doc) {
-        await remove(job);
+        await repo.removeDocument(job);
         return 'removed';
       }
       return store(job, doc);
@@ -358,7 +241,7 @@ export function createKnowledgeIndex(deps: {
         qv ? vectorChannel(input, qv, dims, pool) : Promise.resolve([]),
         textChannel(input, qv, dims, pool),
       ]);
-      const fused = new Map<number, { row: Row; score: number; keyword: boolean }>();
+      const fused = new Map<number, { row: ChunkRow; score: number; keyword: boolean }>();
       for (const [i, row] of vec.entries()) fused.set(row.id, { row, score: 1 / (RRF_K + i + 1), keyword: false });
       txt.forEach((row, i) => {
         const cur = fused.get(row.id);
@@ -389,14 +272,6 @@ export function createKnowledgeIndex(deps: {
       const rows = await vectorChannel(input, qv, dims, input.k, opts.exact);
       return rows.map((r) => ({ id: Number(r.id), distance: Number(r.distance) }));
     },
-    async documentIds(projectId, docType) {
-      const rows = await db()
-        .selectFrom('knowledge_documents')
-        .select('doc_id')
-        .where(sql<boolean>`coalesce(project_id, 0) = ${projectId ?? 0}`)
-        .where('doc_type', '=', docType)
-        .execute();
-      return rows.map((r) => r.doc_id);
-    },
+    documentIds: (projectId, docType) => repo.documentIds(projectId, docType),
   };
 }

@@ -4,8 +4,6 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Kysely } from 'kysely';
-import type { DB } from '../../db/types.ts';
 import type { Access } from '../../access/access.ts';
 import type { Actor } from '../../http/auth.ts';
 import { BadRequest, Gone } from '../../http/errors.ts';
@@ -55,15 +53,25 @@ export function listMemoryFiles(dir: string): string[] {
  * The loader of `memory` documents: the project manifest from the database, or a key file read from the
  * project's working directory (refusing paths outside it, symlinks included), cut to `MEMORY_FILE_CAP`.
  */
-export function memoryLoader(deps: { db: Kysely<DB>; access: Access }): DocLoader {
+export function memoryLoader(deps: {
+  /** The project's manifest fields (projects.repo.ts `projectManifest`), or undefined when it is gone. */
+  manifest(projectId: number): Promise<
+    | {
+        name: string;
+        display_name: string;
+        description: string;
+        niche: string | null;
+        team_preset: string | null;
+        protocol: string | null;
+      }
+    | undefined
+  >;
+  access: Pick<Access, 'projectDir'>;
+}): DocLoader {
   return async (projectId, docId) => {
     if (projectId === null) return null;
     if (docId === MANIFEST_DOC_ID) {
-      const p = await deps.db
-        .selectFrom('projects')
-        .select(['name', 'display_name', 'description', 'niche', 'team_preset', 'protocol'])
-        .where('id', '=', projectId)
-        .executeTakeFirst();
+      const p = await deps.manifest(projectId);
       if (!p) return null;
       const text = [
         `# ${p.display_name} (${p.name})`,

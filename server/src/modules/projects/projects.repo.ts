@@ -164,3 +164,12 @@ export function createProjectsRepo(db: Kysely<DB>) {
 }
 
 export type ProjectsRepo = ReturnType<typeof createProjectsRepo>;
+
+/** What the memory loader indexes of a project (its manifest document), or undefined. */
+export function projectManifest(ex: Executor, id: number) {
+  return ex
+    .selectFrom('projects')
+    .select(['name', 'display_name', 'description', 'niche', 'team_preset', 'protocol'])
+    .where('id', '=', id)
+    .executeTakeFirst();
+}

@@ -1,0 +1,244 @@
+/**
+ * SQL of the shared semantic index: `knowledge_documents` (one row per indexed document, key
+ * `(coalesce(project_id, 0), doc_type, doc_id)`) and `knowledge_chunks` (text, heading path, `real[]` vector,
+ * tsvector). The index (knowledge.index.ts) decides what to run; this file says how.
+ */
+import { type Kysely, type RawBuilder, sql } from 'kysely';
+import type { DB } from '../../db/types.ts';
+import type { DocType, IndexJob } from '../../lib/doc-sources.ts';
+
+/** Which chunks a search may see: of these projects and/or global, of these types, of one embedder and dimension. */
+export interface ChunkScope {
+  projectIds: number[];
+  includeGlobal: boolean;
+  /** Restrict to these document types; undefined or empty: all. */
+  docTypes?: string[];
+  embedder: string;
+  dims: number;
+}
+
+/** A chunk as search channels return it, with its distance to the query. */
+export interface ChunkRow {
+  id: number;
+  project_id: number | null;
+  doc_type: string;
+  doc_id: string;
+  chunk_ix: number;
+  scope: 'project' | 'global';
+  title: string;
+  text: string;
+  distance: number;
+}
+
+/**
+ * How a distance is computed: pgvector's `<=>` on `embedding::vector(D)` (uses the HNSW index), or
+ * `1 − Σ a·b` in SQL over the `real[]` (exact; the vectors are L2-normalised).
+ */
+export type Distance = 'pgvector' | 'sql';
+
+/**
+ * How the vector query runs: `plain` as it is; `exact` a scan with index scans off (in a transaction);
+ * `hnsw` with `hnsw.ef_search` and iterative scans in strict order (in a transaction).
+ */
+export type ScanPlan = { kind: 'plain' } | { kind: 'exact' } | { kind: 'hnsw'; efSearch: number };
+
+/** A document to store: its scope and title, content hash, embedder and dimension. */
+export interface StoredDocument {
+  scope: 'project' | 'global';
+  title: string;
+  hash: string;
+  embedder: string;
+  dims: number;
+}
+
+const INSERT_BATCH = 100;
+
+const vecLiteral = (v: number[]) => `[${v.map((x) => (x === 0 ? '0' : x.toPrecision(7))).join(',')}]`;
+const arrLiteral = (v: number[]) => `{${v.map((x) => (x === 0 ? '0' : x.toPrecision(7))).join(',')}}`;
+
+const COLS = sql`c.id, c.project_id, c.doc_type, c.doc_id, c.chunk_ix, c.scope, c.title, c.text`;
+
+function scopeFilter(s: ChunkScope): RawBuilder<boolean> {
+  const parts: RawBuilder<unknown>[] = [];
+  if (s.projectIds.length) parts.push(sql`c.project_id in (${sql.join(s.projectIds)})`);
+  if (s.includeGlobal) parts.push(sql`c.scope = 'global'`);
+  const scope = parts.length ? sql`(${sql.join(parts, sql` or `)})` : sql`false`;
+  const types = s.docTypes?.length ? sql` and c.doc_type in (${sql.join(s.docTypes)})` : sql``;
+  return sql<boolean>`c.dims = ${sql.lit(s.dims)} and c.embedder = ${s.embedder} and ${scope}${types}`;
+}
+
+function distanceExpr(qv: number[], dims: number, how: Distance) {
+  return how === 'pgvector'
+    ? sql`((c.embedding::vector(${sql.lit(dims)})) <=> ${vecLiteral(qv)}::vector(${sql.lit(dims)}))`
+    : sql`(1 - (select sum(a::float8 * b::float8) from unnest(c.embedding, ${arrLiteral(qv)}::real[]) as t(a, b)))`;
+}
+
+const sameDocument = (key: IndexJob) =>
+  sql<boolean>`coalesce(project_id, 0) = ${key.project_id ?? 0} and doc_type = ${key.doc_type} and doc_id = ${key.doc_id}`;
+
+export function createKnowledgeRepo(db: Kysely<DB>) {
+  return {
+    /**
+     * Create the HNSW index for dimension `dims` if missing:
+     * `(embedding::vector(D)) vector_cosine_ops WHERE dims = D`, with enough build memory (512 MB) for the graph
+     * of ~100k vectors to stay in memory (pgvector builds much slower on disk). Needs pgvector.
+     */
+    async createVectorIndex(dims: number): Promise<void> {
+      const d = sql.lit(dims);
+      await db.transaction().execute(async (tx) => {
+        await sql`set local maintenance_work_mem = '512MB'`.execute(tx);
+        await sql`create index if not exists ${sql.id(`knowledge_chunks_hnsw_${dims}`)} on knowledge_chunks using hnsw ((embedding::vector(${d})) vector_cosine_ops) where dims = ${d}`.execute(
+          tx,
+        );
+      });
+    },
+
+    /** What is stored of a document: its content hash, embedder and dimension, or undefined. */
+    documentState: (key: IndexJob) =>
+      db
+        .selectFrom('knowledge_documents')
+        .select(['id', 'content_hash', 'embedder', 'dims'])
+        .where(sameDocument(key))
+        .executeTakeFirst(),
+
+    /**
+     * Replace a document and its chunks in one transaction, under a per-document advisory lock (two jobs of
+     * the same document cannot interleave). `vectors[i]` is the embedding of `chunks[i]`.
+     */
+    async replaceDocument(
+      key: IndexJob,
+      doc: StoredDocument,
+      chunks: Array<{ chunk_ix: number; title: string; text: string }>,
+      vectors: number[][],
+    ): Promise<void> {
+      await db.transaction().execute(async (tx) => {
+        await sql`select pg_advisory_xact_lock(hashtext(${`knowledge:${key.project_id ?? 0}:${key.doc_type}:${key.doc_id}`}))`.execute(
+          tx,
+        );
+        const row = await sql<{ id: number }>`
+          insert into knowledge_documents (project_id, doc_type, doc_id, scope, title, content_hash, embedder, dims, chunk_count, indexed_at)
+          values (${key.project_id}, ${key.doc_type}, ${key.doc_id}, ${doc.scope}, ${doc.title}, ${doc.hash}, ${doc.embedder}, ${doc.dims}, ${chunks.length}, now())
+          on conflict ((coalesce(project_id, 0)), doc_type, doc_id) do update set
+            scope = excluded.scope, title = excluded.title, content_hash = excluded.content_hash, embedder = excluded.embedder,
+            dims = excluded.dims, chunk_count = excluded.chunk_count, indexed_at = excluded.indexed_at
+          returning id`.execute(tx);
+        const documentId = row.rows[0].id;
+        await tx.deleteFrom('knowledge_chunks').where('document_id', '=', documentId).execute();
+        for (let i = 0; i < chunks.length; i += INSERT_BATCH) {
+          await tx
+            .insertInto('knowledge_chunks')
+            .values(
+              chunks.slice(i, i + INSERT_BATCH).map((c, j) => ({
+                document_id: documentId,
+                project_id: key.project_id,
+                doc_type: key.doc_type,
+                doc_id: key.doc_id,
+                scope: doc.scope,
+                chunk_ix: c.chunk_ix,
+                title: c.title,
+                text: c.text,
+                embedder: doc.embedder,
+                dims: doc.dims,
+                embedding: sql`${arrLiteral(vectors[i + j])}::real[]`,
+              })),
+            )
+            .execute();
+        }
+      });
+    },
+
+    /** Remove a document (its chunks go with it). @returns whether it was indexed. */
+    async removeDocument(key: IndexJob): Promise<boolean> {
+      const r = await db.deleteFrom('knowledge_documents').where(sameDocument(key)).executeTakeFirst();
+      return Number(r.numDeletedRows) > 0;
+    },
+
+    /** Documents embedded by another embedder or dimension (or none). */
+    staleDocuments: (embedder: string, dims: number) =>
+      db
+        .selectFrom('knowledge_documents')
+        .select(['id', 'project_id', 'doc_type', 'doc_id'])
+        .where((eb) =>
+          eb.or([
+            eb('embedder', 'is', null),
+            eb('embedder', '!=', embedder),
+            eb('dims', 'is', null),
+            eb('dims', '!=', dims),
+          ]),
+        )
+        .execute(),
+
+    /** Forget the content hash of documents, so their next index job re-embeds them. */
+    async clearHashes(ids: number[]): Promise<void> {
+      if (!ids.length) return;
+      await db.updateTable('knowledge_documents').set({ content_hash: null }).where('id', 'in', ids).execute();
+    },
+
+    /** `doc_id`s of one type in a project (or global with null). */
+    async documentIds(projectId: number | null, docType: DocType): Promise<string[]> {
+      const rows = await db
+        .selectFrom('knowledge_documents')
+        .select('doc_id')
+        .where(sql<boolean>`coalesce(project_id, 0) = ${projectId ?? 0}`)
+        .where('doc_type', '=', docType)
+        .execute();
+      return rows.map((r) => r.doc_id);
+    },
+
+    /** How many chunks `scope` covers, counted up to `max + 1` (enough to tell "more than max"). */
+    async countChunks(scope: ChunkScope, max: number): Promise<number> {
+      const n = await sql<{ n: number }>`
+        select count(*)::int as n from (select 1 from knowledge_chunks c where ${scopeFilter(scope)} limit ${max + 1}) x`.execute(
+        db,
+      );
+      return n.rows[0].n;
+    },
+
+    /** The `limit` chunks of `scope` nearest to `qv`, nearest first. */
+    async nearest(scope: ChunkScope, qv: number[], limit: number, how: Distance, plan: ScanPlan): Promise<ChunkRow[]> {
+      const dist = distanceExpr(qv, scope.dims, how);
+      const q = sql<ChunkRow>`
+        select ${COLS}, ${dist} as distance
+        from knowledge_chunks c
+        where ${scopeFilter(scope)}
+        order by ${dist}
+        limit ${limit}`;
+      if (plan.kind === 'plain') return (await q.execute(db)).rows;
+      return db.transaction().execute(async (tx) => {
+        if (plan.kind === 'exact') {
+          await sql`set local enable_indexscan = off`.execute(tx);
+        } else {
+          await sql`set local hnsw.ef_search = ${sql.lit(plan.efSearch)}`.execute(tx);
+          await sql`set local hnsw.iterative_scan = strict_order`.execute(tx);
+        }
+        return (await q.execute(tx)).rows;
+      });
+    },
+
+    /**
+     * The `limit` chunks of `scope` matching any of `words` (full text, `english`; best `ts_rank_cd` first),
+     * with their distance to `qv` (1 without a query vector).
+     * @param words letters and digits only (they are put in a tsquery as they are).
+     */
+    async keywordMatches(
+      scope: ChunkScope,
+      words: string[],
+      qv: number[] | null,
+      how: Distance,
+      limit: number,
+    ): Promise<ChunkRow[]> {
+      if (!words.length) return [];
+      const tsq = words.map((w) => `'${w}'`).join(' | ');
+      const dist = qv ? distanceExpr(qv, scope.dims, how) : sql`1::float8`;
+      const r = await sql<ChunkRow>`
+        select ${COLS}, ${dist} as distance
+        from knowledge_chunks c, to_tsquery('english', ${tsq}) as query
+        where c.tsv @@ query and ${scopeFilter(scope)}
+        order by ts_rank_cd(c.tsv, query) desc, c.id
+        limit ${limit}`.execute(db);
+      return r.rows;
+    },
+  };
+}
+
+export type KnowledgeRepo = ReturnType<typeof createKnowledgeRepo>;
