@@ -34,6 +34,7 @@ export interface IssueChanges {
   labels?: string[];
 }
 
+/** The issues area's queries over `db`; methods taking `tx`/`ex` run in the caller's transaction. */
 export function createIssuesRepo(db: Kysely<DB>) {
   return {
     /** Run `fn` in one transaction. */

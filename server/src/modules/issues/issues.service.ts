@@ -70,6 +70,7 @@ export function parseLogTs(ts: string | undefined, now = new Date()): Date {
   return t > now.getTime() ? now : new Date(t);
 }
 
+/** The issues service (see the module comment); built once by services.ts. */
 export function createIssuesService(deps: IssuesDeps) {
   const { repo } = deps;
   const chains = new Map<number, Promise<void>>();

@@ -76,6 +76,7 @@ function distanceExpr(qv: number[], dims: number, how: Distance) {
 const sameDocument = (key: IndexJob) =>
   sql<boolean>`coalesce(project_id, 0) = ${key.project_id ?? 0} and doc_type = ${key.doc_type} and doc_id = ${key.doc_id}`;
 
+/** The semantic index's queries over `db` (each runs its own transaction where it needs one). */
 export function createKnowledgeRepo(db: Kysely<DB>) {
   return {
     /**

@@ -11,6 +11,7 @@ type Executor = Kysely<DB> | Transaction<DB>;
 const PIN = ['id', 'text', 'issue_id', 'path', 'position', 'created_by', 'created_at'] as const;
 const LEARNING = ['id', 'text', 'source', 'tags', 'author', 'created_at'] as const;
 
+/** The pins area's queries over `db`; methods taking `ex` run in the caller's transaction. */
 export function createPinsRepo(db: Kysely<DB>) {
   async function tableExists(name: string): Promise<boolean> {
     const r = await sql<{ t: string | null }>`select to_regclass(${name})::text as t`.execute(db);

@@ -44,6 +44,7 @@ export interface PinsDeps {
   access: Access;
 }
 
+/** Pins, learnings and the knowledge graph (see the module comment); built once by services.ts. */
 export function createPinsService(deps: PinsDeps) {
   const { repo } = deps;
 

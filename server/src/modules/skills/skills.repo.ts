@@ -23,6 +23,7 @@ const SKILL = [
   's.updated_at',
 ] as const;
 
+/** The skills area's queries over `db`; methods taking `tx`/`ex` run in the caller's transaction. */
 export function createSkillsRepo(db: Kysely<DB>) {
   const skills = (ex: Executor) => ex.selectFrom('skills as s').select(SKILL);
 

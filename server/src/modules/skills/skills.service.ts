@@ -62,6 +62,7 @@ export function skillFile(s: { name: string; description: string; content: strin
   return `---\nname: ${s.name}\ndescription: ${JSON.stringify(s.description)}\n---\n\n${s.content}${s.content.endsWith('\n') ? '' : '\n'}`;
 }
 
+/** The skills service (see the module comment); built once by services.ts. */
 export function createSkillsService(deps: SkillsDeps) {
   const { repo } = deps;
   const globalDir = path.join(deps.dataDir, 'skills');

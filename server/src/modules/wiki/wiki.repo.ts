@@ -7,6 +7,7 @@ import type { DB } from '../../db/types.ts';
 
 type Executor = Kysely<DB> | Transaction<DB>;
 
+/** The wiki area's queries over `db`; methods taking `ex` run in the caller's transaction. */
 export function createWikiRepo(db: Kysely<DB>) {
   return {
     /** Run `fn` in one transaction. */

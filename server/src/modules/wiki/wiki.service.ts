@@ -71,6 +71,7 @@ export function buildTree(pages: { path: string; title: string }[]): TreeNode[] 
   return root;
 }
 
+/** The wiki service (see the module comment); built once by services.ts. */
 export function createWikiService(deps: WikiDeps) {
   const { repo } = deps;
   const batch = deps.zipBatch ?? 100;
