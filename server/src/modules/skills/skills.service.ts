@@ -86,22 +86,27 @@ export function createSkillsService(deps: SkillsDeps) {
     return r ? (await named([r], ex))[0] : undefined;
   }
 
-  /** Folder of a skill's files: the project's `.skills/` or the global one. */
-  const dirOf = (ownerProject: number | null, name: string) =>
-    path.join(ownerProject === null ? globalDir : path.join(deps.access.projectDir(ownerProject), '.skills'), name);
-
-  /** Where a skill's SKILL.md goes; in a project directory it must stay inside (lib/paths.ts). */
-  async function fileOf(s: { owner_project: number | null; name: string }): Promise<string> {
-    if (s.owner_project === null) return path.join(dirOf(null, s.name), 'SKILL.md');
-    const dir = deps.access.projectDir(s.owner_project);
-    return (await resolveInside(dir, `.skills/${s.name}/SKILL.md`, { create: true })).abs;
+  /**
+   * Where a skill's files go, relative to `<DATA_DIR>/skills` (global) or to the project directory, where the
+   * path must stay inside (lib/paths.ts; a `.skills` link leading elsewhere is refused, and logged by the caller).
+   * @param opts.create create a missing project directory (to write); without it a missing one throws ENOENT.
+   */
+  async function pathOf(s: { owner_project: number | null; name: string }, file: string, opts = { create: true }) {
+    if (s.owner_project === null) return path.join(globalDir, s.name, file);
+    const rel = path.posix.join('.skills', s.name, file);
+    return (await resolveInside(deps.access.projectDir(s.owner_project), rel, opts)).abs;
   }
 
   async function syncFile(after: SkillRow | null, before: { owner_project: number | null; name: string } | null) {
     try {
-      if (before && (!after || after.name !== before.name))
-        await fs.rm(dirOf(before.owner_project, before.name), { recursive: true, force: true });
-      if (after) await atomicWrite(await fileOf(after), skillFile(after));
+      if (before && (!after || after.name !== before.name)) {
+        const dir = await pathOf(before, '', { create: false }).catch((err) => {
+          if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null; // the project directory is gone
+          throw err;
+        });
+        if (dir) await fs.rm(dir, { recursive: true, force: true });
+      }
+      if (after) await atomicWrite(await pathOf(after, 'SKILL.md'), skillFile(after));
     } catch (err) {
       deps.log.warn({ err: (err as Error).message }, 'skill file not synced');
     }
