@@ -38,7 +38,7 @@ import { createPinsRepo } from './modules/pins/pins.repo.ts';
 import { createPinsService } from './modules/pins/pins.service.ts';
 import { createProjectsRepo } from './modules/projects/projects.repo.ts';
 import { createProjectsService } from './modules/projects/projects.service.ts';
-import { ownerProjectIds, projectManifest, projectNames, projectRecord } from './modules/projects/projects.repo.ts';
+import { projectManifest } from './modules/projects/projects.repo.ts';
 import { createRunEvents } from './modules/runtime/events.ts';
 import { registerRuntimeJobs } from './modules/runtime/runtime.jobs.ts';
 import { createRuntimeRepo } from './modules/runtime/runtime.repo.ts';
@@ -54,7 +54,6 @@ import { createWikiRepo } from './modules/wiki/wiki.repo.ts';
 import { createWikiService } from './modules/wiki/wiki.service.ts';
 import { createWorkersRepo } from './modules/workers/workers.repo.ts';
 import { createWorkersService } from './modules/workers/workers.service.ts';
-import { workerRefs } from './modules/workers/workers.repo.ts';
 import path from 'node:path';
 
 /** Options of the composition root. */
@@ -104,15 +103,11 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
 
   // Knowledge areas (each owns the documents it indexes).
   const issuesRepo = createIssuesRepo(db);
-  const issues = createIssuesService({ repo: issuesRepo, workerRefs, access, activity, jobs, log });
+  const issues = createIssuesService({ repo: issuesRepo, workers: workersRepo, access, activity, jobs, log });
   const skillsRepo = createSkillsRepo(db);
   const skills = createSkillsService({
     repo: skillsRepo,
-    projects: {
-      names: (ids, ex = db) => projectNames(ex, ids),
-      ownerOf: async (id) => (await projectRecord(db, id))?.owner_id,
-      idsOwnedBy: (ownerId) => ownerProjectIds(db, ownerId),
-    },
+    projects: projectsRepo,
     access,
     jobs,
     dataDir: config.dataDir,
@@ -126,7 +121,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     issues: issuesRepo,
     skills: skillsRepo,
     wiki: wikiRepo,
-    workers: { refs: (projectId) => workerRefs(db, projectId) },
+    workers: workersRepo,
     access,
   });
   const docs = createDocsService();

@@ -20,6 +20,7 @@ import type { LoadedDocument } from '../../lib/doc-sources.ts';
 import { BadRequest, NotFound } from '../../http/errors.ts';
 import { atomicWrite } from '../../lib/atomic-write.ts';
 import { resolveInside } from '../../lib/paths.ts';
+import type { WorkersRepo } from '../workers/workers.repo.ts';
 import type { IssueChanges, IssuesRepo } from './issues.repo.ts';
 import type * as S from './issues.schemas.ts';
 
@@ -36,8 +37,8 @@ type Executor = Kysely<DB> | Transaction<DB>;
 
 export interface IssuesDeps {
   repo: IssuesRepo;
-  /** The workers of a project (workers.repo.ts `workerRefs`), to name the worker an assignee or author refers to. */
-  workerRefs: (ex: Executor, projectId: number) => Promise<Array<{ id: number; label: string }>>;
+  /** The workers area: a project's workers, to name the worker an assignee or author refers to. */
+  workers: Pick<WorkersRepo, 'refs'>;
   access: Access;
   activity: ActivityLog;
   jobs: JobQueue;
@@ -105,7 +106,7 @@ export function createIssuesService(deps: IssuesDeps) {
   async function workerFor(ex: Executor, projectId: number, who: string | null | undefined): Promise<number | null> {
     if (!who) return null;
     const w = who.trim().replace(/^@/, '');
-    const rows = await deps.workerRefs(ex, projectId);
+    const rows = await deps.workers.refs(projectId, ex);
     const hit = rows.find((r) => String(r.id) === w) ?? rows.find((r) => r.label.toLowerCase() === w.toLowerCase());
     return hit?.id ?? null;
   }

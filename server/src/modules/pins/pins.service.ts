@@ -20,6 +20,7 @@ import { projectPathRefusal, resolveInside } from '../../lib/paths.ts';
 import type { IssuesRepo } from '../issues/issues.repo.ts';
 import type { SkillsRepo } from '../skills/skills.repo.ts';
 import type { WikiRepo } from '../wiki/wiki.repo.ts';
+import type { WorkersRepo } from '../workers/workers.repo.ts';
 import type { PinsRepo } from './pins.repo.ts';
 import type * as S from './pins.schemas.ts';
 
@@ -39,8 +40,8 @@ export interface PinsDeps {
   skills: Pick<SkillsRepo, 'forGraph'>;
   /** The wiki area: the graph's pages. */
   wiki: Pick<WikiRepo, 'forGraph'>;
-  /** The workers area (workers.repo.ts `workerRefs`): the graph's workers. */
-  workers: { refs(projectId: number): Promise<Array<{ id: number; label: string; context_assets: string[] }>> };
+  /** The workers area: the graph's workers. */
+  workers: Pick<WorkersRepo, 'refs'>;
   access: Access;
 }
 

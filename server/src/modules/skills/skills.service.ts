@@ -18,7 +18,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Static } from '@sinclair/typebox';
-import type { Kysely, Transaction } from 'kysely';
+import type { Transaction } from 'kysely';
 import type { DB } from '../../db/types.ts';
 import type { Actor } from '../../http/auth.ts';
 import { type Access, type ProjectRef, requireOwnerOrAdmin } from '../../access/access.ts';
@@ -27,22 +27,14 @@ import type { LoadedDocument } from '../../lib/doc-sources.ts';
 import { Conflict, NotFound } from '../../http/errors.ts';
 import { atomicWrite } from '../../lib/atomic-write.ts';
 import { resolveInside } from '../../lib/paths.ts';
+import type { ProjectsRepo } from '../projects/projects.repo.ts';
 import type { SkillsRepo, UpdateStatus } from './skills.repo.ts';
 import type * as S from './skills.schemas.ts';
 
-type Executor = Kysely<DB> | Transaction<DB>;
-
 export interface SkillsDeps {
   repo: SkillsRepo;
-  /** What skills read of projects (projects.repo.ts); `ex` is the transaction when inside one. */
-  projects: {
-    /** Names of the given projects by id. */
-    names(ids: number[], ex?: Executor): Promise<Map<number, string>>;
-    /** The owner of a project, or undefined when it does not exist. */
-    ownerOf(projectId: number): Promise<number | undefined>;
-    /** Ids of an owner's projects. */
-    idsOwnedBy(ownerId: number): Promise<number[]>;
-  };
+  /** The projects area: names and owners of projects (owning projects, access), an owner's projects (updates). */
+  projects: Pick<ProjectsRepo, 'namesAndOwners' | 'ownerProjectIds'>;
   access: Access;
   jobs: JobQueue;
   dataDir: string;
@@ -51,8 +43,10 @@ export interface SkillsDeps {
 
 /** A skill as the API shows it (skills.schemas.ts `Skill`; `owner_project` is the project's name). */
 export type Skill = Static<typeof S.Skill>;
+/** A skill as stored: `owner_project` is the project id. */
+type StoredSkill = NonNullable<Awaited<ReturnType<SkillsRepo['byId']>>>;
 /** A skill read by the service: `owner_project` is the project id, `project_name` its name. */
-type SkillRow = NonNullable<Awaited<ReturnType<SkillsRepo['byId']>>> & { project_name: string | null };
+type SkillRow = StoredSkill & { project_name: string | null };
 
 const actorName = (actor: Actor) => actor.name || actor.email || `user ${actor.id}`;
 const notFound = () => new NotFound('Skill not found.', 'skill_not_found');
@@ -67,23 +61,22 @@ export function createSkillsService(deps: SkillsDeps) {
   const { repo } = deps;
   const globalDir = path.join(deps.dataDir, 'skills');
 
-  /** Rows with the names of their owning projects (read with `ex` inside a transaction). */
-  async function named<R extends { owner_project: number | null }>(
-    rows: R[],
-    ex?: Executor,
-  ): Promise<Array<R & { project_name: string | null }>> {
+  /** Rows with the names of their owning projects (outside a transaction: the projects area reads on its own). */
+  async function named(rows: StoredSkill[]): Promise<SkillRow[]> {
     const ids = [...new Set(rows.flatMap((r) => (r.owner_project === null ? [] : [r.owner_project])))];
-    const names = await deps.projects.names(ids, ex);
+    const projects = await deps.projects.namesAndOwners(ids);
     return rows.map((r) => ({
       ...r,
-      project_name: r.owner_project === null ? null : (names.get(r.owner_project) ?? null),
+      project_name: r.owner_project === null ? null : (projects.get(r.owner_project)?.name ?? null),
     }));
   }
   const out = ({ project_name, ...r }: SkillRow): Skill => ({ ...r, owner_project: project_name });
+  const ownerOf = async (projectId: number) =>
+    (await deps.projects.namesAndOwners([projectId])).get(projectId)?.owner_id ?? null;
 
-  async function row(id: number, ex?: Executor): Promise<SkillRow | undefined> {
-    const r = await repo.byId(id, ex);
-    return r ? (await named([r], ex))[0] : undefined;
+  async function row(id: number): Promise<SkillRow | undefined> {
+    const r = await repo.byId(id);
+    return r ? (await named([r]))[0] : undefined;
   }
 
   /**
@@ -123,9 +116,9 @@ export function createSkillsService(deps: SkillsDeps) {
     body: { name: string; description?: string; content?: string; reason?: string },
     fork?: { from: number; version: number },
   ): Promise<Skill> {
-    let created: SkillRow;
+    let stored: StoredSkill;
     try {
-      created = await repo.transaction(async (tx) => {
+      stored = await repo.transaction(async (tx) => {
         const id = await repo.insert(tx, {
           ownerProject,
           name: body.name,
@@ -145,13 +138,14 @@ export function createSkillsService(deps: SkillsDeps) {
           reason: body.reason ?? (fork ? `forked from skill ${fork.from} v${fork.version}` : 'created'),
         });
         await index(tx, ownerProject, id);
-        return (await row(id, tx))!;
+        return (await repo.byId(id, tx))!;
       });
     } catch (err) {
       if (isUniqueViolation(err))
         throw new Conflict('skill_exists', `A skill named '${body.name}' already exists here.`, { name: body.name });
       throw err;
     }
+    const [created] = await named([stored]);
     await syncFile(created, null);
     return out(created);
   }
@@ -165,9 +159,9 @@ export function createSkillsService(deps: SkillsDeps) {
     current: SkillRow,
     body: { name?: string; description?: string; content?: string; reason?: string },
   ): Promise<Skill> {
-    let updated: SkillRow;
+    let stored: StoredSkill;
     try {
-      updated = await repo.transaction(async (tx) => {
+      stored = await repo.transaction(async (tx) => {
         const cur = await repo.lockForUpdate(tx, current.id);
         if (!cur) throw notFound();
         const next = {
@@ -186,13 +180,14 @@ export function createSkillsService(deps: SkillsDeps) {
         });
         if (cur.owner_project === null) await offerToForks(tx, cur.id, version);
         await index(tx, cur.owner_project, cur.id);
-        return (await row(cur.id, tx))!;
+        return (await repo.byId(cur.id, tx))!;
       });
     } catch (err) {
       if (isUniqueViolation(err))
         throw new Conflict('skill_exists', `A skill named '${body.name}' already exists here.`, { name: body.name });
       throw err;
     }
+    const [updated] = await named([stored]);
     await syncFile(updated, current);
     return out(updated);
   }
@@ -232,12 +227,7 @@ export function createSkillsService(deps: SkillsDeps) {
     const r = await row(id);
     if (!r) throw notFound();
     if (r.owner_project !== null && !actor.isAdmin)
-      requireOwnerOrAdmin(
-        actor,
-        (await deps.projects.ownerOf(r.owner_project)) ?? null,
-        'You do not have access to this skill.',
-        'forbidden',
-      );
+      requireOwnerOrAdmin(actor, await ownerOf(r.owner_project), 'You do not have access to this skill.', 'forbidden');
     return r;
   }
   /** As `readable`, and a global skill needs an admin to change. @throws Forbidden `admin_required`. */
@@ -256,10 +246,10 @@ export function createSkillsService(deps: SkillsDeps) {
   type UpdateRow = NonNullable<Awaited<ReturnType<SkillsRepo['updateById']>>>;
   /** Offered updates as the API shows them (skills.schemas.ts `SkillUpdate`), with their project's name. */
   async function publicUpdates(rows: UpdateRow[]): Promise<Array<Static<typeof S.SkillUpdate>>> {
-    const names = await deps.projects.names([...new Set(rows.map((u) => u.project_id))]);
+    const projects = await deps.projects.namesAndOwners([...new Set(rows.map((u) => u.project_id))]);
     return rows.map(({ project_id, ...u }) => ({
       ...u,
-      project: names.get(project_id) ?? '',
+      project: projects.get(project_id)?.name ?? '',
       description: u.description ?? '',
       content: u.content ?? '',
     }));
@@ -268,12 +258,7 @@ export function createSkillsService(deps: SkillsDeps) {
   async function decide(actor: Actor, id: number, approve: boolean) {
     const u = await repo.updateById(id);
     if (!u) throw new NotFound('Skill update not found.', 'skill_update_not_found');
-    requireOwnerOrAdmin(
-      actor,
-      (await deps.projects.ownerOf(u.project_id)) ?? null,
-      'You do not have access to this project.',
-      'forbidden',
-    );
+    requireOwnerOrAdmin(actor, await ownerOf(u.project_id), 'You do not have access to this project.', 'forbidden');
     if (u.status !== 'pending')
       throw new Conflict('skill_update_decided', `This update was already ${u.status}.`, { status: u.status });
     const before = (await row(u.fork_id))!;
@@ -297,11 +282,12 @@ export function createSkillsService(deps: SkillsDeps) {
         reason: `merged global skill '${u.source_name}' v${u.to_version}`,
       });
       await index(tx, u.project_id, u.fork_id);
-      return (await row(u.fork_id, tx))!;
+      return (await repo.byId(u.fork_id, tx))!;
     });
-    if (result) await syncFile(result, before);
+    const merged = result ? (await named([result]))[0] : null;
+    if (merged) await syncFile(merged, before);
     const [update] = await publicUpdates([(await repo.updateById(id))!]);
-    return { ok: true, update, skill: result ? out(result) : null };
+    return { ok: true, update, skill: merged ? out(merged) : null };
   }
 
   return {
@@ -399,7 +385,7 @@ export function createSkillsService(deps: SkillsDeps) {
     async listUpdates(actor: Actor, q: { project?: string; status?: UpdateStatus }) {
       let projectIds: number[] | undefined;
       if (q.project) projectIds = [(await deps.access.project(actor, q.project)).id];
-      else if (!actor.isAdmin) projectIds = await deps.projects.idsOwnedBy(actor.id);
+      else if (!actor.isAdmin) projectIds = await deps.projects.ownerProjectIds(actor.id);
       return { updates: await publicUpdates(await repo.listUpdates(q.status ?? 'pending', projectIds)) };
     },
     /** Approve: the fork takes the offered description and content as a new version. @throws Conflict when decided. */
