@@ -1,5 +1,5 @@
 /**
- * `npm run lint` (with Biome): the seams between areas, checked on every run.
+ * `npm run lint` (after Prettier, ESLint and dpdm): the seams between areas, checked on every run.
  *
  *  1. SQL lives in repositories: under `server/src/modules/<area>/`, only `*.repo.ts` files name tables, and
  *     only tables their area owns (OWNERS below). A service reaches another area's data through that area's

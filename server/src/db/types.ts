@@ -418,7 +418,8 @@ export interface IndexHelpTables {
 }
 
 export interface DB
-  extends Omit<FoundationTables, 'projects' | 'workers'>,
+  extends
+    Omit<FoundationTables, 'projects' | 'workers'>,
     ProjectsWorkersTables,
     UsageTables,
     KnowledgeTables,

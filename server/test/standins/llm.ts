@@ -12,8 +12,7 @@ import crypto from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 
 export type ScriptBlock =
-  | { type: 'text'; text: string }
-  | { type: 'tool_use'; name: string; input: Record<string, unknown>; id?: string };
+  { type: 'text'; text: string } | { type: 'tool_use'; name: string; input: Record<string, unknown>; id?: string };
 
 export interface ScriptedReply {
   content?: ScriptBlock[];
@@ -61,7 +60,7 @@ export async function startLlmStandIn(opts: { responder?: Responder; embeddingDi
   const server = http.createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
-    let body: any = {};
+    let body: any;
     try {
       body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}');
     } catch {

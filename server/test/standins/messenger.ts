@@ -23,7 +23,7 @@ export async function startMessengerStandIn(bots: Record<string, { id: number; u
         res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
       if (!m) return send(404, { ok: false, error_code: 404, description: 'Not Found' });
       const [, token, method] = m;
-      let body: any = {};
+      let body: any;
       try {
         body = raw ? JSON.parse(raw) : {};
       } catch {

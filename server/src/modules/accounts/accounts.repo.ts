@@ -155,7 +155,10 @@ export function createAccountsRepo(db: Kysely<DB>) {
 
     /** Number of users. */
     async countUsers(): Promise<number> {
-      const r = await db.selectFrom('users').select(sql<number>`count(*)::int`.as('n')).executeTakeFirstOrThrow();
+      const r = await db
+        .selectFrom('users')
+        .select(sql<number>`count(*)::int`.as('n'))
+        .executeTakeFirstOrThrow();
       return r.n;
     },
 

@@ -23,13 +23,7 @@ import { missingRequired, toLlmTools, type AgentTool, type ToolContext } from '.
 
 /** Failure classes that make a cascade escalate to the next tier. */
 export type EscalationClass =
-  | 'overloaded'
-  | 'rate_limit'
-  | 'server_error'
-  | 'timeout'
-  | 'max_tokens'
-  | 'malformed_tool_call'
-  | 'empty_answer';
+  'overloaded' | 'rate_limit' | 'server_error' | 'timeout' | 'max_tokens' | 'malformed_tool_call' | 'empty_answer';
 
 /** A hook asks the run to stop (cancel, budget). */
 export class RunStop extends Error {
@@ -156,7 +150,7 @@ export function createBuiltinEngine(llm: LlmProvider): AgentEngine {
             message: `The run stopped after ${input.maxTurns} turns (max_turns).`,
           });
         const turnStart = performance.now();
-        let llmMs = 0;
+        let llmMs: number;
         try {
           await hooks.beforeTurn(turns + 1);
           if (input.signal.aborted) throw new RunStop('cancelled', 'The run was cancelled.');

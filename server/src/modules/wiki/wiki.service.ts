@@ -37,7 +37,6 @@ export interface WikiDeps {
 export function pagePath(p: string): string {
   const norm = normalizeRelative(p.trim(), projectPathRefusal);
   if (!norm) throw new BadRequest('invalid_path', 'A page path is required.');
-  // eslint-disable-next-line no-control-regex
   if (/[\x00-\x1f\x7f]/.test(norm)) throw new BadRequest('invalid_path', 'The page path contains control characters.');
   if (norm.split('/').some((s) => s === '.' || s.startsWith('.')))
     throw new BadRequest('invalid_path', 'Page path segments may not start with a dot.');

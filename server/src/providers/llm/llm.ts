@@ -57,14 +57,7 @@ export type LlmStreamEvent = { type: 'text_delta'; delta: string };
 
 /** Why a call failed; the worker runtime's cascade escalates on some of these. */
 export type LlmErrorKind =
-  | 'auth'
-  | 'rate_limit'
-  | 'overloaded'
-  | 'invalid_request'
-  | 'network'
-  | 'timeout'
-  | 'server'
-  | 'aborted';
+  'auth' | 'rate_limit' | 'overloaded' | 'invalid_request' | 'network' | 'timeout' | 'server' | 'aborted';
 
 export class LlmError extends Error {
   constructor(
