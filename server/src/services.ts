@@ -10,7 +10,7 @@
  */
 import type { AppDeps } from './deps.ts';
 import type { DocLoaders } from './lib/doc-sources.ts';
-import { createAccountsRepo, userEmails } from './modules/accounts/accounts.repo.ts';
+import { createAccountsRepo } from './modules/accounts/accounts.repo.ts';
 import { createAccountsService } from './modules/accounts/accounts.service.ts';
 import { createInvitesService } from './modules/accounts/invites.service.ts';
 import { createLlmKeys } from './modules/accounts/llm-keys.ts';
@@ -23,7 +23,6 @@ import { createDocsService } from './modules/docs/docs.service.ts';
 import { createFilesService } from './modules/files/files.service.ts';
 import { createHelpRepo } from './modules/help/help.repo.ts';
 import { createHelpService } from './modules/help/help.service.ts';
-import { ownerProjects } from './modules/projects/projects.repo.ts';
 import { createIssuesPort } from './modules/issues/issues.port.ts';
 import { createIssuesRepo } from './modules/issues/issues.repo.ts';
 import { createIssuesService } from './modules/issues/issues.service.ts';
@@ -38,7 +37,6 @@ import { createPinsRepo } from './modules/pins/pins.repo.ts';
 import { createPinsService } from './modules/pins/pins.service.ts';
 import { createProjectsRepo } from './modules/projects/projects.repo.ts';
 import { createProjectsService } from './modules/projects/projects.service.ts';
-import { projectManifest } from './modules/projects/projects.repo.ts';
 import { createRunEvents } from './modules/runtime/events.ts';
 import { registerRuntimeJobs } from './modules/runtime/runtime.jobs.ts';
 import { createRuntimeRepo } from './modules/runtime/runtime.repo.ts';
@@ -72,11 +70,18 @@ export interface ServicesOptions {
 export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
   const { config, db, database, access, activity, jobs, log, sealer, secrets, mailer, storage } = deps;
 
-  // Repositories.
+  // Repositories: each area's SQL, over the one database.
   const accountsRepo = createAccountsRepo(db);
   const usageRepo = createUsageRepo(db);
   const projectsRepo = createProjectsRepo(db);
   const workersRepo = createWorkersRepo(db);
+  const onboardingRepo = createOnboardingRepo(db);
+  const issuesRepo = createIssuesRepo(db);
+  const skillsRepo = createSkillsRepo(db);
+  const wikiRepo = createWikiRepo(db);
+  const pinsRepo = createPinsRepo(db);
+  const knowledgeRepo = createKnowledgeRepo(db);
+  const helpRepo = createHelpRepo(db);
   const runtimeRepo = createRuntimeRepo(db);
   const chatRepo = createChatRepo(db);
   const analyticsRepo = createAnalyticsRepo(db);
@@ -102,9 +107,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
   const invites = createInvitesService({ repo: accountsRepo, mailer, appUrl: config.appUrl });
 
   // Knowledge areas (each owns the documents it indexes).
-  const issuesRepo = createIssuesRepo(db);
   const issues = createIssuesService({ repo: issuesRepo, workers: workersRepo, access, activity, jobs, log });
-  const skillsRepo = createSkillsRepo(db);
   const skills = createSkillsService({
     repo: skillsRepo,
     projects: projectsRepo,
@@ -113,11 +116,10 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     dataDir: config.dataDir,
     log,
   });
-  const wikiRepo = createWikiRepo(db);
   const wiki = createWikiService({ repo: wikiRepo, access, jobs, log });
   const files = createFilesService({ access, options: config.files });
   const pins = createPinsService({
-    repo: createPinsRepo(db),
+    repo: pinsRepo,
     issues: issuesRepo,
     skills: skillsRepo,
     wiki: wikiRepo,
@@ -128,7 +130,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
 
   // The shared semantic index over all of them.
   const index = createKnowledgeIndex({
-    repo: createKnowledgeRepo(db),
+    repo: knowledgeRepo,
     database,
     embedder: deps.embeddings,
     jobs,
@@ -138,7 +140,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
       skill: skills.loadDocument,
       wiki: wiki.loadDocument,
       doc: docs.loader(),
-      memory: memoryLoader({ manifest: (id) => projectManifest(db, id), access }),
+      memory: memoryLoader({ manifest: projectsRepo.manifest, access }),
       ...opts.loaders,
     },
   });
@@ -150,8 +152,8 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     globalDocs: [{ docType: 'doc', ids: () => docs.allPages() }],
   });
   const help = createHelpService({
-    repo: createHelpRepo(db),
-    projects: { ownerProjects: (ownerId: number) => ownerProjects(db, ownerId) },
+    repo: helpRepo,
+    projects: projectsRepo,
     index,
     docs,
     embedder: deps.embeddings,
@@ -197,7 +199,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
   const workers = createWorkersService({
     repo: workersRepo,
     projects: projectsRepo,
-    accounts: { emails: (ids) => userEmails(db, ids) },
+    accounts: accountsRepo,
     access,
     activity,
     storage,
@@ -219,7 +221,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     settings,
   });
   const onboarding = createOnboardingService({
-    repo: createOnboardingRepo(db),
+    repo: onboardingRepo,
     accounts: accountsRepo,
     activity,
     projects,

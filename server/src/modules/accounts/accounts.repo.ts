@@ -403,14 +403,14 @@ export function createAccountsRepo(db: Kysely<DB>) {
         .onConflict((oc) => oc.column('user_id').doUpdateSet({ ...patch, updated_at: new Date() }))
         .execute();
     },
+
+    /** E-mail addresses of the given users by id (the operator's list of every user's workers). */
+    async emails(ids: number[]): Promise<Map<number, string>> {
+      if (!ids.length) return new Map();
+      const rows = await db.selectFrom('users').select(['id', 'email']).where('id', 'in', ids).execute();
+      return new Map(rows.map((r) => [r.id, r.email]));
+    },
   };
 }
 
 export type AccountsRepo = ReturnType<typeof createAccountsRepo>;
-
-/** E-mail addresses of the given users by id (the operator's list of every user's workers). */
-export async function userEmails(db: Kysely<DB>, ids: number[]): Promise<Map<number, string>> {
-  if (!ids.length) return new Map();
-  const rows = await db.selectFrom('users').select(['id', 'email']).where('id', 'in', ids).execute();
-  return new Map(rows.map((r) => [r.id, r.email]));
-}

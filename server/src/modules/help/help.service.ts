@@ -23,6 +23,7 @@ import { llmFailure } from '../../http/llm-errors.ts';
 import { textOf, type LlmMessage, type LlmProvider, type LlmResponse } from '../../providers/llm/index.ts';
 import type { LlmKeys } from '../accounts/llm-keys.ts';
 import type { UsageService } from '../usage/usage.service.ts';
+import type { ProjectsRepo } from '../projects/projects.repo.ts';
 import type { Embedder } from '../../providers/embeddings/index.ts';
 import type { KnowledgeIndex } from '../knowledge/knowledge.index.ts';
 import { queryWords } from '../knowledge/knowledge.index.ts';
@@ -101,7 +102,7 @@ export function pickContext(question: string, candidates: Candidate[], n = HELP_
 export function createHelpService(deps: {
   repo: HelpRepo;
   /** The caller's projects, whose documents the semantic search covers (the projects area). */
-  projects: { ownerProjects(ownerId: number): Promise<Array<{ id: number; name: string }>> };
+  projects: Pick<ProjectsRepo, 'ownedBy'>;
   index: KnowledgeIndex;
   docs: DocsService;
   embedder: Embedder;
@@ -120,7 +121,7 @@ export function createHelpService(deps: {
 
   /** Semantic candidates from the caller's projects and global documents that are relevant to the question. */
   const semantic = async (actor: Actor, question: string): Promise<Candidate[]> => {
-    const projects = await deps.projects.ownerProjects(actor.id);
+    const projects = await deps.projects.ownedBy(actor.id);
     const names = new Map(projects.map((p) => [p.id, p.name]));
     let hits: Awaited<ReturnType<KnowledgeIndex['search']>>;
     try {

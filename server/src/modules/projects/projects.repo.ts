@@ -73,6 +73,14 @@ export function createProjectsRepo(db: Kysely<DB>) {
     /** The record of one project (see `projectRecord`), or undefined. */
     record: (id: number) => projectRecord(db, id),
 
+    /** What the memory loader indexes of a project (its manifest document), or undefined. */
+    manifest: (id: number) =>
+      db
+        .selectFrom('projects')
+        .select(['name', 'display_name', 'description', 'niche', 'team_preset', 'protocol'])
+        .where('id', '=', id)
+        .executeTakeFirst(),
+
     /** Every column of project `id`. @throws NoResultError when there is none. */
     row: (id: number): Promise<ProjectRow> =>
       db.selectFrom('projects').selectAll().where('id', '=', id).executeTakeFirstOrThrow(),
@@ -164,12 +172,3 @@ export function createProjectsRepo(db: Kysely<DB>) {
 }
 
 export type ProjectsRepo = ReturnType<typeof createProjectsRepo>;
-
-/** What the memory loader indexes of a project (its manifest document), or undefined. */
-export function projectManifest(ex: Executor, id: number) {
-  return ex
-    .selectFrom('projects')
-    .select(['name', 'display_name', 'description', 'niche', 'team_preset', 'protocol'])
-    .where('id', '=', id)
-    .executeTakeFirst();
-}

@@ -3,6 +3,7 @@
  * CRUD under the plan limits, presets, templates, order, icons and avatars, the messenger bot of a
  * worker (bind, read masked, remove, notify), activity feed and runtime figures.
  */
+import type { AccountsRepo } from '../accounts/accounts.repo.ts';
 import path from 'node:path';
 import type { Updateable } from 'kysely';
 import type { DB } from '../../db/types.ts';
@@ -42,7 +43,7 @@ export interface WorkersDeps {
   /** The owner's projects (plan limit, `GET /workers`) and, for the operator, every worker's project. */
   projects: Pick<ProjectsRepo, 'ownerProjectIds' | 'ownedBy' | 'namesAndOwners'>;
   /** Owner e-mails of the operator's `GET /workers` (the accounts area). */
-  accounts: { emails(userIds: number[]): Promise<Map<number, string>> };
+  accounts: Pick<AccountsRepo, 'emails'>;
   access: Access;
   activity: ActivityLog;
   storage: BlobStorage;
