@@ -108,9 +108,10 @@ export async function startLlmStandIn(opts: { responder?: Responder; embeddingDi
     openaiUrl: `http://127.0.0.1:${port}/v1`,
     origin: `http://127.0.0.1:${port}`,
     requests,
-    /** Replace the responder. */
+    /** Replace the responder; replies still queued by `enqueue` are dropped, so one test's leftovers never answer the next. */
     respond(fn: Responder) {
       responder = fn;
+      queued.length = 0;
     },
     /** Replies used, in order, before the responder. */
     enqueue(...replies: ScriptedReply[]) {

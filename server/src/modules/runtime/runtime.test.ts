@@ -358,13 +358,10 @@ describe('token budgets', () => {
       .values({ user_id: u.id, project_id: p.id, worker_id: w.id, model: 'm', total_tokens: 92_000 })
       .execute();
     const before = s.modelCalls().length;
-    s.enqueue(
-      {
-        content: [{ type: 'tool_use', name: 'create_issue', input: { title: 'Budget check' } }],
-        usage: { input_tokens: 3000, output_tokens: 4900 },
-      },
-      { content: [{ type: 'text', text: 'never asked' }] },
-    );
+    s.enqueue({
+      content: [{ type: 'tool_use', name: 'create_issue', input: { title: 'Budget check' } }],
+      usage: { input_tokens: 3000, output_tokens: 4900 },
+    });
     const r = await message(p.name, u.token, { worker_id: w.id, text: 'file it' });
     const run = await waitRun(t, p.name, r.body.run_ids[0], u.token);
     expect(run).toMatchObject({ status: 'failed', error: 'token_budget_exceeded', turns: 1 });
