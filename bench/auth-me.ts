@@ -16,7 +16,7 @@ const logLevel = process.env.BENCH_LOG_LEVEL ?? 'info';
 const dataDir = tempDir('auth-me');
 const admin = { email: 'bench-admin@example.com', password: 'bench passphrase 123' };
 
-const real = await startNode('server/src/main.ts', {
+const real = await startNode('server/start.js', {
   DATA_DIR: dataDir,
   LOG_LEVEL: logLevel,
   BREACH_CHECK_URL: 'off',

@@ -1,8 +1,8 @@
 /**
- * Benchmark (issue 2): time from starting the server (`node --import tsx server/src/main.ts`, what
- * `npm start` runs, without the tsx wrapper process) to `/readyz` answering 200, on a new and on an
- * existing embedded database (DATA_DIR in a temp dir); resident memory at idle after start; time to
- * exit after SIGTERM.
+ * Benchmark (issues 2 and 10): time from starting the server (`node server/start.js`, what `npm start`
+ * runs) to `/readyz` answering 200, on a new and on an existing embedded database (DATA_DIR in a temp
+ * dir); resident memory at idle after start; time to exit after SIGTERM. The server logs where its start
+ * went (`started` line: `steps` in ms) at LOG_LEVEL=info.
  *
  *   npx tsx bench/startup.ts          (BENCH_RUNS starts per case, default 3; BENCH_IDLE_MS before reading RSS, default 3000)
  */
@@ -21,7 +21,7 @@ interface Sample {
 }
 
 async function once(dataDir: string): Promise<Sample> {
-  const s = await startNode('server/src/main.ts', env(dataDir));
+  const s = await startNode('server/start.js', env(dataDir));
   await new Promise((r) => setTimeout(r, idleMs));
   const rss = rssMiB(s.proc.pid!);
   const { code, ms } = await stop(s.proc);

@@ -1,4 +1,4 @@
-/** Helpers shared by the benchmarks: start `server/src/main.ts` as `npm start` does, wait for /readyz, stop, read RSS. */
+/** Helpers shared by the benchmarks: start the server as `npm start` does, wait for /readyz, stop, read RSS. */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -28,8 +28,9 @@ export interface Started {
 }
 
 /**
- * Spawn a node process running `script` (TypeScript through tsx, as `npm start` runs main.ts) and wait
- * until `GET {url}{readyPath}` answers 200. The pid is the server itself (no tsx wrapper process).
+ * Spawn a node process running `script` and wait until `GET {url}{readyPath}` answers 200: a `.ts` script
+ * through tsx's loader, a `.js` one (`server/start.js`, what `npm start` runs) with plain Node. The pid is
+ * the server itself (no wrapper process).
  */
 export async function startNode(
   script: string,
@@ -38,7 +39,7 @@ export async function startNode(
 ): Promise<Started> {
   const port = env.PORT ? Number(env.PORT) : await freePort();
   const t0 = performance.now();
-  const proc = spawn(process.execPath, ['--import', 'tsx', script], {
+  const proc = spawn(process.execPath, script.endsWith('.ts') ? ['--import', 'tsx', script] : [script], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', HOST: '127.0.0.1', ...env, PORT: String(port) },
     stdio: ['ignore', 'ignore', 'pipe'],

@@ -17,8 +17,19 @@ import { resolveInsideSync } from '../../lib/paths.ts';
 export const LANGS = ['en', 'uk'] as const;
 export type Lang = (typeof LANGS)[number];
 
+/**
+ * The folder of the checkout holding this code: the nearest one above it with a package.json (the sources run
+ * from `server/src/...`, `npm start` from one bundle under `node_modules/.cache`).
+ */
+function checkoutRoot(from: string): string {
+  for (let dir = from; ; dir = path.dirname(dir)) {
+    if (fs.existsSync(path.join(dir, 'package.json'))) return dir;
+    if (path.dirname(dir) === dir) return from;
+  }
+}
+
 /** The docs folder of this checkout: `<repo>/docs/help`. */
-export const DEFAULT_DOCS_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../../docs/help');
+export const DEFAULT_DOCS_ROOT = path.join(checkoutRoot(path.dirname(fileURLToPath(import.meta.url))), 'docs/help');
 
 const SEGMENT = /^[A-Za-z0-9_-]+$/;
 /** Pages listed first in the tree, in this order; the rest follow alphabetically. */
