@@ -4,9 +4,10 @@
  */
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
-import fs from 'node:fs';
 import path from 'node:path';
 import type { DB } from './types.ts';
+import type { PGlite as PGliteType } from '@electric-sql/pglite';
+import { lockDataDir } from './data-dir-lock.ts';
 import { Lock, PGliteDialect } from './pglite-dialect.ts';
 import { assertNoOpenTransaction, GuardedKysely } from './tx-guard.ts';
 
@@ -39,7 +40,9 @@ pg.types.setTypeParser(20, (v) => Number(v));
 
 /**
  * Open the database. For the embedded kind the pgvector extension is always loaded.
- * @throws when the server is unreachable or the data directory cannot be opened.
+ * The embedded kind on disk first takes `DATA_DIR/pgdata.lock` (db/data-dir-lock.ts), released on close.
+ * @throws DataDirLockedError when another live process holds the data directory; otherwise when the server is
+ * unreachable or the data directory cannot be opened.
  */
 export async function openDatabase(opts: OpenOptions): Promise<Database> {
   if (opts.url && /^postgres(ql)?:\/\//.test(opts.url)) {
@@ -62,17 +65,24 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
       },
     };
   }
-  const { PGlite } = await import('@electric-sql/pglite');
-  const { vector } = await import('@electric-sql/pglite-pgvector');
   const memory = opts.url?.startsWith('memory://');
   const dir = memory ? undefined : path.join(opts.dataDir, 'pgdata');
-  if (dir) fs.mkdirSync(path.dirname(dir), { recursive: true });
-  const pglite = await PGlite.create({
-    ...(dir ? { dataDir: dir } : {}),
-    extensions: { vector },
-    ...(opts.loadDataDir ? { loadDataDir: opts.loadDataDir } : {}),
-  });
-  await pglite.exec('create extension if not exists vector');
+  // One process per data directory: a second one would open the same files and lose writes (issue 10).
+  const dirLock = dir ? lockDataDir(opts.dataDir) : undefined;
+  let pglite: PGliteType;
+  try {
+    const { PGlite } = await import('@electric-sql/pglite');
+    const { vector } = await import('@electric-sql/pglite-pgvector');
+    pglite = await PGlite.create({
+      ...(dir ? { dataDir: dir } : {}),
+      extensions: { vector },
+      ...(opts.loadDataDir ? { loadDataDir: opts.loadDataDir } : {}),
+    });
+    await pglite.exec('create extension if not exists vector');
+  } catch (err) {
+    dirLock?.release();
+    throw err;
+  }
   const lock = new Lock();
   const db = new GuardedKysely<DB>({ dialect: new PGliteDialect(pglite, lock) });
   return {
@@ -93,8 +103,12 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
     },
     dump: () => lock.run(() => pglite.dumpDataDir('none')),
     async close() {
-      await db.destroy();
-      await lock.run(() => pglite.close());
+      try {
+        await db.destroy();
+        await lock.run(() => pglite.close());
+      } finally {
+        dirLock?.release();
+      }
     },
   };
 }
