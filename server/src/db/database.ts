@@ -35,6 +35,15 @@ export interface OpenOptions {
   poolSize?: number;
 }
 
+/**
+ * Server settings of the embedded database, over PGlite's own start parameters. `shared_buffers`: the 128MB
+ * that initdb writes into postgresql.conf are allocated and written inside the WebAssembly memory at start, so
+ * they stay resident for the life of the process; with 16MB PGlite alone measured ~180 instead of ~305 MiB RSS
+ * and opened in ~0.65 instead of ~0.9 s. Pages that do not fit are read again through the operating system's
+ * file cache. Applies to a new data directory's initdb run as well.
+ */
+const PGLITE_SETTINGS = ['shared_buffers=16MB'];
+
 // int8 → number (ids and counts here stay far below 2^53), as PGlite does.
 pg.types.setTypeParser(20, (v) => Number(v));
 
@@ -77,6 +86,7 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
       ...(dir ? { dataDir: dir } : {}),
       extensions: { vector },
       ...(opts.loadDataDir ? { loadDataDir: opts.loadDataDir } : {}),
+      startParams: [...PGlite.defaultStartParams, ...PGLITE_SETTINGS.flatMap((s) => ['-c', s])],
     });
     await pglite.exec('create extension if not exists vector');
   } catch (err) {
