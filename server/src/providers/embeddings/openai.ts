@@ -3,7 +3,7 @@
  * `{model, input: string[], encoding_format: 'float'}` → `{data:[{index, embedding}]}`, through the
  * vendor's SDK (`openai`). Inputs are sent in batches of 64; each text is cut to 8000 characters.
  */
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import { EmbeddingsError, normalize, type Embedder } from './embeddings.ts';
 
 const BATCH = 64;
@@ -21,16 +21,23 @@ export function createOpenAiEmbedder(opts: {
   timeoutMs?: number;
   maxRetries?: number;
 }): Embedder {
-  const client = new OpenAI({
-    apiKey: opts.apiKey || 'none',
-    baseURL: opts.baseUrl,
-    timeout: opts.timeoutMs ?? 60_000,
-    maxRetries: opts.maxRetries ?? 2,
-  });
+  // The SDK is loaded on the first call, not at start.
+  let sdk: Promise<{ Sdk: typeof OpenAI; client: OpenAI }> | undefined;
+  const loadSdk = () =>
+    (sdk ??= import('openai').then(({ default: Sdk }) => ({
+      Sdk,
+      client: new Sdk({
+        apiKey: opts.apiKey || 'none',
+        baseURL: opts.baseUrl,
+        timeout: opts.timeoutMs ?? 60_000,
+        maxRetries: opts.maxRetries ?? 2,
+      }),
+    })));
   let known: number | undefined;
 
   const call = async (input: string[]): Promise<number[][]> => {
-    let res: Awaited<ReturnType<typeof client.embeddings.create>>;
+    const { Sdk, client } = await loadSdk();
+    let res: OpenAI.CreateEmbeddingResponse;
     try {
       res = await client.embeddings.create({
         model: opts.model,
@@ -38,7 +45,7 @@ export function createOpenAiEmbedder(opts: {
         encoding_format: 'float',
       });
     } catch (err) {
-      if (err instanceof OpenAI.APIError)
+      if (err instanceof Sdk.APIError)
         throw new EmbeddingsError(`The embeddings service answered ${err.status ?? 'an error'}.`, err.status);
       throw new EmbeddingsError('The embeddings service cannot be reached.');
     }

@@ -2,7 +2,7 @@
  * Anthropic Messages API vendor (`LLM_PROVIDER=anthropic`, base `LLM_BASE_URL`), through the vendor's SDK.
  * Streaming uses the SDK's message stream; usage counts cache reads and writes as `cache_tokens`.
  */
-import Anthropic from '@anthropic-ai/sdk';
+import type Anthropic from '@anthropic-ai/sdk';
 import { clientCache } from './client-cache.ts';
 import { kindOfStatus, LlmError, type LlmContent, type LlmProvider, type LlmRequest, type LlmResponse } from './llm.ts';
 
@@ -63,14 +63,13 @@ function toResponse(msg: Anthropic.Message): LlmResponse {
   };
 }
 
-function toError(err: unknown, signal?: AbortSignal): LlmError {
+function toError(Sdk: typeof Anthropic, err: unknown, signal?: AbortSignal): LlmError {
   if (signal?.aborted) return new LlmError('aborted', 'The model call was cancelled.');
-  if (err instanceof Anthropic.APIConnectionTimeoutError)
+  if (err instanceof Sdk.APIConnectionTimeoutError)
     return new LlmError('timeout', 'The model provider did not answer in time.');
-  if (err instanceof Anthropic.APIUserAbortError) return new LlmError('aborted', 'The model call was cancelled.');
-  if (err instanceof Anthropic.APIConnectionError)
-    return new LlmError('network', 'The model provider cannot be reached.');
-  if (err instanceof Anthropic.APIError) {
+  if (err instanceof Sdk.APIUserAbortError) return new LlmError('aborted', 'The model call was cancelled.');
+  if (err instanceof Sdk.APIConnectionError) return new LlmError('network', 'The model provider cannot be reached.');
+  if (err instanceof Sdk.APIError) {
     const kind = kindOfStatus(err.status);
     const detail = (err.error as { error?: { message?: string } } | undefined)?.error?.message;
     return new LlmError(
@@ -87,19 +86,24 @@ export function createAnthropicProvider(opts: {
   timeoutMs?: number;
   maxRetries?: number;
 }): LlmProvider {
-  const client = clientCache(
-    (apiKey) =>
-      new Anthropic({
-        apiKey,
-        baseURL: opts.baseUrl,
-        timeout: opts.timeoutMs ?? 120_000,
-        maxRetries: opts.maxRetries ?? 1,
-      }),
-  );
+  // The SDK is loaded on the first model call, not at start (its ~360 modules took ~0.2 s and ~12 MiB).
+  let sdk: Promise<typeof Anthropic> | undefined;
+  const loadSdk = () => (sdk ??= import('@anthropic-ai/sdk').then((m) => m.default));
+  let client: ((apiKey: string) => Anthropic) | undefined;
   return {
     vendor: 'anthropic',
     async complete(req, onEvent) {
       const params = toParams(req);
+      const Sdk = await loadSdk();
+      client ??= clientCache(
+        (apiKey) =>
+          new Sdk({
+            apiKey,
+            baseURL: opts.baseUrl,
+            timeout: opts.timeoutMs ?? 120_000,
+            maxRetries: opts.maxRetries ?? 1,
+          }),
+      );
       try {
         if (!onEvent) {
           const msg = await client(req.apiKey).messages.create({ ...params, stream: false }, { signal: req.signal });
@@ -109,7 +113,7 @@ export function createAnthropicProvider(opts: {
         stream.on('text', (delta) => onEvent({ type: 'text_delta', delta }));
         return toResponse(await stream.finalMessage());
       } catch (err) {
-        throw toError(err, req.signal);
+        throw toError(Sdk, err, req.signal);
       }
     },
   };

@@ -3,7 +3,7 @@
  * `LLM_BASE_URL`), through the vendor's SDK. Translates the content-block messages to chat messages
  * with `tool_calls` / `tool` roles, and streamed tool-call fragments back to whole tool_use blocks.
  */
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import { clientCache } from './client-cache.ts';
 import { kindOfStatus, LlmError, type LlmContent, type LlmProvider, type LlmRequest, type LlmResponse } from './llm.ts';
 
@@ -69,13 +69,13 @@ const parseArgs = (s: string): Record<string, unknown> => {
   }
 };
 
-function toError(err: unknown, signal?: AbortSignal): LlmError {
+function toError(Sdk: typeof OpenAI, err: unknown, signal?: AbortSignal): LlmError {
   if (signal?.aborted) return new LlmError('aborted', 'The model call was cancelled.');
-  if (err instanceof OpenAI.APIConnectionTimeoutError)
+  if (err instanceof Sdk.APIConnectionTimeoutError)
     return new LlmError('timeout', 'The model provider did not answer in time.');
-  if (err instanceof OpenAI.APIUserAbortError) return new LlmError('aborted', 'The model call was cancelled.');
-  if (err instanceof OpenAI.APIConnectionError) return new LlmError('network', 'The model provider cannot be reached.');
-  if (err instanceof OpenAI.APIError)
+  if (err instanceof Sdk.APIUserAbortError) return new LlmError('aborted', 'The model call was cancelled.');
+  if (err instanceof Sdk.APIConnectionError) return new LlmError('network', 'The model provider cannot be reached.');
+  if (err instanceof Sdk.APIError)
     return new LlmError(
       kindOfStatus(err.status),
       `The model provider answered ${err.status ?? 'an error'}.`,
@@ -85,18 +85,23 @@ function toError(err: unknown, signal?: AbortSignal): LlmError {
 }
 
 export function createOpenAiProvider(opts: { baseUrl: string; timeoutMs?: number; maxRetries?: number }): LlmProvider {
-  const client = clientCache(
-    (apiKey) =>
-      new OpenAI({
-        apiKey,
-        baseURL: opts.baseUrl,
-        timeout: opts.timeoutMs ?? 120_000,
-        maxRetries: opts.maxRetries ?? 1,
-      }),
-  );
+  // The SDK is loaded on the first model call, not at start.
+  let sdk: Promise<typeof OpenAI> | undefined;
+  const loadSdk = () => (sdk ??= import('openai').then((m) => m.default));
+  let client: ((apiKey: string) => OpenAI) | undefined;
   return {
     vendor: 'openai',
     async complete(req, onEvent) {
+      const Sdk = await loadSdk();
+      client ??= clientCache(
+        (apiKey) =>
+          new Sdk({
+            apiKey,
+            baseURL: opts.baseUrl,
+            timeout: opts.timeoutMs ?? 120_000,
+            maxRetries: opts.maxRetries ?? 1,
+          }),
+      );
       const base = {
         model: req.model,
         messages: toChatMessages(req),
@@ -177,7 +182,7 @@ export function createOpenAiProvider(opts: { baseUrl: string; timeoutMs?: number
           content.push({ type: 'tool_use', id: c.id || `call_${i}`, name: c.name, input: parseArgs(c.args) });
         return { content, stop_reason: stopReason(finish), model, usage };
       } catch (err) {
-        throw toError(err, req.signal);
+        throw toError(Sdk, err, req.signal);
       }
     },
   };

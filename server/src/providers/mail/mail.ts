@@ -5,7 +5,7 @@
  * With `SMTP_URL` it is sent through nodemailer and recorded as `sent` (or `failed`); without it the
  * message is kept in the `outbox` table (`kept`) and its recipient and subject are logged.
  */
-import nodemailer from 'nodemailer';
+import type { SendMailOptions, Transporter } from 'nodemailer';
 import { type Kysely, sql } from 'kysely';
 import type { Logger } from '../../lib/logger.ts';
 import type { DB } from '../../db/types.ts';
@@ -45,11 +45,19 @@ export interface MailerOptions {
   log: Logger;
 }
 
+const loadTransport = async (url: string): Promise<Transporter> =>
+  (await import('nodemailer')).default.createTransport(url);
+
 const escapeHtml = (s: string) =>
   s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
 export function createMailer(opts: MailerOptions): Mailer {
-  const transport = opts.smtpUrl ? nodemailer.createTransport(opts.smtpUrl) : undefined;
+  // nodemailer is loaded with the first mail sent over SMTP, not at start.
+  const smtpUrl = opts.smtpUrl;
+  let smtp: Promise<Transporter> | undefined;
+  const transport = smtpUrl
+    ? { sendMail: async (m: SendMailOptions) => (await (smtp ??= loadTransport(smtpUrl))).sendMail(m) }
+    : undefined;
   const unsubscribe = `${opts.appUrl}/account?tab=notifications`;
   return {
     async send(msg) {
