@@ -4,6 +4,7 @@
  * the routes. Only the entry points import this file.
  */
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import type { FastifyRouteSchemaDef } from 'fastify/types/schema.js';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -16,7 +17,9 @@ import addFormatsModule from 'ajv-formats';
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (
   ajv: Ajv,
 ) => Ajv;
+import { SerializerSelector, type Options as SerializerOptions } from '@fastify/fast-json-stringify-compiler';
 import { installErrorHandling } from './http/errors.ts';
+import { lazyCompiler } from './lib/lazy-compile.ts';
 import { installAuth } from './http/auth.ts';
 import type { AppDeps } from './deps.ts';
 import { redactUrl } from './http/logging.ts';
@@ -52,6 +55,13 @@ export async function buildApp(
       return typeof given === 'string' && /^[A-Za-z0-9._-]{1,64}$/.test(given) ? given : crypto.randomUUID();
     },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
+    // Response serializers are compiled on a route's first answer, not at start (lib/lazy-compile.ts).
+    schemaController: {
+      compilersFactory: {
+        buildSerializer: (externalSchemas: unknown, options: unknown) =>
+          lazyCompiler(SerializerSelector()(externalSchemas, options as SerializerOptions)),
+      },
+    },
   });
   const routeList: string[] = [];
   app.decorate('routeList', routeList);
@@ -86,7 +96,11 @@ export async function buildApp(
   };
   const ajvBody = ajvFor(false);
   const ajvText = ajvFor('array');
-  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? ajvBody : ajvText).compile(schema));
+  app.setValidatorCompiler(
+    lazyCompiler(({ schema, httpPart }: FastifyRouteSchemaDef<any>) =>
+      (httpPart === 'body' ? ajvBody : ajvText).compile(schema),
+    ),
+  );
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
