@@ -21,6 +21,7 @@ import { SerializerSelector, type Options as SerializerOptions } from '@fastify/
 import { installErrorHandling } from './http/errors.ts';
 import { lazyCompiler } from './lib/lazy-compile.ts';
 import { installAuth } from './http/auth.ts';
+import { installDrainOnClose } from './http/drain.ts';
 import type { AppDeps } from './deps.ts';
 import { redactUrl } from './http/logging.ts';
 import { registerRoutes } from './modules/routes.ts';
@@ -128,6 +129,7 @@ export async function buildApp(
     userCache: deps.userCache,
   });
   registerRoutes(app.withTypeProvider<TypeBoxTypeProvider>(), services);
+  installDrainOnClose(app);
   app.addHook('onReady', async () => {
     await services.lifecycle.start();
   });

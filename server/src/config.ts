@@ -58,6 +58,7 @@ export const EnvSchema = Type.Object({
   CRM_DISABLE_MESSENGER_NOTIFY: Bool01,
   FILES_UPLOAD_LIMIT_BYTES: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,11}$' })),
   FILES_CLONE_TIMEOUT_MS: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,7}$' })),
+  SHUTDOWN_TIMEOUT_MS: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,6}$' })),
   LOG_LEVEL: Type.Optional(
     Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent', ''].map((l) => Type.Literal(l))),
   ),
@@ -112,6 +113,11 @@ export interface Config {
   trustProxy: boolean;
   disableMessengerNotify: boolean;
   logLevel: string;
+  /**
+   * Milliseconds a SIGTERM/SIGINT may take to finish in-flight requests and running jobs before the process
+   * exits anyway (code 1); a second signal exits at once. Default 10 000.
+   */
+  shutdownTimeoutMs: number;
   /** Project file uploads: bytes per file (specification, Limits → Files: 100 MB) and the clone time limit (ms). */
   files: { uploadLimitBytes: number; cloneTimeoutMs: number };
   /** Managed secrets found in the environment (imported into the secret store at start). */
@@ -207,6 +213,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     trustProxy: truthy(e.TRUST_PROXY),
     disableMessengerNotify: truthy(e.CRM_DISABLE_MESSENGER_NOTIFY),
     logLevel: nonEmpty(e.LOG_LEVEL) ?? 'info',
+    shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS ? Number(e.SHUTDOWN_TIMEOUT_MS) : 10_000,
     files: {
       uploadLimitBytes: e.FILES_UPLOAD_LIMIT_BYTES ? Number(e.FILES_UPLOAD_LIMIT_BYTES) : 100 * 1024 * 1024,
       cloneTimeoutMs: e.FILES_CLONE_TIMEOUT_MS ? Number(e.FILES_CLONE_TIMEOUT_MS) : 60_000,

@@ -1,17 +1,65 @@
 /**
- * Start the service: read the configuration, open the database (embedded PGlite under DATA_DIR unless
- * DATABASE_URL names a server), apply migrations, import managed secrets, listen, and shut down
- * gracefully on SIGINT/SIGTERM (CONTRACT.md §2).
+ * Start the service: read the configuration, make sure the port can be bound, open the database (embedded
+ * PGlite under DATA_DIR, locked to this process, unless DATABASE_URL names a server), apply migrations, import
+ * managed secrets, listen, and shut down gracefully on SIGINT/SIGTERM (CONTRACT.md §2).
+ *
+ * Start-up failures that have one clear cause (the port is taken, another process holds DATA_DIR) print one
+ * line on stderr and exit with code 1; an invalid configuration exits with code 2.
+ *
+ * Shutdown (close-with-grace): the first SIGTERM/SIGINT stops accepting connections, lets in-flight requests
+ * and running jobs finish, closes the database and exits 0; when that takes longer than SHUTDOWN_TIMEOUT_MS
+ * (default 10 s), or a second signal arrives, the process exits at once with code 1.
  */
 import fs from 'node:fs';
+import net from 'node:net';
+import closeWithGrace from 'close-with-grace';
 import pino from 'pino';
 import { type Config, ConfigError, loadConfig } from './config.ts';
-import { openDatabase } from './db/database.ts';
+import { DataDirLockedError } from './db/data-dir-lock.ts';
+import { type Database, openDatabase } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
 import { ensureKeys } from './secrets/keys.ts';
-import { buildApp } from './app.ts';
+import { type App, buildApp } from './app.ts';
 import { createDeps } from './deps.ts';
 import { loggerOptions } from './http/logging.ts';
+
+/** A repeat of the first shutdown signal within this many ms is the same request (see `onSignal`). */
+const DUPLICATE_SIGNAL_MS = 250;
+
+/** The address cannot be bound (taken by another process, or not allowed). */
+class ListenError extends Error {}
+
+/**
+ * Bind `host:port` for a moment and release it, so a server that could not listen stops before it opens (and
+ * locks) the database. @throws ListenError with one line naming the address and the reason.
+ */
+async function assertCanListen(host: string, port: number): Promise<void> {
+  const probe = net.createServer();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      probe.once('error', reject);
+      probe.listen({ host, port, exclusive: true }, resolve);
+    });
+  } catch (err) {
+    throw listenError(host, port, err as NodeJS.ErrnoException);
+  } finally {
+    await new Promise((r) => probe.close(r));
+  }
+}
+
+function listenError(host: string, port: number, err: NodeJS.ErrnoException): ListenError {
+  const why =
+    err.code === 'EADDRINUSE'
+      ? 'the address is already in use'
+      : err.code === 'EACCES'
+        ? 'permission denied'
+        : err.code === 'EADDRNOTAVAIL'
+          ? 'the address is not available on this machine'
+          : err.message;
+  return new ListenError(
+    `cannot listen on ${host}:${port}: ${why} (${err.code ?? 'error'}); the database was not opened`,
+  );
+}
 
 async function main() {
   let config: Config;
@@ -25,21 +73,82 @@ async function main() {
     throw err;
   }
   const log = pino(loggerOptions(config.logLevel));
+  await assertCanListen(config.host, config.port);
+
+  // What is open so far, for a signal that arrives while the service is still starting.
+  const opened: { app?: App; database?: Database } = {};
+  const grace = closeWithGrace(
+    {
+      delay: config.shutdownTimeoutMs,
+      logger: false,
+      onSecondError: (err) => log.error({ err }, 'second failure while shutting down: exiting now'),
+      onTimeout: (ms) => log.error({ ms }, 'shutdown did not finish in time: exiting now'),
+      // SIGINT and SIGTERM are handled below; the others end the process as Node's defaults do.
+      skip: [
+        'SIGINT',
+        'SIGTERM',
+        'SIGHUP',
+        'SIGQUIT',
+        'SIGILL',
+        'SIGTRAP',
+        'SIGABRT',
+        'SIGBUS',
+        'SIGFPE',
+        'SIGSEGV',
+        'SIGUSR2',
+        'beforeExit',
+      ],
+    },
+    async ({ err }) => {
+      if (err) log.error({ err }, 'unexpected failure: shutting down');
+      await opened.app?.close();
+      await opened.database?.close();
+    },
+  );
+  // The first SIGINT/SIGTERM starts the graceful close; a later one exits at once. One Ctrl-C under `npm start`
+  // arrives twice (the terminal signals the whole process group and npm forwards its copy), so a repeat within
+  // DUPLICATE_SIGNAL_MS of the first counts as the same one.
+  let firstSignal = 0;
+  const onSignal = (signal: NodeJS.Signals) => {
+    const now = Date.now();
+    if (!firstSignal) {
+      firstSignal = now;
+      log.info({ signal, timeout_ms: config.shutdownTimeoutMs }, 'shutting down');
+      grace.close();
+    } else if (now - firstSignal >= DUPLICATE_SIGNAL_MS) {
+      log.warn({ signal }, 'second signal: exiting now');
+      process.exit(1);
+    }
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+
+  const steps: Record<string, number> = {};
+  let mark = performance.now();
+  const step = (name: string) => {
+    const now = performance.now();
+    steps[name] = Math.round(now - mark);
+    mark = now;
+  };
+  steps.modules = Math.round(mark); // since the process started: loading the code
   fs.mkdirSync(config.dataDir, { recursive: true });
+  const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir });
+  opened.database = database;
+  step('open_database');
+  // Keys after the database: on the embedded one the data-directory lock is held, so two processes starting on a
+  // new DATA_DIR cannot both write keys.json.
   const keys = ensureKeys(config.dataDir, {
     crmSecret: config.crmSecret,
     secretEncryptionKey: config.secretEncryptionKey,
   });
-  const started = Date.now();
-  const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir });
   const applied = await migrateToLatest(database.db);
+  step('migrations');
   log.info(
     {
       database: database.kind,
       location: database.location,
       vector: database.vector,
       migrations_applied: applied.length,
-      ms: Date.now() - started,
     },
     'database ready',
   );
@@ -47,26 +156,28 @@ async function main() {
   const imported = await deps.secrets.importMissing(config.managedSecretsFromEnv);
   if (imported.length) log.info({ names: imported }, 'managed secrets imported into the secret store');
   const app = await buildApp(deps, { loggerInstance: log });
-  let closing = false;
-  const shutdown = async (signal: string) => {
-    if (closing) return;
-    closing = true;
-    log.info({ signal }, 'shutting down');
-    const force = setTimeout(() => process.exit(1), 10_000);
-    force.unref();
-    try {
-      await app.close();
-      await database.close();
-    } finally {
-      process.exit(0);
-    }
-  };
-  process.on('SIGINT', () => void shutdown('SIGINT'));
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  await app.listen({ port: config.port, host: config.host });
+  opened.app = app;
+  step('build_app');
+  await app.ready(); // plugins loaded, lifecycle started (index, public docs, runs, job queue)
+  step('start_services');
+  try {
+    await app.listen({ port: config.port, host: config.host });
+  } catch (err) {
+    // The port was taken between the check and now: release everything before reporting it.
+    const e = err as NodeJS.ErrnoException;
+    await app.close().catch(() => {});
+    await database.close().catch(() => {});
+    throw e.code ? listenError(config.host, config.port, e) : err;
+  }
+  step('listen');
+  log.info(
+    { ms: Math.round(performance.now()), steps, rss_mib: Math.round(process.memoryUsage().rss / 2 ** 20) },
+    'started',
+  );
 }
 
 main().catch((err) => {
-  process.stderr.write(`fatal: ${(err as Error).message}\n`);
+  const known = err instanceof ListenError || err instanceof DataDirLockedError;
+  process.stderr.write(known ? `${(err as Error).message}\n` : `fatal: ${(err as Error).message}\n`);
   process.exit(1);
 });
