@@ -87,7 +87,7 @@ export function createDeps(
     mailer:
       overrides.mailer ??
       createMailer({ db, appUrl: config.appUrl, from: config.mailFrom, smtpUrl: config.smtpUrl, log }),
-    breach: overrides.breach ?? createBreachChecker(config.breachCheckUrl),
+    breach: overrides.breach ?? createBreachChecker(config.breachCheckUrl, { log }),
     storage: overrides.storage ?? createBlobStorage(config.dataDir),
     activity: overrides.activity ?? createActivityLog(db, log),
     access: overrides.access ?? createAccess(db, config.dataDir),

@@ -87,7 +87,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
   const analyticsRepo = createAnalyticsRepo(db);
 
   // Accounts and usage: everything else asks these.
-  const system = createSystemService({ db, database });
+  const system = createSystemService({ db, database, breach: deps.breach });
   const usage = createUsageService({ repo: usageRepo, owners: accountsRepo });
   const settings = createSettingsService({ repo: accountsRepo, sealer });
   const llmKeys = createLlmKeys({ settings, secrets });

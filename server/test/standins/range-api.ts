@@ -6,7 +6,11 @@ import http from 'node:http';
 import crypto from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 
-export async function startRangeApiStandIn(breached: string[], opts: { delayMs?: number; status?: number } = {}) {
+export async function startRangeApiStandIn(
+  breached: string[],
+  /** `port`: listen there (bring a stopped stand-in back at the same address); default any free port. */
+  opts: { delayMs?: number; status?: number; port?: number } = {},
+) {
   const hashes = breached.map((p) => crypto.createHash('sha1').update(p).digest('hex').toUpperCase());
   const requests: string[] = [];
   const server = http.createServer((req, res) => {
@@ -22,7 +26,7 @@ export async function startRangeApiStandIn(breached: string[], opts: { delayMs?:
     if (opts.delayMs) setTimeout(answer, opts.delayMs);
     else answer();
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  await new Promise<void>((r) => server.listen(opts.port ?? 0, '127.0.0.1', r));
   const port = (server.address() as AddressInfo).port;
   return {
     url: `http://127.0.0.1:${port}`,

@@ -160,7 +160,7 @@ describe('breach check availability', () => {
     const broken = await startRangeApiStandIn([BREACHED], { status: 503 });
     try {
       const started = Date.now();
-      expect(await createBreachChecker(slow.url, 200).isBreached(BREACHED)).toBe(false);
+      expect(await createBreachChecker(slow.url, { timeoutMs: 200 }).isBreached(BREACHED)).toBe(false);
       expect(Date.now() - started).toBeLessThan(1200);
       expect(await createBreachChecker(broken.url).isBreached(BREACHED)).toBe(false);
       expect(await createBreachChecker('http://127.0.0.1:9').isBreached(BREACHED)).toBe(false);

@@ -15,11 +15,24 @@ export function systemRoutes(app: TypedApp, { system }: { system: SystemService 
     {
       config: { auth: 'public' },
       schema: {
-        summary: 'Readiness: database reachable and migrations applied',
+        summary: 'Readiness: database reachable and migrations applied; optional dependencies in checks',
         tags: ['system'],
         security: [],
         response: {
-          200: Type.Object({ ok: Type.Boolean(), database: Type.String(), vector_search: Type.String() }),
+          200: Type.Object({
+            ok: Type.Boolean(),
+            database: Type.String(),
+            vector_search: Type.String(),
+            checks: Type.Object(
+              {
+                breach: Type.Union([Type.Literal('ok'), Type.Literal('degraded'), Type.Literal('off')], {
+                  description:
+                    'Breached-password range API: degraded while it cannot be reached (new passwords are accepted unchecked), off when BREACH_CHECK_URL=off',
+                }),
+              },
+              { description: 'Optional dependencies; a degraded one does not make the service unready' },
+            ),
+          }),
           503: Type.Object({ error: Type.String(), message: Type.String() }),
         },
       },

@@ -1,19 +1,34 @@
 /**
  * Health and readiness (our own additions: `GET /healthz`, `GET /readyz`). Ready means the database
- * answers and no migration is pending.
+ * answers and no migration is pending. Dependencies the service can run without are reported in `checks`
+ * (`ok` or `degraded`, `off` when not configured) without making it unready: the breached-password range
+ * API (passwords are accepted unchecked while it is down, issue 10).
  */
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../../db/database.ts';
 import { migrationsApplied } from '../../db/migrate.ts';
 import type { DB } from '../../db/types.ts';
+import type { BreachChecker, BreachStatus } from '../../providers/breach/breach.ts';
 
 export type Readiness =
-  | { ok: true; database: string; vector_search: 'pgvector-hnsw' | 'exact-scan' }
+  | {
+      ok: true;
+      database: string;
+      vector_search: 'pgvector-hnsw' | 'exact-scan';
+      checks: { breach: BreachStatus };
+    }
   | { ok: false; reason: 'migrations_pending' | 'database_unreachable' };
 
-export function createSystemService(deps: { db: Kysely<DB>; database: Pick<Database, 'kind' | 'vector'> }) {
+export function createSystemService(deps: {
+  db: Kysely<DB>;
+  database: Pick<Database, 'kind' | 'vector'>;
+  breach: Pick<BreachChecker, 'status'>;
+}) {
   return {
-    /** `GET /readyz`: the database answers and every migration is applied. Never throws. */
+    /**
+     * `GET /readyz`: the database answers and every migration is applied, with the state of the optional
+     * dependencies (`checks.breach`: `ok`, `degraded` while the range API cannot be reached, `off`). Never throws.
+     */
     async readiness(): Promise<Readiness> {
       try {
         await sql`select 1`.execute(deps.db);
@@ -22,6 +37,7 @@ export function createSystemService(deps: { db: Kysely<DB>; database: Pick<Datab
           ok: true,
           database: deps.database.kind,
           vector_search: deps.database.vector ? 'pgvector-hnsw' : 'exact-scan',
+          checks: { breach: deps.breach.status() },
         };
       } catch {
         return { ok: false, reason: 'database_unreachable' };
