@@ -86,10 +86,15 @@ async function bundle() {
   const tmp = `${file}.${process.pid}.tmp`;
   fs.writeFileSync(tmp, result.outputFiles[0].contents);
   fs.renameSync(tmp, file);
-  // Bundles of earlier sources are no longer needed (a process still running one has it loaded already).
-  for (const old of fs.readdirSync(cacheDir)) {
-    if (old.startsWith('main-') && path.join(cacheDir, old) !== file)
-      fs.rmSync(path.join(cacheDir, old), { force: true });
+  // Bundles of earlier sources are no longer needed (a process still running one has it loaded already), nor
+  // temporary files a crashed start left (another start may be writing one right now: only old ones go).
+  for (const name of fs.readdirSync(cacheDir)) {
+    const f = path.join(cacheDir, name);
+    const stale = /^main-[0-9a-f]{16}\.mjs$/.test(name)
+      ? f !== file
+      : name.endsWith('.tmp') &&
+        Date.now() - (fs.statSync(f, { throwIfNoEntry: false })?.mtimeMs ?? Date.now()) > 10 * 60_000;
+    if (stale) fs.rmSync(f, { force: true });
   }
   return file;
 }
