@@ -24,7 +24,7 @@ import { createDeps } from './deps.ts';
 import { loggerOptions } from './http/logging.ts';
 
 /** A repeat of the first shutdown signal within this many ms is the same request (see `onSignal`). */
-const DUPLICATE_SIGNAL_MS = 250;
+const DUPLICATE_SIGNAL_MS = 1000;
 
 /** The address cannot be bound (taken by another process, or not allowed). */
 class ListenError extends Error {}
