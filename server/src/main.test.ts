@@ -9,6 +9,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import pg from 'pg';
 import { startLlmStandIn, type ScriptedReply } from '../test/standins/llm.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -252,7 +253,38 @@ describe('start-up: the port and the data directory', () => {
     expect(await exitWithin(winner, 20_000)).toBe(0);
   }, 300_000);
 
-  it('the lock is not taken on a PostgreSQL server or an in-memory database', async () => {
+  it.skipIf(!process.env.TEST_DATABASE_URL)(
+    'the lock is not taken on a PostgreSQL server',
+    async () => {
+      const server = process.env.TEST_DATABASE_URL!;
+      const name = `crm_nolock_${process.pid}_${Date.now()}`;
+      const admin = new pg.Client({ connectionString: server });
+      await admin.connect();
+      await admin.query(`create database ${name}`);
+      try {
+        const url = new URL(server);
+        url.pathname = `/${name}`;
+        const dataDir = tempDir('postgres');
+        // One after the other: two instances starting at once on a new server database is bootstrap work of its
+        // own (they may deadlock creating the schema); here only the lock matters.
+        const a = await start(dataDir, { env: { DATABASE_URL: url.toString() } });
+        expect(await a.ready(), a.stdout() + a.stderr()).toBe(true);
+        const b = await start(dataDir, { env: { DATABASE_URL: url.toString() } });
+        expect(await b.ready(), b.stdout() + b.stderr()).toBe(true); // two instances share the server and DATA_DIR
+        expect(fs.existsSync(path.join(dataDir, 'pgdata.lock'))).toBe(false);
+        a.proc.kill('SIGTERM');
+        b.proc.kill('SIGTERM');
+        expect(await exitWithin(a, 20_000)).toBe(0);
+        expect(await exitWithin(b, 20_000)).toBe(0);
+      } finally {
+        await admin.query(`drop database if exists ${name} with (force)`);
+        await admin.end();
+      }
+    },
+    120_000,
+  );
+
+  it('the lock is not taken on an in-memory database', async () => {
     const dataDir = tempDir('memory');
     const s = await start(dataDir, { env: { DATABASE_URL: 'memory://' } });
     expect(await s.ready(), s.stdout() + s.stderr()).toBe(true);
