@@ -1,6 +1,7 @@
 /**
  * Skill routes (specification, Skills): global skills, project skills, forks, evolution and skill updates.
- * Global skills: any user reads; admins publish, edit and delete. Each route makes one service call.
+ * Global skills: any user reads and publishes; the publisher or an admin edits and deletes. Each route makes
+ * one service call.
  */
 import { requireActor } from '../../http/auth.ts';
 import { errors, IdParam } from '../../http/schemas.ts';
@@ -10,7 +11,6 @@ import * as S from './skills.schemas.ts';
 
 export function skillsRoutes(app: TypedApp, { skills }: { skills: SkillsService }): void {
   const tags = ['skills'];
-  const admin = { auth: 'admin' as const };
 
   app.get(
     '/api/crm/skills',
@@ -20,10 +20,9 @@ export function skillsRoutes(app: TypedApp, { skills }: { skills: SkillsService 
   app.post(
     '/api/crm/skills',
     {
-      config: admin,
       schema: {
         tags,
-        summary: 'Publish a global skill (admin)',
+        summary: 'Publish a global skill (any user; the caller is recorded as its publisher)',
         body: S.CreateBody,
         response: { 201: S.Skill, ...errors(400, 401, 403, 409) },
       },
@@ -47,7 +46,7 @@ export function skillsRoutes(app: TypedApp, { skills }: { skills: SkillsService 
     {
       schema: {
         tags,
-        summary: 'Update a skill (global: admin), kept as a new version',
+        summary: 'Update a skill (global: its publisher or an admin), kept as a new version',
         params: IdParam,
         body: S.UpdateBody,
         response: { 200: S.Skill, ...errors(400, 401, 403, 404, 409) },
@@ -60,7 +59,7 @@ export function skillsRoutes(app: TypedApp, { skills }: { skills: SkillsService 
     {
       schema: {
         tags,
-        summary: 'Delete a skill (global: admin)',
+        summary: 'Delete a skill (global: its publisher or an admin)',
         params: IdParam,
         response: { 200: S.Deleted, ...errors(400, 401, 403, 404) },
       },

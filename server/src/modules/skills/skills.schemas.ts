@@ -1,4 +1,4 @@
-/** Request and answer schemas of skills, forks, evolution and skill updates (specification, Skills; CONTRACT.md §6). */
+/** Request and answer schemas of skills, forks, evolution and skill updates (specification, Skills). */
 import { Type } from '@sinclair/typebox';
 import { DateTime, Nullable } from '../../http/schemas.ts';
 
@@ -24,6 +24,12 @@ export const Skill = Type.Object({
   version: Type.Integer(),
   forked_from: Nullable(Type.Integer()),
   forked_version: Nullable(Type.Integer()),
+  created_by: Nullable(
+    Type.Integer({
+      description:
+        'id of the user who created the skill (for a global skill: its publisher, who may change it); null once that account is gone',
+    }),
+  ),
   created_at: DateTime(),
   updated_at: DateTime(),
 });
