@@ -81,7 +81,7 @@ export function runtimeRoutes(app: TypedApp, { runtime }: { runtime: RuntimeServ
     {
       schema: {
         tags,
-        summary: 'Generate a system prompt from a role description with the LLM',
+        summary: 'Generate a system prompt with the LLM from what the worker is for, its name and a description',
         params: S.NameParam,
         body: S.GeneratePromptBody,
         response: { 200: S.GeneratePromptAnswer, ...errors(400, 401, 403, 404, 502, 503) },

@@ -1,4 +1,4 @@
-/** Schemas of the worker runtime routes (CONTRACT.md §6 for message). */
+/** Schemas of the worker runtime routes: messages, runs, restart, prompt generation. */
 import { Type } from '@sinclair/typebox';
 import { DateTime, Nullable } from '../../http/schemas.ts';
 
@@ -77,9 +77,25 @@ export const RestartAnswer = Type.Object({
 });
 export const GeneratePromptBody = Type.Object(
   {
-    role: Type.String({ minLength: 3, maxLength: 4000, description: 'what the worker is for' }),
-    label: Type.Optional(Type.String({ maxLength: 100 })),
-    model: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+    role: Type.String({
+      minLength: 3,
+      maxLength: 4000,
+      description: 'what the worker is for (e.g. "reviews pull requests for security problems")',
+    }),
+    label: Type.Optional(Type.String({ maxLength: 100, description: "the worker's name, e.g. Reviewer" })),
+    description: Type.Optional(
+      Type.String({
+        maxLength: 4000,
+        description: 'more about the worker: its duties, tools, tone, what it must not do',
+      }),
+    ),
+    model: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 100,
+        description: 'a tier key or a model id to write the prompt with (default: the strict fallback tier)',
+      }),
+    ),
   },
   { additionalProperties: false },
 );

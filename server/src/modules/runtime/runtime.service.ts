@@ -80,6 +80,20 @@ export interface SubmitBody {
 /** A run as the API shows it (`GET /projects/:name/runs/:id`; the `Run` response schema). */
 export type RunView = Static<typeof S.Run>;
 
+/**
+ * The request text of a prompt generation: the project, the worker's name, what it is for (`role`) and the
+ * further description when given.
+ */
+function promptRequest(projectName: string, body: { role: string; label?: string; description?: string }): string {
+  const lines = [
+    `Project: ${projectName}`,
+    `Worker: ${body.label?.trim() || '(unnamed)'}`,
+    `What the worker is for: ${body.role.trim()}`,
+  ];
+  if (body.description?.trim()) lines.push(`Description:\n${body.description.trim()}`);
+  return lines.join('\n');
+}
+
 const ms = (from: Date | number, to: Date | number = Date.now()) => Math.max(0, Math.round(+to - +from));
 
 /** The worker runtime (module header); built once by the composition root, started by its lifecycle. */
@@ -388,17 +402,22 @@ export function createRuntimeService(deps: RuntimeDeps) {
     },
 
     /**
-     * `POST /projects/:name/workers/generate-prompt`: write a worker's system prompt from a role
-     * description with the LLM (metered, source `generate_prompt`).
+     * `POST /projects/:name/workers/generate-prompt` `{role, label?, description?, model?}`: write a worker's
+     * system prompt with the LLM from what the worker is for (`role`), its name and the further description
+     * (metered, source `generate_prompt`).
      * @returns `{system_prompt, model, usage}`. @throws 400 `llm_key_required`, 503 `llm_unavailable`, 502 `llm_error`.
      */
-    async generatePrompt(actor: Actor, name: string, body: { role: string; label?: string; model?: string }) {
+    async generatePrompt(
+      actor: Actor,
+      name: string,
+      body: { role: string; label?: string; description?: string; model?: string },
+    ) {
       const project = await deps.access.project(actor, name);
       const key = await keyFor(project);
       const model = body.model ?? pickModelPlan({ modelMode: 'strict' }).models[0];
       const system =
-        'You write system prompts for AI workers of a software team. Given a role description, answer with the system prompt only: who the worker is, what it is responsible for, how it works with issues (take, log progress, close), its boundaries, and its tone. Second person, under 400 words, no preamble.';
-      const content = `Project: ${project.display_name}\nWorker: ${body.label ?? '(unnamed)'}\nRole description: ${body.role}`;
+        'You write system prompts for AI workers of a software team. Given what the worker is for and a description, answer with the system prompt only: who the worker is, what it is responsible for, how it works with issues (take, log progress, close), its boundaries, and its tone. Follow the description where it says more. Second person, under 400 words, no preamble.';
+      const content = promptRequest(project.display_name, body);
       const source = keySource(project, key);
       const scope = { userId: project.owner_id, projectId: project.id, workerId: null, keySource: source };
       const grant = await deps.usage.reserve(scope, {

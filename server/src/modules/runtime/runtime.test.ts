@@ -635,11 +635,18 @@ describe('generate-prompt', () => {
       content: [{ type: 'text', text: 'You are the release manager.' }],
       usage: { input_tokens: 40, output_tokens: 8 },
     });
+    const before = s.modelCalls().length;
     const r = await api(t.app, 'POST', `/api/crm/projects/${p.name}/workers/generate-prompt`, {
       token: u.token,
-      body: { role: 'ships releases', label: 'Rel' },
+      body: { role: 'ships releases', label: 'Rel', description: 'Never tags a release on a Friday.' },
     });
     expect(r.status).toBe(200);
+    // What the worker is for, its name and the description all reach the model.
+    const [call] = callsSince(before);
+    const asked = JSON.stringify(call.body.messages);
+    expect(asked).toContain('What the worker is for: ships releases');
+    expect(asked).toContain('Worker: Rel');
+    expect(asked).toContain('Never tags a release on a Friday.');
     expect(r.body).toMatchObject({
       system_prompt: 'You are the release manager.',
       usage: { input_tokens: 40, output_tokens: 8, total_tokens: 48 },
@@ -709,7 +716,7 @@ describe('access and validation', () => {
         `/api/crm/projects/${p.name}/workers/generate-prompt`,
         { role: 'helps' },
         `/api/crm/projects/${p.name}/workers/generate-prompt`,
-        { role: 'x' },
+        { role: 'helps', description: 'd'.repeat(4001) },
       ],
     ];
     for (const [method, url, body, badUrl, badBody] of routes) {
@@ -721,6 +728,11 @@ describe('access and validation', () => {
       expect(b.status, `${method} ${badUrl} 400`).toBe(400);
       expect(b.body.error).toBe('invalid_request');
     }
+    const shortRole = await api(t.app, 'POST', `/api/crm/projects/${p.name}/workers/generate-prompt`, {
+      token: u.token,
+      body: { role: 'x' },
+    });
+    expect(shortRole.status).toBe(400);
     expect((await message('no-such-project', u.token, { worker_id: w.id, text: 'x' })).status).toBe(404);
     expect((await message(p.name, u.token, { text: 'x' })).status).toBe(400);
     expect((await message(p.name, u.token, { worker_id: 987654, text: 'x' })).body.error).toBe('worker_not_found');
