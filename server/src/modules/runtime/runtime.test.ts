@@ -152,6 +152,51 @@ describe('agent runs', () => {
     ]);
   });
 
+  it('credits the worker, not the project owner, for issues and wiki pages written through its tools', async () => {
+    const { u, p, w } = await setup({ worker: { label: 'Scribe', tools: ['issues', 'wiki'] } });
+    s.enqueue(
+      { content: [{ type: 'tool_use', name: 'create_issue', input: { title: 'Write the guide', priority: 'P1' } }] },
+      { content: [{ type: 'tool_use', name: 'update_issue', input: { issue_id: 1, status: 'closed' } }] },
+      {
+        content: [
+          { type: 'tool_use', name: 'save_wiki_page', input: { path: 'guides/start.md', content: '# Start\n\nHi.' } },
+        ],
+      },
+      { content: [{ type: 'text', text: 'Filed, closed and documented.' }] },
+    );
+    const r = await message(p.name, u.token, { worker_id: w.id, text: 'file it, close it, write it down' });
+    const run = await waitRun(t, p.name, r.body.run_ids[0], u.token);
+    expect(run.status).toBe('succeeded');
+    expect(run.tool_calls.map((c: any) => [c.tool, c.is_error])).toEqual([
+      ['create_issue', false],
+      ['update_issue', false],
+      ['save_wiki_page', false],
+    ]);
+    const issue = (await api(t.app, 'GET', `/api/crm/projects/${p.name}/issues/1`, { token: u.token })).body;
+    expect(issue).toMatchObject({ created_by: 'Scribe', status: 'closed' });
+    expect(issue.activity.map((e: any) => [e.kind, e.author])).toEqual([
+      ['create', 'Scribe'],
+      ['status', 'Scribe'],
+    ]);
+    const close = await t.db
+      .selectFrom('activity_log')
+      .select(['actor', 'worker_id'])
+      .where('project_id', '=', p.id)
+      .where('type', '=', 'issue_close')
+      .executeTakeFirstOrThrow();
+    expect(close).toEqual({ actor: 'Scribe', worker_id: w.id });
+    const page = await api(t.app, 'GET', `/api/crm/projects/${p.name}/wiki/file?path=guides/start.md`, {
+      token: u.token,
+    });
+    expect(page.body).toMatchObject({ content: '# Start\n\nHi.', updated_by: 'Scribe' });
+    // The same routes used by the owner credit the owner.
+    const own = await api(t.app, 'PUT', `/api/crm/projects/${p.name}/wiki/save`, {
+      token: u.token,
+      body: { path: 'guides/start.md', content: '# Start\n\nEdited.' },
+    });
+    expect(own.body.updated_by).toBe(u.email);
+  });
+
   it('stops at max_turns with a failed run that can be retried', async () => {
     const { u, p, w } = await setup({ worker: { max_turns: 2 } });
     s.respond(() => ({ content: [{ type: 'tool_use', name: 'list_files', input: {} }] }));

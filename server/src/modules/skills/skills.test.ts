@@ -29,9 +29,9 @@ describe('skills access and validation', () => {
     expect((await api(t.app, 'GET', '/api/crm/skills')).status).toBe(401);
     expect((await api(t.app, 'POST', '/api/crm/skills', { body: { name: 'nope' } })).status).toBe(401);
     expect((await api(t.app, 'GET', '/api/crm/projects/one/skills')).status).toBe(401);
-    expect((await api(t.app, 'POST', '/api/crm/skills', { token: owner.token, body: { name: 'Bad Name' } })).status).toBe(
-      400,
-    );
+    expect(
+      (await api(t.app, 'POST', '/api/crm/skills', { token: owner.token, body: { name: 'Bad Name' } })).status,
+    ).toBe(400);
     expect((await api(t.app, 'GET', '/api/crm/projects/one/skills', { token: other.token })).status).toBe(403);
     expect(
       (await api(t.app, 'POST', '/api/crm/projects/one/skills', { token: other.token, body: { name: 'x' } })).status,
@@ -101,7 +101,10 @@ describe('skills', () => {
     expect((await api(t.app, 'DELETE', `/api/crm/skills/${id}`, { token: admin.token })).status).toBe(200);
     expect((await api(t.app, 'GET', `/api/crm/skills/${id}`, { token: owner.token })).status).toBe(404);
     // The publisher deletes their own.
-    const again = await api(t.app, 'POST', '/api/crm/skills', { token: other.token, body: { name: 'other-published' } });
+    const again = await api(t.app, 'POST', '/api/crm/skills', {
+      token: other.token,
+      body: { name: 'other-published' },
+    });
     expect(again.status).toBe(201);
     expect((await api(t.app, 'DELETE', `/api/crm/skills/${again.body.id}`, { token: owner.token })).status).toBe(403);
     expect((await api(t.app, 'DELETE', `/api/crm/skills/${again.body.id}`, { token: other.token })).status).toBe(200);
