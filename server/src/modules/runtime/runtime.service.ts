@@ -557,7 +557,6 @@ export function createRuntimeService(deps: RuntimeDeps) {
           await budgetEvent(err);
           return await fail('token_budget_exceeded', err.message);
         }
-        await act('session_start', `${worker.label} started working`, msg.content.slice(0, 280));
         const plan = pickModelPlan({
           messageModel: claimed.requested_model,
           modelMode: project.config.modelMode,
@@ -600,6 +599,11 @@ export function createRuntimeService(deps: RuntimeDeps) {
         const totals = { input_tokens: 0, output_tokens: 0, cache_tokens: 0, total_tokens: 0 };
         /** The reservation of the model call under way, settled or released by onModelCall. */
         let reservation: number | null = null;
+        /**
+         * `session_start` ("… started working") is written once, when the first model call has its budget and is
+         * about to be made: a run that fails before (no key, spent budget, cancelled while queued) never started.
+         */
+        let sessionStarted = false;
         const prepMs = ms(started);
         const genStart = Date.now();
         const result = await deps.agentEngine.run(
@@ -628,6 +632,10 @@ export function createRuntimeService(deps: RuntimeDeps) {
               try {
                 const grant = await deps.usage.reserve(scope, call);
                 reservation = grant.id;
+                if (!sessionStarted) {
+                  sessionStarted = true;
+                  await act('session_start', `${worker.label} started working`, msg.content.slice(0, 280));
+                }
                 return grant.maxTokens;
               } catch (err) {
                 if (!isBudget(err)) throw err;

@@ -469,12 +469,51 @@ describe('token budgets', () => {
     expect(runs.map((x) => x.status).sort()).toEqual(['failed', 'succeeded']);
     expect(runs.find((x) => x.status === 'failed')?.error).toBe('token_budget_exceeded');
     expect(callsSince(before)).toHaveLength(1);
+    // Only the run that called the model started working; the refused one logged no session_start.
+    const starts = await t.db
+      .selectFrom('activity_log')
+      .select('payload')
+      .where('worker_id', '=', w.id)
+      .where('type', '=', 'session_start')
+      .execute();
+    expect(starts.map((e) => (e.payload as { run_id: number }).run_id)).toEqual([
+      runs.find((x) => x.status === 'succeeded')!.id,
+    ]);
     const used = await t.db
       .selectFrom('token_usage')
       .select((eb) => eb.fn.sum<number>('total_tokens').as('n'))
       .where('worker_id', '=', w.id)
       .executeTakeFirstOrThrow();
     expect(Number(used.n)).toBeLessThanOrEqual(100_000);
+  });
+
+  it('a run that fails before its first model call (no key when it executes) writes no session_start', async () => {
+    // A queued run whose owner has no key by the time the job executes it (submit would refuse it now).
+    const { u, p, w } = await setup({ key: false });
+    const msg = await t.db
+      .insertInto('chat_messages')
+      .values({
+        project_id: p.id,
+        user_id: u.id,
+        worker_id: w.id,
+        recipients: JSON.stringify([w.id]),
+        role: 'user',
+        content: 'hi',
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const run = await t.db
+      .insertInto('agent_runs')
+      .values({ project_id: p.id, user_id: u.id, worker_id: w.id, message_id: msg.id })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const before = s.modelCalls().length;
+    await t.services.runtime.execute(run.id);
+    const done = await api(t.app, 'GET', `/api/crm/projects/${p.name}/runs/${run.id}`, { token: u.token });
+    expect(done.body).toMatchObject({ status: 'failed', error: 'llm_key_required', turns: 0 });
+    expect(callsSince(before)).toHaveLength(0);
+    const types = await t.db.selectFrom('activity_log').select('type').where('worker_id', '=', w.id).execute();
+    expect(types.map((e) => e.type)).not.toContain('session_start');
   });
 
   it('needs a key outside trial mode: 400 llm_key_required; 503 llm_unavailable without a platform key', async () => {
