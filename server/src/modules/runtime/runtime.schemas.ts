@@ -28,6 +28,16 @@ export const MessageBody = Type.Object(
 );
 export const MessageAnswer = Type.Object({ message_id: Type.Integer(), run_ids: Type.Array(Type.Integer()) });
 
+export const RunStatus = Type.Union(
+  [
+    Type.Literal('queued'),
+    Type.Literal('running'),
+    Type.Literal('succeeded'),
+    Type.Literal('failed'),
+    Type.Literal('cancelled'),
+  ],
+  { description: 'queued → running → succeeded, failed or cancelled' },
+);
 const Usage = Type.Object({
   input_tokens: Type.Integer(),
   output_tokens: Type.Integer(),
@@ -38,13 +48,7 @@ export const Run = Type.Object({
   id: Type.Integer(),
   worker_id: Type.Integer(),
   message_id: Type.Integer(),
-  status: Type.Union([
-    Type.Literal('queued'),
-    Type.Literal('running'),
-    Type.Literal('succeeded'),
-    Type.Literal('failed'),
-    Type.Literal('cancelled'),
-  ]),
+  status: RunStatus,
   model: Nullable(Type.String()),
   requested_model: Nullable(Type.String()),
   cascade: Type.Boolean(),
@@ -67,6 +71,26 @@ export const Run = Type.Object({
   created_at: DateTime(),
   started_at: Nullable(DateTime()),
   finished_at: Nullable(DateTime()),
+});
+export const RunsQuery = Type.Object({
+  limit: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: 200, default: 50, description: 'runs per page (default 50, at most 200)' }),
+  ),
+  before: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: 2147483647,
+      description: 'cursor: only runs older than this run id (the `next_before` of the previous page)',
+    }),
+  ),
+  worker_id: Type.Optional(Type.Integer({ minimum: 1, maximum: 2147483647, description: "only this worker's runs" })),
+  status: Type.Optional(RunStatus),
+});
+export const RunList = Type.Object({
+  runs: Type.Array(Run, { description: 'newest first' }),
+  next_before: Nullable(
+    Type.Integer({ description: 'pass as `before` for the next (older) page; null on the last page' }),
+  ),
 });
 export const RetryAnswer = Type.Object({ run_id: Type.Integer(), retry_of: Type.Integer() });
 export const RestartQuery = Type.Object({ worker_id: Type.Optional(WorkerId) });

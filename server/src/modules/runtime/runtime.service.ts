@@ -384,6 +384,33 @@ export function createRuntimeService(deps: RuntimeDeps) {
     },
 
     /**
+     * `GET /projects/:name/runs`: the project's runs, newest first, paged by id (`limit` default 50, at most
+     * 200; `before` a run id), optionally of one worker and in one state.
+     * @returns `{runs, next_before}`: `next_before` is the id to pass as `before` for the next page, null on the
+     *   last one. @throws 404 `worker_not_found` when `worker_id` is not a worker of the project.
+     */
+    async listRuns(
+      actor: Actor,
+      name: string,
+      q: { limit?: number; before?: number; worker_id?: number; status?: RunStatus },
+    ): Promise<{ runs: RunView[]; next_before: number | null }> {
+      const project = await deps.access.project(actor, name);
+      if (q.worker_id !== undefined) await projectWorkers(project, [q.worker_id]);
+      const limit = Math.min(Math.max(q.limit ?? 50, 1), 200);
+      const rows = await repo.listRuns(project.id, {
+        limit: limit + 1,
+        before: q.before,
+        workerId: q.worker_id,
+        status: q.status,
+      });
+      const page = rows.slice(0, limit);
+      return {
+        runs: page.map((r) => toView(r, r.reply)),
+        next_before: rows.length > limit ? page[page.length - 1].id : null,
+      };
+    },
+
+    /**
      * `POST /projects/:name/restart?worker_id=`: stop the worker's queued and running runs cleanly (all
      * workers' when no id is given) and leave it idle. A run whose process is gone is marked failed.
      * @returns `{ok, worker_ids, cancelled}`. @throws 404 `worker_not_found`.

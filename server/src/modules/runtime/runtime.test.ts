@@ -712,6 +712,66 @@ describe('cancel, restart and crash reconciliation', () => {
   });
 });
 
+describe('GET /projects/:name/runs', () => {
+  it('lists runs newest first, paged by before/next_before, filtered by worker and status', async () => {
+    const { u, p, w } = await setup();
+    const w2 = await createWorker(t, p.id, { label: 'Second' });
+    const ids: number[] = [];
+    for (const [worker, text] of [
+      [w.id, 'one'],
+      [w2.id, 'two'],
+      [w.id, 'three'],
+      [w.id, 'four'],
+    ] as const) {
+      const r = await message(p.name, u.token, { worker_id: worker, text });
+      ids.push(r.body.run_ids[0]);
+      await waitRun(t, p.name, r.body.run_ids[0], u.token);
+    }
+    await t.db.updateTable('agent_runs').set({ status: 'failed', error: 'x' }).where('id', '=', ids[2]).execute();
+    const url = `/api/crm/projects/${p.name}/runs`;
+    const all = await api(t.app, 'GET', url, { token: u.token });
+    expect(all.status).toBe(200);
+    expect(all.body.runs.map((r: any) => r.id)).toEqual([...ids].reverse());
+    expect(all.body.next_before).toBeNull();
+    expect(all.body.runs[0]).toMatchObject({ worker_id: w.id, status: 'succeeded', reply: 'ok' });
+    // Pages of two: the cursor walks back to the oldest, then ends.
+    const first = await api(t.app, 'GET', `${url}?limit=2`, { token: u.token });
+    expect(first.body.runs.map((r: any) => r.id)).toEqual([ids[3], ids[2]]);
+    expect(first.body.next_before).toBe(ids[2]);
+    const second = await api(t.app, 'GET', `${url}?limit=2&before=${first.body.next_before}`, { token: u.token });
+    expect(second.body.runs.map((r: any) => r.id)).toEqual([ids[1], ids[0]]);
+    expect(second.body.next_before).toBeNull();
+    // Filters.
+    const mine = await api(t.app, 'GET', `${url}?worker_id=${w2.id}`, { token: u.token });
+    expect(mine.body.runs.map((r: any) => r.id)).toEqual([ids[1]]);
+    const failed = await api(t.app, 'GET', `${url}?status=failed&worker_id=${w.id}`, { token: u.token });
+    expect(failed.body.runs.map((r: any) => r.id)).toEqual([ids[2]]);
+    // Another project's runs never appear.
+    const { u: u2, p: p2 } = await setup();
+    expect((await api(t.app, 'GET', `/api/crm/projects/${p2.name}/runs`, { token: u2.token })).body.runs).toEqual([]);
+  });
+
+  it('answers 401, 403, 404 and 400 as the other routes do', async () => {
+    const { u, p } = await setup();
+    const other = await createUser(t);
+    const url = `/api/crm/projects/${p.name}/runs`;
+    expect((await api(t.app, 'GET', url)).status).toBe(401);
+    const f = await api(t.app, 'GET', url, { token: other.token });
+    expect(f.status).toBe(403);
+    expect(f.body.error).toBe('forbidden');
+    expect((await api(t.app, 'GET', '/api/crm/projects/no-such-project/runs', { token: u.token })).status).toBe(404);
+    const nw = await api(t.app, 'GET', `${url}?worker_id=987654`, { token: u.token });
+    expect(nw.status).toBe(404);
+    expect(nw.body.error).toBe('worker_not_found');
+    for (const q of ['limit=0', 'limit=201', 'before=0', 'before=x', 'status=done', 'worker_id=-1']) {
+      const b = await api(t.app, 'GET', `${url}?${q}`, { token: u.token });
+      expect(b.status, q).toBe(400);
+      expect(b.body.error).toBe('invalid_request');
+    }
+    expect((await api(t.app, 'GET', `${url}?limit=200`, { token: u.token })).status).toBe(200);
+  });
+});
+
 describe('generate-prompt', () => {
   it('writes a system prompt from a role description and meters the call', async () => {
     const { u, p } = await setup();
