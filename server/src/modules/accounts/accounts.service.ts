@@ -286,16 +286,24 @@ export function createAccountsService(deps: AccountsDeps) {
 
     /**
      * Make sure the bootstrap admin (`ADMIN_EMAIL` / `ADMIN_PASSWORD`) exists with role admin and a
-     * verified e-mail. An existing account is promoted; its password is left as it is.
+     * verified e-mail. A new account gets `password`; an existing account is promoted and keeps its own
+     * password: `ADMIN_PASSWORD` is never applied to an existing account (the stored password is
+     * authoritative once the account exists, as a password changed through the API must survive a restart).
+     * @returns the outcome, and `passwordDiffers` when an existing account's password is not `password`
+     *   (the start step reports it in the log).
      */
-    async ensureAdmin(emailInput: string, password: string): Promise<'created' | 'promoted' | 'present'> {
+    async ensureAdmin(
+      emailInput: string,
+      password: string,
+    ): Promise<{ outcome: 'created' | 'promoted' | 'present'; passwordDiffers: boolean }> {
       const email = normalizeEmail(emailInput);
-      const row = await repo.userByEmail(email);
+      const row = await repo.credentialsByEmail(email);
       if (row) {
-        if (row.role === 'admin' && row.email_verified) return 'present';
+        const passwordDiffers = !(await argonVerify(row.password_hash, password).catch(() => false));
+        if (row.role === 'admin' && row.email_verified) return { outcome: 'present', passwordDiffers };
         await repo.promoteToAdmin(row.id);
         changed(row.id);
-        return 'promoted';
+        return { outcome: 'promoted', passwordDiffers };
       }
       const passwordHash = await hashPassword(password);
       try {
@@ -303,17 +311,29 @@ export function createAccountsService(deps: AccountsDeps) {
           insertUser(tx, { email, passwordHash, role: 'admin', emailVerified: true, name: 'Administrator' }),
         );
       } catch (err) {
-        if (err instanceof Conflict) return 'present'; // another instance created it at the same moment
+        // Another instance created it at the same moment, with the same configuration.
+        if (err instanceof Conflict) return { outcome: 'present', passwordDiffers: false };
         throw err;
       }
-      return 'created';
+      return { outcome: 'created', passwordDiffers: false };
     },
 
-    /** Start step: make sure the bootstrap admin exists (when configured). */
+    /**
+     * Start step: make sure the bootstrap admin exists (when configured). When the account already existed
+     * with another password, a warning says that `ADMIN_PASSWORD` was not applied and how to change it.
+     */
     async start(): Promise<void> {
       if (!deps.bootstrapAdmin) return;
-      const outcome = await service.ensureAdmin(deps.bootstrapAdmin.email, deps.bootstrapAdmin.password);
+      const { outcome, passwordDiffers } = await service.ensureAdmin(
+        deps.bootstrapAdmin.email,
+        deps.bootstrapAdmin.password,
+      );
       deps.log.info({ outcome }, 'bootstrap admin checked');
+      if (passwordDiffers)
+        deps.log.warn(
+          { email: normalizeEmail(deps.bootstrapAdmin.email), outcome },
+          'ADMIN_PASSWORD differs from the password of the existing admin account and was not applied: the stored password stays. Log in with it and change it (POST /api/auth/change-password), or reset it by e-mail (POST /api/auth/forgot-password); ADMIN_PASSWORD only sets the password of an account it creates',
+        );
     },
 
     /** `GET /api/auth/me`: the caller as CONTRACT.md §3 shows a user. */
