@@ -19,7 +19,8 @@ export const CreateProjectBody = Type.Object(
   },
   {
     additionalProperties: false,
-    description: 'projectName or technical_name is the technical name (a slug, unique per owner).',
+    description:
+      'projectName or technical_name is the technical name (a slug of 2–40 characters, unique across the service: every path names a project by it; a taken name answers 409 project_exists).',
   },
 );
 
