@@ -20,6 +20,8 @@ import { installErrorHandling } from './http/errors.ts';
 import { installAuth } from './http/auth.ts';
 import type { AppDeps } from './deps.ts';
 import { redactUrl } from './http/logging.ts';
+import { installOperationIds, openApiOptions } from './http/openapi.ts';
+import { ErrorSchema } from './http/schemas.ts';
 import { registerRoutes } from './modules/routes.ts';
 import { createServices, type Services } from './services.ts';
 
@@ -87,19 +89,10 @@ export async function buildApp(
   const ajvBody = ajvFor(false);
   const ajvText = ajvFor('array');
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? ajvBody : ajvText).compile(schema));
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'CRM service API',
-        version: '0.1.0',
-        description:
-          'Multi-tenant back end that orchestrates teams of AI workers grouped into projects. Errors use the envelope {error, message, ...fields}.',
-      },
-      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
-      security: [{ bearer: [] }],
-    },
-  });
+  // The OpenAPI document: the shared error component, an operationId per route, then the plugin.
+  app.addSchema(ErrorSchema);
+  installOperationIds(app);
+  await app.register(swagger, openApiOptions);
   app.addHook('onRoute', (route) => {
     if (route.url.startsWith('/api/reference')) route.config = { ...(route.config as object), auth: 'public' };
   });

@@ -1,7 +1,7 @@
 /** Request and answer schemas of the accounts area (TypeBox: validates, serializes, documents). */
 import { Type } from '@sinclair/typebox';
 import { DateTime, Nullable } from '../../http/schemas.ts';
-export { ErrorBody, Ok, IdParam } from '../../http/schemas.ts';
+export { Ok } from '../../http/schemas.ts';
 
 export const Email = Type.String({ minLength: 3, maxLength: 254, pattern: '^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$' });
 export const Password = Type.String({ minLength: 1, maxLength: 1024 });

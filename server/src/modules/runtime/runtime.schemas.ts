@@ -1,12 +1,9 @@
 /** Schemas of the worker runtime routes: messages, runs, restart, prompt generation. */
 import { Type } from '@sinclair/typebox';
-import { DateTime, Nullable } from '../../http/schemas.ts';
+import { DateTime, Nullable, ProjectParam, projectIdParams } from '../../http/schemas.ts';
 
-export const NameParam = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) });
-export const RunParams = Type.Object({
-  name: Type.String({ minLength: 1, maxLength: 200 }),
-  id: Type.Integer({ minimum: 1, maximum: 2147483647 }),
-});
+export const NameParam = ProjectParam;
+export const RunParams = projectIdParams('the run id');
 const WorkerId = Type.Integer({ minimum: 1, maximum: 2147483647 });
 
 export const MessageBody = Type.Object(
@@ -93,7 +90,15 @@ export const RunList = Type.Object({
   ),
 });
 export const RetryAnswer = Type.Object({ run_id: Type.Integer(), retry_of: Type.Integer() });
-export const RestartQuery = Type.Object({ worker_id: Type.Optional(WorkerId) });
+export const RestartQuery = Type.Object({
+  worker_id: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: 2147483647,
+      description: "the worker to restart; without it, every worker's runs stop",
+    }),
+  ),
+});
 export const RestartAnswer = Type.Object({
   ok: Type.Boolean(),
   worker_ids: Type.Array(Type.Integer()),

@@ -4,7 +4,7 @@
  * one service call.
  */
 import { requireActor } from '../../http/auth.ts';
-import { errors, IdParam } from '../../http/schemas.ts';
+import { errors } from '../../http/schemas.ts';
 import type { TypedApp } from '../../http/typed-app.ts';
 import type { SkillsService } from './skills.service.ts';
 import * as S from './skills.schemas.ts';
@@ -35,7 +35,7 @@ export function skillsRoutes(app: TypedApp, { skills }: { skills: SkillsService 
       schema: {
         tags,
         summary: 'Read a skill',
-        params: IdParam,
+        params: S.SkillIdParam,
         response: { 200: S.Skill, ...errors(400, 401, 403, 404) },
       },
     },
@@ -47,7 +47,7 @@ export function skillsRoutes(app: TypedApp, { skills }: { skills: SkillsService 
       schema: {
         tags,
         summary: 'Update a skill (global: its publisher or an admin), kept as a new version',
-        params: IdParam,
+        params: S.SkillIdParam,
         body: S.UpdateBody,
         response: { 200: S.Skill, ...errors(400, 401, 403, 404, 409) },
       },
@@ -60,7 +60,7 @@ export function skillsRoutes(app: TypedApp, { skills }: { skills: SkillsService 
       schema: {
         tags,
         summary: 'Delete a skill (global: its publisher or an admin)',
-        params: IdParam,
+        params: S.SkillIdParam,
         response: { 200: S.Deleted, ...errors(400, 401, 403, 404) },
       },
     },
@@ -72,7 +72,7 @@ export function skillsRoutes(app: TypedApp, { skills }: { skills: SkillsService 
       schema: {
         tags,
         summary: 'Every version of a skill with author and reason',
-        params: IdParam,
+        params: S.SkillIdParam,
         response: { 200: S.Evolution, ...errors(400, 401, 403, 404) },
       },
     },
@@ -97,7 +97,7 @@ export function skillsRoutes(app: TypedApp, { skills }: { skills: SkillsService 
       schema: {
         tags,
         summary: 'Merge the offered version into the fork',
-        params: IdParam,
+        params: S.UpdateIdParam,
         response: { 200: S.Decision, ...errors(400, 401, 403, 404, 409) },
       },
     },
@@ -109,7 +109,7 @@ export function skillsRoutes(app: TypedApp, { skills }: { skills: SkillsService 
       schema: {
         tags,
         summary: 'Dismiss the offered version',
-        params: IdParam,
+        params: S.UpdateIdParam,
         response: { 200: S.Decision, ...errors(400, 401, 403, 404, 409) },
       },
     },

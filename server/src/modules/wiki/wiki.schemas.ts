@@ -1,8 +1,8 @@
 /** Schemas of the wiki (specification, Wiki): tree `{tree}`, file `{path, title, content, updated_at, updated_by}`, save `{path, content}`. */
 import { Type } from '@sinclair/typebox';
-import { DateTime, Nullable } from '../../http/schemas.ts';
+import { DateTime, Nullable, ProjectParam } from '../../http/schemas.ts';
 
-export const ProjectParam = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) });
+export { ProjectParam };
 const PagePath = Type.String({ minLength: 1, maxLength: 300, description: 'relative page path, e.g. guides/setup.md' });
 export const PathQuery = Type.Object({ path: PagePath });
 export const SaveBody = Type.Object(
