@@ -1,5 +1,5 @@
 /**
- * Configuration: one schema for every environment variable of CONTRACT.md §2.
+ * Configuration: one schema for every environment variable (docs/configuration.md describes each).
  *
  * `loadConfig(env)` validates the environment once at start and returns a frozen, typed object.
  * Invalid values stop the process with one clear line per problem (never a stack trace).
@@ -64,7 +64,10 @@ export const EnvSchema = Type.Object({
 });
 export type Env = Static<typeof EnvSchema>;
 
-/** Managed platform secrets (CONTRACT.md §2): imported from the environment into the secret store at start. */
+/**
+ * Managed platform secrets: imported from the environment into the secret store at start when the store does not
+ * hold them yet; afterwards the store is authoritative (docs/configuration.md, Managed secrets).
+ */
 export const MANAGED_SECRET_NAMES = [
   'PLATFORM_LLM_KEY',
   'CODEHOST_CLIENT_ID',
@@ -129,7 +132,7 @@ const nonEmpty = (v: string | undefined): string | undefined =>
 const truthy = (v: string | undefined): boolean => v === '1' || v === 'true';
 
 /**
- * Validate the environment and build the configuration (CONTRACT.md §2).
+ * Validate the environment and build the configuration (docs/configuration.md).
  * @param env usually `process.env`; only the names of `EnvSchema` are read.
  * @throws ConfigError listing every invalid variable with what was expected.
  */

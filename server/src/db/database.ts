@@ -1,6 +1,6 @@
 /**
  * The data-access layer's connection: one Kysely instance over either a PostgreSQL server (`pg` pool)
- * or the embedded PGlite (with pgvector), chosen by `DATABASE_URL` (CONTRACT.md §2).
+ * or the embedded PGlite (with pgvector), chosen by `DATABASE_URL` (docs/configuration.md).
  */
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';

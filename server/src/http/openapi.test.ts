@@ -1,8 +1,10 @@
 /**
  * The OpenAPI document (`GET /api/openapi.json`) is complete enough for a client generator: a unique
  * operationId per operation, every error response the shared `Error` component, every parameter described,
- * multipart bodies described, and nothing pointing outside the repository.
+ * multipart bodies described, and nothing pointing outside the repository. The README and docs/ as well.
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, buildTestApp, createUser, type TestApp } from '../../test/helpers.ts';
 import { operationIdOf } from './openapi.ts';
@@ -128,5 +130,25 @@ describe('error answers follow the Error component', () => {
     });
     expect(taken.status).toBe(409);
     expect(taken.body).toEqual({ error: 'project_exists', message: expect.any(String), name: 'taken-name' });
+  });
+});
+
+describe('the project documents itself', () => {
+  it('README.md and docs/ point nowhere outside the repository', () => {
+    const root = path.resolve(import.meta.dirname, '../../..');
+    const files = ['README.md'];
+    const walk = (dir: string) => {
+      for (const e of fs.readdirSync(path.join(root, dir), { withFileTypes: true })) {
+        const rel = path.join(dir, e.name);
+        if (e.isDirectory()) walk(rel);
+        else if (e.name.endsWith('.md')) files.push(rel);
+      }
+    };
+    walk('docs');
+    expect(files).toEqual(expect.arrayContaining(['docs/configuration.md', 'docs/api.md']));
+    for (const f of files) {
+      const hit = fs.readFileSync(path.join(root, f), 'utf8').match(OUTSIDE);
+      expect(hit?.[0], f).toBeUndefined();
+    }
   });
 });

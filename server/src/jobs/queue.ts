@@ -1,5 +1,5 @@
 /**
- * The durable job queue (DESIGN.md "Jobs"): pg-boss over the same database, PostgreSQL or PGlite.
+ * The durable job queue: pg-boss over the same database, PostgreSQL or PGlite; a crash or restart loses no job.
  * A job sent inside a transaction (`{tx}`) commits or rolls back with it, so a saved record and the
  * job that follows it up are never separated by a crash. Each job runs once across instances.
  *

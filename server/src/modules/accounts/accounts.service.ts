@@ -1,7 +1,6 @@
 /**
- * Accounts (specification: Authentication; Admin: invites and waitlist; CONTRACT.md §1, §3):
- * registration with an invite code, login, e-mail verification, password reset and change,
- * the bootstrap admin and admin user management.
+ * Accounts (specification: Authentication; Admin: invites and waitlist): registration with an invite code,
+ * login, e-mail verification, password reset and change, the bootstrap admin and admin user management.
  */
 import { hash as argonHash, verify as argonVerify } from '@node-rs/argon2';
 import type { Static } from '@sinclair/typebox';
@@ -27,7 +26,7 @@ export const SIGNUP_LIMIT = 3;
 const VERIFY_TTL_MS = 48 * 3600_000;
 const RESET_TTL_MS = 3600_000;
 
-/** The user as `GET /api/auth/me` shows it (CONTRACT.md §3). */
+/** The user as `GET /api/auth/me` shows it: `{id, email, name, role, plan, email_verified, chat_id, created_at}`. */
 export type PublicUser = Static<typeof S.User>;
 
 /** The user columns read here: those of the auth hook. */
@@ -121,7 +120,7 @@ export function createAccountsService(deps: AccountsDeps) {
     if (await repo.emailTaken(tx, input.email))
       throw new Conflict('email_taken', 'An account with this e-mail already exists.');
     const row = await repo.insertUser(tx, input);
-    // chat_id of accounts made here: the user id as a string (CONTRACT.md §3).
+    // chat_id of accounts made here: the user id as a string (it is also a claim of the token).
     await repo.setChatId(tx, row.id, String(row.id));
     return { ...row, chat_id: String(row.id) };
   }
@@ -336,7 +335,7 @@ export function createAccountsService(deps: AccountsDeps) {
         );
     },
 
-    /** `GET /api/auth/me`: the caller as CONTRACT.md §3 shows a user. */
+    /** `GET /api/auth/me`: the caller as `toPublicUser` shows a user. */
     me: (actor: Actor): PublicUser => toPublicUser(actor),
 
     /** GET /api/crm/admin/users → `{users, total}` newest first (at most 500). */

@@ -1,5 +1,5 @@
 /**
- * Chat with workers (specification: Chat, messages, pins; CONTRACT.md §6): the streamed chat, its
+ * Chat with workers (specification: Chat, messages, pins): the streamed chat, its
  * paged history and the active role (the worker the chat talks to by default).
  * A chat message is an ordinary message to one worker (runtime.submit): its run executes as a durable
  * job; the stream follows the run's in-process events and, as a fallback when the run executes on

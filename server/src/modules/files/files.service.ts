@@ -1,5 +1,6 @@
 /**
- * Files of a project's working directory (specification, Files; Limits "Files upload 100 MB"; CONTRACT.md §6).
+ * Files of a project's working directory (specification, Files; Limits "Files upload 100 MB"). Paths come as
+ * `?path=` or `{path}`; an upload is multipart `file` parts and an optional `path` field (the folder).
  * Every path goes through `resolveInside` (lib/paths.ts): traversal, absolute paths and symlinks that leave the
  * project directory answer 403 `path_outside_project`; a NUL byte 400 `invalid_path`.
  */

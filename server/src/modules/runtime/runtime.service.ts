@@ -291,7 +291,8 @@ export function createRuntimeService(deps: RuntimeDeps) {
     events: deps.events,
 
     /**
-     * `POST /projects/:name/message`: send `text` to one worker or several in parallel (CONTRACT.md §6).
+     * `POST /projects/:name/message`: send `text` to one worker (`worker_id`) or several in parallel
+     * (`worker_ids`), with an optional `model`; answers 202 `{message_id, run_ids}`.
      * A stopped (idle) worker starts automatically: its run is queued at once. Records `browser_chat_message`.
      * @param opts.beforeCommit called with the run ids inside the transaction (streams subscribe there).
      * @returns `{message_id, run_ids}` (202).
