@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, buildTestApp, createUser, type TestApp } from '../../test/helpers.ts';
+import { EnvSchema, MANAGED_SECRET_NAMES } from '../config.ts';
 import { operationIdOf } from './openapi.ts';
 
 /** Text that points outside the repository: the shared specification folder and its files. */
@@ -150,5 +151,12 @@ describe('the project documents itself', () => {
       const hit = fs.readFileSync(path.join(root, f), 'utf8').match(OUTSIDE);
       expect(hit?.[0], f).toBeUndefined();
     }
+  });
+
+  it('docs/configuration.md describes every environment variable and managed secret', () => {
+    const root = path.resolve(import.meta.dirname, '../../..');
+    const text = fs.readFileSync(path.join(root, 'docs/configuration.md'), 'utf8');
+    for (const name of [...Object.keys(EnvSchema.properties), ...MANAGED_SECRET_NAMES])
+      expect(text, name).toContain(`\`${name}\``);
   });
 });
