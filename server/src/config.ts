@@ -37,6 +37,8 @@ export const EnvSchema = Type.Object({
   SPEECH_URL: Type.Optional(Type.String({ pattern: '^(|https?://.+)$' })),
   SPEECH_MODEL: Type.Optional(Type.String()),
   SPEECH_KEY: Type.Optional(Type.String()),
+  FFMPEG_PATH: Type.Optional(Type.String()),
+  FFPROBE_PATH: Type.Optional(Type.String()),
   PAGE_READER_URL: Type.Optional(Type.String({ pattern: '^(|https?://.+)$' })),
   MESSENGER_API_URL: Type.Optional(Type.String({ pattern: '^(|https?://.+)$' })),
   MASTER_BOT_TOKEN: Type.Optional(Type.String()),
@@ -106,6 +108,9 @@ export interface Config {
   speechUrl: string | undefined;
   speechModel: string;
   speechKey: string | undefined;
+  /** ffmpeg and ffprobe binaries (Debian's `ffmpeg` package; default: on the PATH). */
+  ffmpegPath: string;
+  ffprobePath: string | undefined;
   pageReaderUrl: string | undefined;
   messengerApiUrl: string;
   payprovApiUrl: string;
@@ -197,6 +202,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     speechUrl: nonEmpty(e.SPEECH_URL)?.replace(/\/+$/, ''),
     speechModel: nonEmpty(e.SPEECH_MODEL) ?? 'whisper-1',
     speechKey: nonEmpty(e.SPEECH_KEY),
+    ffmpegPath: nonEmpty(e.FFMPEG_PATH) ?? 'ffmpeg',
+    ffprobePath: nonEmpty(e.FFPROBE_PATH),
     pageReaderUrl: nonEmpty(e.PAGE_READER_URL)?.replace(/\/+$/, ''),
     messengerApiUrl: (nonEmpty(e.MESSENGER_API_URL) ?? 'https://api.telegram.org').replace(/\/+$/, ''),
     payprovApiUrl: (nonEmpty(e.PAYPROV_API_URL) ?? 'https://api.monobank.ua').replace(/\/+$/, ''),

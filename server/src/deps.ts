@@ -23,6 +23,8 @@ import type { ToolRegistry } from './modules/runtime/tools.ts';
 import { type BreachChecker, createBreachChecker } from './providers/breach/breach.ts';
 import { createEmbedder, type Embedder } from './providers/embeddings/index.ts';
 import { createLlmProvider, type LlmProvider } from './providers/llm/index.ts';
+import { createSpeech, type SpeechProvider } from './providers/speech/index.ts';
+import { createMedia, type Media } from './lib/media.ts';
 import { createMailer, type Mailer } from './providers/mail/mail.ts';
 import { createBotApiMessenger } from './providers/messenger/bot-api.ts';
 import type { Messenger } from './providers/messenger/messenger.ts';
@@ -53,6 +55,10 @@ export interface AppDeps {
   llm: LlmProvider;
   /** Text embedder of the semantic index: OpenAI-compatible `EMBEDDINGS_URL`, or the built-in local one. */
   embeddings: Embedder;
+  /** Speech to text (`SPEECH_URL`, OpenAI-compatible); unavailable without it. */
+  speech: SpeechProvider;
+  /** ffmpeg/ffprobe (`FFMPEG_PATH`, `FFPROBE_PATH`). */
+  media: Media;
   /** The messenger's bot API (`MESSENGER_API_URL`). */
   messenger: Messenger;
   /** The engine that executes agent runs (built-in model loop). */
@@ -95,6 +101,8 @@ export function createDeps(
     userCache: overrides.userCache ?? createUserCache(),
     llm,
     embeddings: overrides.embeddings ?? createEmbedder(config),
+    speech: overrides.speech ?? createSpeech(config),
+    media: overrides.media ?? createMedia({ ffmpegPath: config.ffmpegPath, ffprobePath: config.ffprobePath }),
     messenger: overrides.messenger ?? createBotApiMessenger(config.messengerApiUrl),
     agentEngine: overrides.agentEngine ?? createBuiltinEngine(llm),
     agentTools: overrides.agentTools ?? createDefaultToolRegistry(),

@@ -10,6 +10,7 @@
  */
 import type { AppDeps } from './deps.ts';
 import type { DocLoaders } from './lib/doc-sources.ts';
+import type { PersonalData } from './lib/personal-data.ts';
 import { createAccountsRepo } from './modules/accounts/accounts.repo.ts';
 import { createAccountsService } from './modules/accounts/accounts.service.ts';
 import { createInvitesService } from './modules/accounts/invites.service.ts';
@@ -234,6 +235,12 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
   registerKnowledgeJobs(jobs, index);
   registerRuntimeJobs(jobs, runtime);
 
+  /**
+   * What each area holds of a user, for the privacy export and erasure (lib/personal-data.ts). An area that
+   * stores a user's data adds its entry here.
+   */
+  const personalData: PersonalData[] = [];
+
   const lifecycle = {
     /** After the routes are registered: bootstrap admin, the index, run reconciliation, then the job queue. */
     async start(): Promise<void> {
@@ -270,6 +277,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     workers,
     projects,
     onboarding,
+    personalData,
     lifecycle,
   };
 }
