@@ -174,25 +174,41 @@ function detailOf(e: ValidationError, part: string): Detail {
 }
 
 /**
- * A union (`anyOf`/`oneOf`) that no branch matched, as one detail: a union of literals (TypeBox's
- * `Union([Literal…])`, maybe nullable) lists the allowed values; a branch whose type matched but a constraint
- * failed speaks for the union; otherwise the accepted types are listed.
+ * A union (`anyOf`/`oneOf`) that no branch matched, as one detail. A branch whose type matched but whose
+ * constraint failed (a string too long) speaks for the union; otherwise the union's literals (TypeBox's
+ * `Union([Literal…])`, nested unions included) and accepted types are listed: "must be one of: 'open',
+ * 'closed', null", "must be string or null", "must be 'auto' or integer".
  */
-function unionDetail(e: ValidationError, branches: ValidationError[], part: string): Detail {
+function unionDetail(e: ValidationError, all: ValidationError[], part: string): Detail {
   const path = `${part}${e.instancePath}`;
-  if (!branches.length) return { path, message: e.message ?? 'is not valid' };
-  const literal = (b: ValidationError) => b.keyword === 'const' || b.keyword === 'enum';
-  const nullBranch = (b: ValidationError) => b.keyword === 'type' && b.params.type === 'null';
-  if (branches.some(literal) && branches.every((b) => literal(b) || nullBranch(b))) {
-    const values = branches.flatMap((b) =>
-      b.keyword === 'const' ? [b.params.allowedValue] : b.keyword === 'enum' ? (b.params.allowedValues ?? []) : [null],
-    );
-    return { path, message: oneOf([...new Set(values)]) };
+  const branches = new Map<string, ValidationError[]>();
+  for (const b of all) {
+    if (b.keyword === 'anyOf' || b.keyword === 'oneOf') continue; // a nested union's summary: its branches speak
+    const index = b.schemaPath.slice(e.schemaPath.length + 1).split('/')[0];
+    branches.set(index, [...(branches.get(index) ?? []), b]);
   }
-  const constrained = branches.find((b) => b.keyword !== 'type');
-  if (constrained) return detailOf(constrained, part);
-  const types = [...new Set(branches.flatMap((b) => String(b.params.type).split(',')))];
-  return { path, message: `must be ${types.join(' or ')}` };
+  if (!branches.size) return { path, message: e.message ?? 'is not valid' };
+  const literal = (b: ValidationError) => b.keyword === 'const' || b.keyword === 'enum';
+  for (const errs of branches.values()) {
+    const constrained = errs.find((b) => b.keyword !== 'type' && !literal(b));
+    if (constrained && !errs.some((b) => b.keyword === 'type')) return detailOf(constrained, part);
+  }
+  const values: unknown[] = [];
+  const types: string[] = [];
+  for (const errs of branches.values()) {
+    const literals = errs.filter(literal);
+    if (literals.length) {
+      for (const b of literals)
+        values.push(...(b.keyword === 'const' ? [b.params.allowedValue] : (b.params.allowedValues ?? [])));
+    } else {
+      for (const b of errs) if (b.keyword === 'type') types.push(...String(b.params.type).split(','));
+    }
+  }
+  const uniqueTypes = [...new Set(types)];
+  if (values.length && uniqueTypes.every((t) => t === 'null'))
+    return { path, message: oneOf([...new Set([...values, ...(uniqueTypes.length ? [null] : [])])]) };
+  const phrases = [...new Set(values)].map(showValue).concat(uniqueTypes);
+  return { path, message: phrases.length ? `must be ${phrases.join(' or ')}` : (e.message ?? 'is not valid') };
 }
 
 /**
@@ -288,11 +304,12 @@ export function installErrorHandling(app: FastifyInstance): void {
     let allowed: string[];
     try {
       decodeURIComponent(path);
-      allowed = METHODS.filter((m) => m !== req.method && app.findRoute({ method: m as any, url: path }));
+      allowed = METHODS.filter((m) => app.findRoute({ method: m as any, url: path }));
     } catch {
       return reply.status(400).send({ error: 'invalid_request', message: FASTIFY_CODES.FST_ERR_BAD_URL[2] });
     }
-    if (allowed.length) {
+    // A route of this method that answered "not found" itself (reply.callNotFound) is a 404, not a 405.
+    if (allowed.length && !allowed.includes(req.method)) {
       return reply
         .status(405)
         .header('allow', allowed.join(', '))

@@ -212,27 +212,32 @@ export function prepareSchema(schema: unknown, close: boolean, inAllOf = false):
 }
 
 /**
+ * The Ajv instance validating one kind of request part: `coerceTypes: 'array'` for text (query strings, path
+ * parameters, headers), `false` for JSON bodies (`{"count":"5"}` for an integer is a 400, not a conversion).
+ * Errors carry their schema (`verbose`) so messages can list allowed values and use descriptions.
+ */
+export function requestAjv(coerceTypes: false | 'array'): Ajv {
+  const ajv = new Ajv({
+    coerceTypes,
+    useDefaults: true,
+    removeAdditional: false,
+    allErrors: false,
+    strict: false,
+    // `strict: false` would also let NaN and Infinity (JSON's 1e400) pass as numbers.
+    strictNumbers: true,
+    verbose: true,
+  });
+  addFormats(ajv);
+  return ajv;
+}
+
+/**
  * Install the input checks on the root instance (before the routes): the JSON parser with its depth
  * pre-check, the validator compiler over prepared schemas, and the `preValidation` text check.
  */
 export function installInputChecks(app: FastifyInstance): void {
-  const ajvFor = (coerceTypes: false | 'array') => {
-    const ajv = new Ajv({
-      coerceTypes,
-      useDefaults: true,
-      removeAdditional: false,
-      allErrors: false,
-      strict: false,
-      // `strict: false` would also let NaN and Infinity (JSON's 1e400) pass as numbers.
-      strictNumbers: true,
-      // Errors carry their schema, so messages can list allowed values and use descriptions (never `data`).
-      verbose: true,
-    });
-    addFormats(ajv);
-    return ajv;
-  };
-  const body = { ajv: ajvFor(false), cache: new WeakMap<object, ValidateFunction>() };
-  const text = { ajv: ajvFor('array'), cache: new WeakMap<object, ValidateFunction>() };
+  const body = { ajv: requestAjv(false), cache: new WeakMap<object, ValidateFunction>() };
+  const text = { ajv: requestAjv('array'), cache: new WeakMap<object, ValidateFunction>() };
   app.setValidatorCompiler(({ schema, httpPart }) => {
     const v = httpPart === 'body' ? body : text;
     let fn = v.cache.get(schema);
