@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Writable } from 'node:stream';
 import pino from 'pino';
-import { loggerOptions, redactUrl, serializeError } from './logging.ts';
+import { censorSecrets, loggerOptions, redactUrl, serializeError } from './logging.ts';
 
 function memoryLog() {
   const lines: string[] = [];
@@ -38,6 +38,33 @@ describe('serializeError', () => {
     expect(out.cause.params).toBeUndefined();
     expect(serializeError('plain message')).toBe('plain message');
     expect(serializeError(undefined)).toBeUndefined();
+  });
+});
+
+describe('censorSecrets', () => {
+  it('replaces secret-named values at any case and depth up to four, copying only what it changes', () => {
+    const input = {
+      user: 5,
+      body: { Password: 'p1', list: [{ access_token: 't1' }, 'plain'], nested: { a: { llmKey: 'k1' } } },
+      untouched: { x: 1 },
+    };
+    const snapshot = JSON.stringify(input);
+    const out = censorSecrets(input);
+    expect(out).toEqual({
+      user: 5,
+      body: {
+        Password: '[redacted]',
+        list: [{ access_token: '[redacted]' }, 'plain'],
+        nested: { a: { llmKey: '[redacted]' } },
+      },
+      untouched: { x: 1 },
+    });
+    expect(JSON.stringify(input)).toBe(snapshot);
+    expect(out.untouched).toBe(input.untouched);
+    const clean = { a: 1, b: { c: [1, 2] } };
+    expect(censorSecrets(clean)).toBe(clean);
+    const err = Object.assign(new Error('x'), { password: 'left to the err serializer' });
+    expect(censorSecrets({ err }).err).toBe(err);
   });
 });
 
