@@ -293,8 +293,10 @@ describe('hostile input on every route', () => {
     const failures: string[] = [];
     let requests = 0;
     const stats = { routes: routes.length, probes: probes.length, byStatus: {} as Record<number, number> };
+    const batches: Array<[number, string]> = [];
     for (const probe of probes) {
       for (const [who, token] of Object.entries(callers)) {
+        const t0 = Date.now();
         const jobs = routes.map(async (r) => {
           const req = probe.build(r);
           if (!req) return;
@@ -307,7 +309,7 @@ describe('hostile input on every route', () => {
           const where = `${probe.name} | ${who} | ${r.method} ${r.url}`;
           if (res === 'timeout') return void failures.push(`${where}: no answer within 15 s`);
           stats.byStatus[res.statusCode] = (stats.byStatus[res.statusCode] ?? 0) + 1;
-          // FUZZ_DEBUG=1 prints every answer (to see how deep each probe reaches).
+          // FUZZ_DEBUG=1 prints every answer and each batch's time (to see how deep and how fast each probe goes).
           if (process.env.FUZZ_DEBUG) console.log(`DBG ${where} ${res.statusCode} ${res.body.slice(0, 160)}`);
           if (res.statusCode >= 500) return void failures.push(`${where}: ${res.statusCode} ${res.body.slice(0, 200)}`);
           if (res.statusCode < 400) return;
@@ -340,14 +342,16 @@ describe('hostile input on every route', () => {
             failures.push(`${where}: the answer shows a stack or SQL`);
         });
         await Promise.all(jobs);
+        batches.push([Date.now() - t0, `${probe.name} | ${who}`]);
       }
     }
     const ms = Date.now() - started;
+    if (process.env.FUZZ_DEBUG) console.log(batches.map(([ms, what]) => `${ms} ms ${what}`).join('\n'));
     console.info(
       `fuzz: ${stats.routes} routes × ${stats.probes} probes × 2 callers = ${requests} requests in ${ms} ms`,
       stats.byStatus,
     );
     expect(failures).toEqual([]);
-    expect(ms).toBeLessThan(60_000);
-  }, 120_000);
+    // The whole run (about 5 s alone on PGlite) must stay well under a minute: the timeout below is the bound.
+  }, 60_000);
 });
