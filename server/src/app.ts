@@ -9,14 +9,8 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import multipart from '@fastify/multipart';
 import crypto from 'node:crypto';
-import { Ajv } from 'ajv';
-import addFormatsModule from 'ajv-formats';
-
-// ajv-formats is CommonJS with a default export: take the function under either interop.
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (
-  ajv: Ajv,
-) => Ajv;
-import { installErrorHandling } from './http/errors.ts';
+import { clientErrorHandler, frameworkErrors, installErrorHandling } from './http/errors.ts';
+import { installInputChecks } from './http/input.ts';
 import { installAuth } from './http/auth.ts';
 import type { AppDeps } from './deps.ts';
 import { redactUrl } from './http/logging.ts';
@@ -54,6 +48,9 @@ export async function buildApp(
       return typeof given === 'string' && /^[A-Za-z0-9._-]{1,64}$/.test(given) ? given : crypto.randomUUID();
     },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
+    // The router's and the HTTP parser's own refusals, in the envelope (http/errors.ts).
+    frameworkErrors,
+    clientErrorHandler,
   });
   const routeList: string[] = [];
   app.decorate('routeList', routeList);
@@ -79,16 +76,8 @@ export async function buildApp(
     done();
   });
   installErrorHandling(app);
-  // Query strings, params and headers arrive as text and are coerced to their schema types; JSON bodies
-  // are not: `{"count":"5"}` for an integer is a 400, not a silent conversion.
-  const ajvFor = (coerceTypes: false | 'array') => {
-    const ajv = new Ajv({ coerceTypes, useDefaults: true, removeAdditional: false, allErrors: false, strict: false });
-    addFormats(ajv);
-    return ajv;
-  };
-  const ajvBody = ajvFor(false);
-  const ajvText = ajvFor('array');
-  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? ajvBody : ajvText).compile(schema));
+  // JSON depth, NUL/surrogates/control characters, the validator over prepared schemas (http/input.ts).
+  installInputChecks(app);
   // The OpenAPI document: the shared error component, an operationId per route, then the plugin.
   app.addSchema(ErrorSchema);
   installOperationIds(app);
