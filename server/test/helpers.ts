@@ -239,3 +239,45 @@ export const IMAGES = {
     Buffer.alloc(64, 1),
   ]),
 };
+
+/**
+ * Open `n` separate connection pools on ONE new database of the PostgreSQL test server (as `n` instances
+ * would), cloned from the migrated template, or empty with `empty` (the caller migrates).
+ * @throws on the embedded database, which belongs to one process.
+ */
+export async function openSharedTestDatabase(
+  dataDir: string,
+  n: number,
+  opts: { empty?: boolean } = {},
+): Promise<{ databases: Database[]; drop: () => Promise<void> }> {
+  if (inject('dbKind') !== 'postgres') throw new Error('several instances need the PostgreSQL test server');
+  const serverUrl = inject('serverUrl');
+  const template = inject('template');
+  const name = `${template}_t_${crypto.randomBytes(5).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  for (let i = 0; ; i++) {
+    try {
+      await admin.query(opts.empty ? `create database ${name}` : `create database ${name} template ${template}`);
+      break;
+    } catch (err) {
+      if (i > 50) throw err;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  await admin.end();
+  const u = new URL(serverUrl);
+  u.pathname = `/${name}`;
+  const databases = await Promise.all(
+    Array.from({ length: n }, () => openDatabase({ url: u.toString(), dataDir, poolSize: 5 })),
+  );
+  return {
+    databases,
+    drop: async () => {
+      const c = new pg.Client({ connectionString: serverUrl });
+      await c.connect();
+      await c.query(`drop database if exists ${name} with (force)`);
+      await c.end();
+    },
+  };
+}

@@ -21,6 +21,11 @@ export interface Database {
   executeSql(text: string, values?: unknown[]): Promise<{ rows: any[] }>;
   /** Embedded only: the data directory as an uncompressed tarball (tests clone a template this way). */
   dump?(): Promise<Blob>;
+  /**
+   * Server only: a new connection outside the pool, not yet connected, for a session that stays open
+   * (the event bus's LISTEN). The caller connects and ends it.
+   */
+  dedicatedClient?(): pg.Client;
   close(): Promise<void>;
 }
 
@@ -57,6 +62,7 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
         const last = Array.isArray(res) ? res[res.length - 1] : res;
         return { rows: last?.rows ?? [] };
       },
+      dedicatedClient: () => new pg.Client({ connectionString: opts.url, keepAlive: true }),
       async close() {
         await db.destroy();
       },

@@ -56,8 +56,8 @@ export interface AccountsDeps {
   mailer: Pick<Mailer, 'send'>;
   breach: BreachChecker;
   appUrl: string;
-  /** Told after every committed change of a user's auth columns. */
-  userCache?: UserCache;
+  /** Told after every committed change of a user's auth columns (before answering: every instance drops the row). */
+  userCache?: Pick<UserCache, 'changed'>;
   /** `ADMIN_EMAIL` / `ADMIN_PASSWORD`: made sure of at start. */
   bootstrapAdmin?: { email: string; password: string };
   log: Logger;
@@ -68,7 +68,8 @@ export const hashPassword = (pw: string): Promise<string> => argonHash(pw, ARGON
 
 export function createAccountsService(deps: AccountsDeps) {
   const { repo, tokens, mailer, breach, appUrl } = deps;
-  const changed = (id: number) => deps.userCache?.invalidate(id);
+  /** After the commit of a change of user `id`'s auth columns, before answering: every instance forgets the row. */
+  const changed = async (id: number) => deps.userCache?.changed(id);
 
   const issueToken = (u: UserRow) =>
     tokens.sign({ sub: u.id, role: u.role, pv: u.password_version, chat_id: u.chat_id ?? String(u.id) });
@@ -186,7 +187,7 @@ export function createAccountsService(deps: AccountsDeps) {
         await repo.markEmailVerified(tx, userId);
         return userId;
       });
-      if (done) changed(done);
+      if (done) await changed(done);
       if (!done) throw new BadRequest('invalid_token', 'This verification link is not valid or has expired.');
       return { ok: true, email_verified: true };
     },
@@ -244,7 +245,7 @@ export function createAccountsService(deps: AccountsDeps) {
         return u;
       });
       if (!user) throw new BadRequest('invalid_token', 'This reset link is not valid or has expired.');
-      changed(user.id);
+      await changed(user.id);
       await mailer.send({
         to: user.email,
         kind: 'password_changed',
@@ -274,7 +275,7 @@ export function createAccountsService(deps: AccountsDeps) {
         await authEvent(actor.id, 'password_change', meta, tx);
         return u;
       });
-      changed(actor.id);
+      await changed(actor.id);
       await mailer.send({
         to: updated.email,
         kind: 'password_changed',
@@ -294,7 +295,7 @@ export function createAccountsService(deps: AccountsDeps) {
       if (row) {
         if (row.role === 'admin' && row.email_verified) return 'present';
         await repo.promoteToAdmin(row.id);
-        changed(row.id);
+        await changed(row.id);
         return 'promoted';
       }
       const passwordHash = await hashPassword(password);
@@ -359,7 +360,7 @@ export function createAccountsService(deps: AccountsDeps) {
       requireAdmin(actor);
       const stored = await repo.setPlan(userId, plan);
       if (stored === undefined) throw new NotFound('No user has this id.', 'user_not_found');
-      changed(userId);
+      await changed(userId);
       return { ok: true, plan: stored };
     },
   };
