@@ -100,7 +100,7 @@ export function createDeps(
     storage: overrides.storage ?? createBlobStorage(config.dataDir),
     activity: overrides.activity ?? createActivityLog(db, log),
     access: overrides.access ?? createAccess(db, config.dataDir),
-    jobs: overrides.jobs ?? createJobQueue(database, log),
+    jobs: overrides.jobs ?? createJobQueue(database, log, bus),
     bus,
     userCache: overrides.userCache ?? createUserCache({ bus }),
     llm,

@@ -182,7 +182,8 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
       wiki: createWikiPort({ wiki, access }),
       search: createSearchPort({ index }),
     },
-    events: createRunEvents(),
+    events: createRunEvents(deps.bus),
+    bus: deps.bus,
     log,
   });
   const chat = createChatService({

@@ -4,12 +4,15 @@
  * job that follows it up are never separated by a crash. Each job runs once across instances.
  *
  * Modules `define` their handlers while registering; the queue starts when the app is ready
- * (`onReady`) and stops on close. Sending from this process wakes the local worker at once.
+ * (`onReady`) and stops on close. Sending from this process wakes the local worker at once, and, through the
+ * event bus (`jobs.sent`, sent inside the job's transaction so it arrives at its commit), the workers of the
+ * other instances, which otherwise would find the job at their next poll.
  */
 import PgBoss from 'pg-boss';
 import { CompiledQuery, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../db/database.ts';
 import type { DB } from '../db/types.ts';
+import type { Bus } from '../lib/bus.ts';
 import type { JobCatalog } from './catalog.ts';
 
 export interface JobHandlerContext {
@@ -86,9 +89,14 @@ interface Definition {
   opts: DefineOptions;
 }
 
+/**
+ * The queue over `database`.
+ * @param bus when given, sends wake the pollers of every instance (see the module comment).
+ */
 export function createJobQueue<C extends object = JobCatalog>(
   database: Database,
   log: { error: (o: object, m: string) => void; warn: (o: object, m: string) => void },
+  bus?: Bus,
 ): JobQueue<C> {
   const defs = new Map<string, Definition>();
   const workerIds = new Map<string, string[]>();
@@ -98,6 +106,14 @@ export function createJobQueue<C extends object = JobCatalog>(
   const inFlight = new Set<Promise<void>>();
   let stopping = false;
   const declared = new Set<string>();
+  const wakeLocal = (name: string) => {
+    for (const w of workerIds.get(name) ?? []) boss?.notifyWorker(w);
+  };
+  bus?.subscribe('jobs.sent', ({ name }) => wakeLocal(name));
+  // Wake-ups lost while the bus reconnected: every poller looks once.
+  bus?.onGap(() => {
+    for (const name of workerIds.keys()) wakeLocal(name);
+  });
 
   // Statements pg-boss issues after its stop() returned (a fetch that was already under way, its fail())
   // are dropped: they never reach the database, which may be closing, and never settle, so that stopped
@@ -143,11 +159,13 @@ export function createJobQueue<C extends object = JobCatalog>(
         expireInSeconds: def?.opts.expireInSeconds ?? 900,
       });
       // Wake this process's worker; inside a transaction the job is visible only after commit, so wake a bit later too.
-      const wake = () => {
-        for (const w of workerIds.get(name) ?? []) b.notifyWorker(w);
-      };
-      wake();
-      if (opts.tx) setTimeout(wake, 50).unref();
+      wakeLocal(name);
+      if (opts.tx) setTimeout(() => wakeLocal(name), 50).unref();
+      // And the other instances' workers (at the commit, when inside a transaction).
+      if (bus && bus.kind !== 'local') {
+        if (opts.tx) await bus.publish('jobs.sent', { name }, { tx: kyselyExecutor(opts.tx) });
+        else void bus.publish('jobs.sent', { name });
+      }
       return id;
     },
     async start() {
