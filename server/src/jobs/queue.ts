@@ -9,7 +9,7 @@
  * other instances, which otherwise would find the job at their next poll.
  */
 import PgBoss from 'pg-boss';
-import { CompiledQuery, type Kysely, type Transaction } from 'kysely';
+import { CompiledQuery, sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../db/database.ts';
 import type { DB } from '../db/types.ts';
 import type { Bus } from '../lib/bus.ts';
@@ -131,6 +131,24 @@ export function createJobQueue<C extends object = JobCatalog>(
       maintenanceIntervalSeconds: 120,
     } as PgBoss.ConstructorOptions);
 
+  /**
+   * Create queue `name` if it does not exist. pg-boss's `create_queue` attaches a partition to its job table:
+   * two instances creating queues at the same moment deadlock, so on a server the creation runs while this
+   * process holds a transaction-scoped advisory lock (on another pooled connection, released at its commit).
+   */
+  const ensureQueue = async (b: PgBoss, name: string) => {
+    if (created.has(name)) return;
+    if (!(await b.getQueue(name))) {
+      if (database.kind !== 'postgres') await b.createQueue(name);
+      else
+        await database.db.transaction().execute(async (tx) => {
+          await sql`select pg_advisory_xact_lock(hashtext('pgboss.create_queue'))`.execute(tx);
+          await b.createQueue(name);
+        });
+    }
+    created.add(name);
+  };
+
   const queue: JobQueue<C> = {
     get started() {
       return !!boss;
@@ -145,10 +163,7 @@ export function createJobQueue<C extends object = JobCatalog>(
     async send(name, data, opts = {}) {
       if (!boss) await queue.start();
       const b = boss!;
-      if (!created.has(name)) {
-        await b.createQueue(name);
-        created.add(name);
-      }
+      await ensureQueue(b, name);
       const def = defs.get(name);
       const id = await b.send(name, data as object, {
         ...(opts.tx ? { db: kyselyExecutor(opts.tx) } : {}),
@@ -176,8 +191,7 @@ export function createJobQueue<C extends object = JobCatalog>(
         b.on('error', (err) => log.error({ err: (err as Error).message }, 'job queue error'));
         await b.start();
         for (const [name, def] of defs) {
-          await b.createQueue(name);
-          created.add(name);
+          await ensureQueue(b, name);
           const ids: string[] = [];
           for (let i = 0; i < (def.opts.concurrency ?? 1); i++) {
             let self = '';
@@ -211,11 +225,7 @@ export function createJobQueue<C extends object = JobCatalog>(
           }
           workerIds.set(name, ids);
         }
-        for (const name of declared) {
-          if (created.has(name)) continue;
-          await b.createQueue(name);
-          created.add(name);
-        }
+        for (const name of declared) await ensureQueue(b, name);
         boss = b;
       })();
       try {

@@ -119,9 +119,12 @@ export function createAccountsService(deps: AccountsDeps) {
 
   /** Create a user row inside `tx`. @throws Conflict('email_taken'). */
   async function insertUser(tx: Transaction<DB>, input: NewUser): Promise<UserRow> {
-    if (await repo.emailTaken(tx, input.email))
-      throw new Conflict('email_taken', 'An account with this e-mail already exists.');
-    const row = await repo.insertUser(tx, input);
+    const taken = () => new Conflict('email_taken', 'An account with this e-mail already exists.');
+    if (await repo.emailTaken(tx, input.email)) throw taken();
+    // Two requests (or instances) creating the same e-mail at once: the unique index refuses the second.
+    const row = await repo.insertUser(tx, input).catch((err: unknown) => {
+      throw (err as { code?: string }).code === '23505' ? taken() : err;
+    });
     // chat_id of accounts made here: the user id as a string (CONTRACT.md §3).
     await repo.setChatId(tx, row.id, String(row.id));
     return { ...row, chat_id: String(row.id) };
