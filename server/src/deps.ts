@@ -1,8 +1,9 @@
 /**
  * The infrastructure every area builds on, created once per process: configuration, the database, keys,
- * the sealer and secret store, tokens, the job queue, the activity log, the access rules, blob storage, and
- * every external provider (mail, breach check, LLM, embeddings, messenger, the agent engine). Tests swap a
- * provider by passing an override; nothing in `src/` branches on tests.
+ * the sealer and secret store, tokens, the job queue, the event bus between instances, the activity log,
+ * the access rules, blob storage, and every external provider (mail, breach check, LLM, embeddings,
+ * messenger, the agent engine). Tests swap a provider by passing an override; nothing in `src/` branches
+ * on tests.
  *
  * The areas' repositories and services are built from these by `createServices` (services.ts), the
  * composition root.
@@ -16,6 +17,7 @@ import { createUserCache, type UserCache } from './http/auth.ts';
 import { createTokens, type Tokens } from './http/tokens.ts';
 import { createJobQueue, type JobQueue } from './jobs/queue.ts';
 import { type ActivityLog, createActivityLog } from './lib/activity.ts';
+import { type Bus, createBus } from './lib/bus.ts';
 import type { Logger } from './lib/logger.ts';
 import { type AgentEngine, createBuiltinEngine } from './modules/runtime/engine.ts';
 import { createDefaultToolRegistry } from './modules/runtime/builtin-tools.ts';
@@ -49,7 +51,13 @@ export interface AppDeps {
   activity: ActivityLog;
   access: Access;
   jobs: JobQueue;
-  /** Short-lived cache of the auth hook's user rows; call `invalidate(id)` after changing a user. */
+  /**
+   * Messages between the instances serving one database (user invalidations, run events, cancels, job
+   * wake-ups): PostgreSQL LISTEN/NOTIFY on a server, in-process on the embedded database. Started first and
+   * stopped last by the lifecycle (services.ts).
+   */
+  bus: Bus;
+  /** Short-lived cache of the auth hook's user rows, kept in step across instances; call `changed(id)` after changing a user. */
   userCache: UserCache;
   /** The configured LLM vendor (Anthropic Messages API or OpenAI-compatible). */
   llm: LlmProvider;
@@ -81,6 +89,7 @@ export function createDeps(
   const sealer = overrides.sealer ?? createSealer(keys.secretEncryptionKey);
   const db = database.db;
   const llm = overrides.llm ?? createLlmProvider(config);
+  const bus = overrides.bus ?? createBus(database, log);
   return {
     config,
     database,
@@ -97,8 +106,9 @@ export function createDeps(
     storage: overrides.storage ?? createBlobStorage(config.dataDir),
     activity: overrides.activity ?? createActivityLog(db, log),
     access: overrides.access ?? createAccess(db, config.dataDir),
-    jobs: overrides.jobs ?? createJobQueue(database, log),
-    userCache: overrides.userCache ?? createUserCache(),
+    jobs: overrides.jobs ?? createJobQueue(database, log, bus),
+    bus,
+    userCache: overrides.userCache ?? createUserCache({ bus }),
     llm,
     embeddings: overrides.embeddings ?? createEmbedder(config),
     speech: overrides.speech ?? createSpeech(config),

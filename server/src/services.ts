@@ -183,7 +183,8 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
       wiki: createWikiPort({ wiki, access }),
       search: createSearchPort({ index }),
     },
-    events: createRunEvents(),
+    events: createRunEvents(deps.bus),
+    bus: deps.bus,
     log,
   });
   const chat = createChatService({
@@ -242,18 +243,23 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
   const personalData: PersonalData[] = [];
 
   const lifecycle = {
-    /** After the routes are registered: bootstrap admin, the index, run reconciliation, then the job queue. */
+    /**
+     * After the routes are registered: the event bus, bootstrap admin, the index, run reconciliation, then the
+     * job queue. Each step is safe when several instances start at the same moment on one database.
+     */
     async start(): Promise<void> {
+      await deps.bus.start();
       await accounts.start();
       await knowledge.start();
       await runtime.start();
       await jobs.start();
     },
-    /** On close: stop sweeps and runs of this process, then the queue (running jobs finish first). */
+    /** On close: stop sweeps and runs of this process, then the queue (running jobs finish first), then the bus. */
     async stop(): Promise<void> {
       await knowledge.stop();
       await runtime.stop();
       await jobs.stop();
+      await deps.bus.stop();
     },
   };
 

@@ -1,5 +1,5 @@
 /**
- * Typed errors and the one error handler that renders the envelope of CONTRACT.md §4:
+ * Typed errors and the one error handler that renders the error envelope:
  * `{error: '<snake_case code>', message: '<one human sentence>', ...fields}`, also for Fastify's own errors
  * (router, content types, the HTTP parser) and unknown routes. No answer repeats the input; 5xx answers carry
  * the request id and a generic message; the log carries the cause.

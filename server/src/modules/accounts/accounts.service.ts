@@ -55,8 +55,8 @@ export interface AccountsDeps {
   mailer: Pick<Mailer, 'send'>;
   breach: BreachChecker;
   appUrl: string;
-  /** Told after every committed change of a user's auth columns. */
-  userCache?: UserCache;
+  /** Told after every committed change of a user's auth columns (before answering: every instance drops the row). */
+  userCache?: Pick<UserCache, 'changed'>;
   /** `ADMIN_EMAIL` / `ADMIN_PASSWORD`: made sure of at start. */
   bootstrapAdmin?: { email: string; password: string };
   log: Logger;
@@ -67,7 +67,8 @@ export const hashPassword = (pw: string): Promise<string> => argonHash(pw, ARGON
 
 export function createAccountsService(deps: AccountsDeps) {
   const { repo, tokens, mailer, breach, appUrl } = deps;
-  const changed = (id: number) => deps.userCache?.invalidate(id);
+  /** After the commit of a change of user `id`'s auth columns, before answering: every instance forgets the row. */
+  const changed = async (id: number) => deps.userCache?.changed(id);
 
   const issueToken = (u: UserRow) =>
     tokens.sign({ sub: u.id, role: u.role, pv: u.password_version, chat_id: u.chat_id ?? String(u.id) });
@@ -117,9 +118,12 @@ export function createAccountsService(deps: AccountsDeps) {
 
   /** Create a user row inside `tx`. @throws Conflict('email_taken'). */
   async function insertUser(tx: Transaction<DB>, input: NewUser): Promise<UserRow> {
-    if (await repo.emailTaken(tx, input.email))
-      throw new Conflict('email_taken', 'An account with this e-mail already exists.');
-    const row = await repo.insertUser(tx, input);
+    const taken = () => new Conflict('email_taken', 'An account with this e-mail already exists.');
+    if (await repo.emailTaken(tx, input.email)) throw taken();
+    // Two requests (or instances) creating the same e-mail at once: the unique index refuses the second.
+    const row = await repo.insertUser(tx, input).catch((err: unknown) => {
+      throw (err as { code?: string }).code === '23505' ? taken() : err;
+    });
     // chat_id of accounts made here: the user id as a string (it is also a claim of the token).
     await repo.setChatId(tx, row.id, String(row.id));
     return { ...row, chat_id: String(row.id) };
@@ -185,7 +189,7 @@ export function createAccountsService(deps: AccountsDeps) {
         await repo.markEmailVerified(tx, userId);
         return userId;
       });
-      if (done) changed(done);
+      if (done) await changed(done);
       if (!done) throw new BadRequest('invalid_token', 'This verification link is not valid or has expired.');
       return { ok: true, email_verified: true };
     },
@@ -243,7 +247,7 @@ export function createAccountsService(deps: AccountsDeps) {
         return u;
       });
       if (!user) throw new BadRequest('invalid_token', 'This reset link is not valid or has expired.');
-      changed(user.id);
+      await changed(user.id);
       await mailer.send({
         to: user.email,
         kind: 'password_changed',
@@ -273,7 +277,7 @@ export function createAccountsService(deps: AccountsDeps) {
         await authEvent(actor.id, 'password_change', meta, tx);
         return u;
       });
-      changed(actor.id);
+      await changed(actor.id);
       await mailer.send({
         to: updated.email,
         kind: 'password_changed',
@@ -301,7 +305,7 @@ export function createAccountsService(deps: AccountsDeps) {
         const passwordDiffers = !(await argonVerify(row.password_hash, password).catch(() => false));
         if (row.role === 'admin' && row.email_verified) return { outcome: 'present', passwordDiffers };
         await repo.promoteToAdmin(row.id);
-        changed(row.id);
+        await changed(row.id);
         return { outcome: 'promoted', passwordDiffers };
       }
       const passwordHash = await hashPassword(password);
@@ -378,7 +382,7 @@ export function createAccountsService(deps: AccountsDeps) {
       requireAdmin(actor);
       const stored = await repo.setPlan(userId, plan);
       if (stored === undefined) throw new NotFound('No user has this id.', 'user_not_found');
-      changed(userId);
+      await changed(userId);
       return { ok: true, plan: stored };
     },
   };

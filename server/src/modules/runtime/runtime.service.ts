@@ -29,6 +29,7 @@ import type { AgentPorts } from './ports.ts';
 import type { RunWorker, ToolContext, ToolRegistry } from './tools.ts';
 import { RunStop, type AgentEngine, type AgentRunResult } from './engine.ts';
 import type { RunEvents } from './events.ts';
+import type { Bus } from '../../lib/bus.ts';
 import { MODEL_TIERS, pickModelPlan } from './model-tiers.ts';
 import { buildSystem } from './context.ts';
 import { STALE_RUN_MS } from './status.ts';
@@ -66,7 +67,10 @@ export interface RuntimeDeps {
   /** The other areas as the agent's tools see them (built in the composition root). */
   ports: AgentPorts;
   agentEngine: AgentEngine;
+  /** Events of runs, for the streams that follow them on any instance. */
   events: RunEvents;
+  /** Cancels reach the instance executing the run (`run.cancel`). */
+  bus: Pick<Bus, 'publish' | 'subscribe'>;
   log: { warn(o: object, m: string): void; error(o: object, m: string): void };
 }
 
@@ -103,6 +107,8 @@ export function createRuntimeService(deps: RuntimeDeps) {
   /** Abort controllers of the runs executing in this process. */
   const local = new Map<number, AbortController>();
   let sweep: NodeJS.Timeout | undefined;
+  // A cancel asked on another instance stops the model call under way here at once, as it would there.
+  deps.bus.subscribe('run.cancel', ({ run }) => local.get(run)?.abort());
 
   const toView = (r: RunRow, reply: string | null): RunView => ({
     id: r.id,
@@ -794,15 +800,17 @@ export function createRuntimeService(deps: RuntimeDeps) {
     if (!r) return;
     const ac = local.get(runId);
     if (ac) return ac.abort();
-    if (!r.heartbeat_at || +r.heartbeat_at < Date.now() - STALE_RUN_MS) {
-      // Its process is gone: nobody will notice the request, so end it here.
-      await repo.endRunning(runId, {
-        status: 'cancelled',
-        error: 'cancelled',
-        message: 'Cancelled; its process had stopped.',
-      });
-      await repo.transaction((tx) => idleUnlessBusy(tx, [workerId], ['running'], runId));
+    if (r.heartbeat_at && +r.heartbeat_at >= Date.now() - STALE_RUN_MS) {
+      // It executes on another instance: abort it there now (else it stops before its next turn anyway).
+      return deps.bus.publish('run.cancel', { run: runId });
     }
+    // Its process is gone: nobody will notice the request, so end it here.
+    await repo.endRunning(runId, {
+      status: 'cancelled',
+      error: 'cancelled',
+      message: 'Cancelled; its process had stopped.',
+    });
+    await repo.transaction((tx) => idleUnlessBusy(tx, [workerId], ['running'], runId));
   }
 
   return service;
