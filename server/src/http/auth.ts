@@ -1,6 +1,6 @@
 /**
- * Central authentication: authentication is central, authorization is each service's first line. One `onRequest` hook turns the bearer token into
- * `req.actor`; a route declares who may call it with `config.auth`:
+ * Central authentication (authorization is each service's first line). One `onRequest` hook turns the
+ * bearer token into `req.actor`; a route declares who may call it with `config.auth`:
  *   'public'  – no token needed (a valid one still sets `req.actor`);
  *   'user'    – the default: any authenticated caller;
  *   'admin'   – role admin.
