@@ -4,7 +4,8 @@
  * listening servers on 127.0.0.1 in their own processes, driven by autocannon in this process.
  *
  *   npx tsx bench/auth-me.ts          (BENCH_DURATION seconds per run, default 10; BENCH_CONNECTIONS, default 50;
- *                                      BENCH_LOG_LEVEL for the real server, default info as in production)
+ *                                      BENCH_LOG_LEVEL for the real server, default info as in production;
+ *                                      DATABASE_URL: the real server uses this PostgreSQL database instead)
  */
 import fs from 'node:fs';
 import autocannon from 'autocannon';
@@ -22,6 +23,7 @@ const real = await startNode('server/start.js', {
   BREACH_CHECK_URL: 'off',
   ADMIN_EMAIL: admin.email,
   ADMIN_PASSWORD: admin.password,
+  ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
 });
 let bare: Awaited<ReturnType<typeof startNode>> | undefined;
 try {
@@ -53,7 +55,7 @@ try {
   const r = await run(`${real.url}/api/auth/me`, duration);
 
   console.log(
-    `\nGET /api/auth/me, ${connections} connections, ${duration} s each, embedded database, real server LOG_LEVEL=${logLevel}\n`,
+    `\nGET /api/auth/me, ${connections} connections, ${duration} s each, ${process.env.DATABASE_URL ? 'PostgreSQL' : 'embedded'} database, real server LOG_LEVEL=${logLevel}\n`,
   );
   console.log(
     table(

@@ -4,26 +4,21 @@
  * the routes. Only the entry points import this file.
  */
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
-import type { FastifyRouteSchemaDef } from 'fastify/types/schema.js';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import multipart from '@fastify/multipart';
 import crypto from 'node:crypto';
-import { Ajv } from 'ajv';
-import addFormatsModule from 'ajv-formats';
-
-// ajv-formats is CommonJS with a default export: take the function under either interop.
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (
-  ajv: Ajv,
-) => Ajv;
 import { SerializerSelector, type Options as SerializerOptions } from '@fastify/fast-json-stringify-compiler';
-import { installErrorHandling } from './http/errors.ts';
-import { lazyCompiler } from './lib/lazy-compile.ts';
+import { clientErrorHandler, frameworkErrors, installErrorHandling } from './http/errors.ts';
+import { installInputChecks } from './http/input.ts';
 import { installAuth } from './http/auth.ts';
 import { installDrainOnClose } from './http/drain.ts';
 import type { AppDeps } from './deps.ts';
 import { redactUrl } from './http/logging.ts';
+import { installOperationIds, openApiOptions } from './http/openapi.ts';
+import { ErrorSchema } from './http/schemas.ts';
+import { lazyCompiler } from './lib/lazy-compile.ts';
 import { registerRoutes } from './modules/routes.ts';
 import { createServices, type Services } from './services.ts';
 
@@ -56,6 +51,9 @@ export async function buildApp(
       return typeof given === 'string' && /^[A-Za-z0-9._-]{1,64}$/.test(given) ? given : crypto.randomUUID();
     },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
+    // The router's and the HTTP parser's own refusals, in the envelope (http/errors.ts).
+    frameworkErrors,
+    clientErrorHandler,
     // Response serializers are compiled on a route's first answer, not at start (lib/lazy-compile.ts).
     schemaController: {
       compilersFactory: {
@@ -88,33 +86,12 @@ export async function buildApp(
     done();
   });
   installErrorHandling(app);
-  // Query strings, params and headers arrive as text and are coerced to their schema types; JSON bodies
-  // are not: `{"count":"5"}` for an integer is a 400, not a silent conversion.
-  const ajvFor = (coerceTypes: false | 'array') => {
-    const ajv = new Ajv({ coerceTypes, useDefaults: true, removeAdditional: false, allErrors: false, strict: false });
-    addFormats(ajv);
-    return ajv;
-  };
-  const ajvBody = ajvFor(false);
-  const ajvText = ajvFor('array');
-  app.setValidatorCompiler(
-    lazyCompiler(({ schema, httpPart }: FastifyRouteSchemaDef<any>) =>
-      (httpPart === 'body' ? ajvBody : ajvText).compile(schema),
-    ),
-  );
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'CRM service API',
-        version: '0.1.0',
-        description:
-          'Multi-tenant back end that orchestrates teams of AI workers grouped into projects. Errors use the envelope {error, message, ...fields}.',
-      },
-      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
-      security: [{ bearer: [] }],
-    },
-  });
+  // JSON depth, NUL/surrogates/control characters, the validator over prepared schemas (http/input.ts).
+  installInputChecks(app);
+  // The OpenAPI document: the shared error component, an operationId per route, then the plugin.
+  app.addSchema(ErrorSchema);
+  installOperationIds(app);
+  await app.register(swagger, openApiOptions);
   app.addHook('onRoute', (route) => {
     if (route.url.startsWith('/api/reference')) route.config = { ...(route.config as object), auth: 'public' };
   });

@@ -1,5 +1,5 @@
 /**
- * Configuration: one schema for every environment variable of CONTRACT.md §2.
+ * Configuration: one schema for every environment variable (docs/configuration.md describes each).
  *
  * `loadConfig(env)` validates the environment once at start and returns a frozen, typed object.
  * Invalid values stop the process with one clear line per problem (never a stack trace).
@@ -37,6 +37,8 @@ export const EnvSchema = Type.Object({
   SPEECH_URL: Type.Optional(Type.String({ pattern: '^(|https?://.+)$' })),
   SPEECH_MODEL: Type.Optional(Type.String()),
   SPEECH_KEY: Type.Optional(Type.String()),
+  FFMPEG_PATH: Type.Optional(Type.String()),
+  FFPROBE_PATH: Type.Optional(Type.String()),
   PAGE_READER_URL: Type.Optional(Type.String({ pattern: '^(|https?://.+)$' })),
   MESSENGER_API_URL: Type.Optional(Type.String({ pattern: '^(|https?://.+)$' })),
   MASTER_BOT_TOKEN: Type.Optional(Type.String()),
@@ -65,7 +67,10 @@ export const EnvSchema = Type.Object({
 });
 export type Env = Static<typeof EnvSchema>;
 
-/** Managed platform secrets (CONTRACT.md §2): imported from the environment into the secret store at start. */
+/**
+ * Managed platform secrets: imported from the environment into the secret store at start when the store does not
+ * hold them yet; afterwards the store is authoritative (docs/configuration.md, Managed secrets).
+ */
 export const MANAGED_SECRET_NAMES = [
   'PLATFORM_LLM_KEY',
   'CODEHOST_CLIENT_ID',
@@ -104,6 +109,9 @@ export interface Config {
   speechUrl: string | undefined;
   speechModel: string;
   speechKey: string | undefined;
+  /** ffmpeg and ffprobe binaries (Debian's `ffmpeg` package; default: on the PATH). */
+  ffmpegPath: string;
+  ffprobePath: string | undefined;
   pageReaderUrl: string | undefined;
   messengerApiUrl: string;
   payprovApiUrl: string;
@@ -135,7 +143,7 @@ const nonEmpty = (v: string | undefined): string | undefined =>
 const truthy = (v: string | undefined): boolean => v === '1' || v === 'true';
 
 /**
- * Validate the environment and build the configuration (CONTRACT.md §2).
+ * Validate the environment and build the configuration (docs/configuration.md).
  * @param env usually `process.env`; only the names of `EnvSchema` are read.
  * @throws ConfigError listing every invalid variable with what was expected.
  */
@@ -200,6 +208,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     speechUrl: nonEmpty(e.SPEECH_URL)?.replace(/\/+$/, ''),
     speechModel: nonEmpty(e.SPEECH_MODEL) ?? 'whisper-1',
     speechKey: nonEmpty(e.SPEECH_KEY),
+    ffmpegPath: nonEmpty(e.FFMPEG_PATH) ?? 'ffmpeg',
+    ffprobePath: nonEmpty(e.FFPROBE_PATH),
     pageReaderUrl: nonEmpty(e.PAGE_READER_URL)?.replace(/\/+$/, ''),
     messengerApiUrl: (nonEmpty(e.MESSENGER_API_URL) ?? 'https://api.telegram.org').replace(/\/+$/, ''),
     payprovApiUrl: (nonEmpty(e.PAYPROV_API_URL) ?? 'https://api.monobank.ua').replace(/\/+$/, ''),

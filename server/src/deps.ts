@@ -1,8 +1,9 @@
 /**
  * The infrastructure every area builds on, created once per process: configuration, the database, keys,
- * the sealer and secret store, tokens, the job queue, the activity log, the access rules, blob storage, and
- * every external provider (mail, breach check, LLM, embeddings, messenger, the agent engine). Tests swap a
- * provider by passing an override; nothing in `src/` branches on tests.
+ * the sealer and secret store, tokens, the job queue, the event bus between instances, the activity log,
+ * the access rules, blob storage, and every external provider (mail, breach check, LLM, embeddings,
+ * messenger, the agent engine). Tests swap a provider by passing an override; nothing in `src/` branches
+ * on tests.
  *
  * The areas' repositories and services are built from these by `createServices` (services.ts), the
  * composition root.
@@ -16,6 +17,7 @@ import { createUserCache, type UserCache } from './http/auth.ts';
 import { createTokens, type Tokens } from './http/tokens.ts';
 import { createJobQueue, type JobQueue } from './jobs/queue.ts';
 import { type ActivityLog, createActivityLog } from './lib/activity.ts';
+import { type Bus, createBus } from './lib/bus.ts';
 import type { Logger } from './lib/logger.ts';
 import { type AgentEngine, createBuiltinEngine } from './modules/runtime/engine.ts';
 import { createDefaultToolRegistry } from './modules/runtime/builtin-tools.ts';
@@ -23,6 +25,8 @@ import type { ToolRegistry } from './modules/runtime/tools.ts';
 import { type BreachChecker, createBreachChecker } from './providers/breach/breach.ts';
 import { createEmbedder, type Embedder } from './providers/embeddings/index.ts';
 import { createLlmProvider, type LlmProvider } from './providers/llm/index.ts';
+import { createSpeech, type SpeechProvider } from './providers/speech/index.ts';
+import { createMedia, type Media } from './lib/media.ts';
 import { createMailer, type Mailer } from './providers/mail/mail.ts';
 import { createBotApiMessenger } from './providers/messenger/bot-api.ts';
 import type { Messenger } from './providers/messenger/messenger.ts';
@@ -47,12 +51,22 @@ export interface AppDeps {
   activity: ActivityLog;
   access: Access;
   jobs: JobQueue;
-  /** Short-lived cache of the auth hook's user rows; call `invalidate(id)` after changing a user. */
+  /**
+   * Messages between the instances serving one database (user invalidations, run events, cancels, job
+   * wake-ups): PostgreSQL LISTEN/NOTIFY on a server, in-process on the embedded database. Started first and
+   * stopped last by the lifecycle (services.ts).
+   */
+  bus: Bus;
+  /** Short-lived cache of the auth hook's user rows, kept in step across instances; call `changed(id)` after changing a user. */
   userCache: UserCache;
   /** The configured LLM vendor (Anthropic Messages API or OpenAI-compatible). */
   llm: LlmProvider;
   /** Text embedder of the semantic index: OpenAI-compatible `EMBEDDINGS_URL`, or the built-in local one. */
   embeddings: Embedder;
+  /** Speech to text (`SPEECH_URL`, OpenAI-compatible); unavailable without it. */
+  speech: SpeechProvider;
+  /** ffmpeg/ffprobe (`FFMPEG_PATH`, `FFPROBE_PATH`). */
+  media: Media;
   /** The messenger's bot API (`MESSENGER_API_URL`). */
   messenger: Messenger;
   /** The engine that executes agent runs (built-in model loop). */
@@ -75,6 +89,7 @@ export function createDeps(
   const sealer = overrides.sealer ?? createSealer(keys.secretEncryptionKey);
   const db = database.db;
   const llm = overrides.llm ?? createLlmProvider(config);
+  const bus = overrides.bus ?? createBus(database, log);
   return {
     config,
     database,
@@ -91,10 +106,13 @@ export function createDeps(
     storage: overrides.storage ?? createBlobStorage(config.dataDir),
     activity: overrides.activity ?? createActivityLog(db, log),
     access: overrides.access ?? createAccess(db, config.dataDir),
-    jobs: overrides.jobs ?? createJobQueue(database, log),
-    userCache: overrides.userCache ?? createUserCache(),
+    jobs: overrides.jobs ?? createJobQueue(database, log, bus),
+    bus,
+    userCache: overrides.userCache ?? createUserCache({ bus }),
     llm,
     embeddings: overrides.embeddings ?? createEmbedder(config),
+    speech: overrides.speech ?? createSpeech(config),
+    media: overrides.media ?? createMedia({ ffmpegPath: config.ffmpegPath, ffprobePath: config.ffprobePath }),
     messenger: overrides.messenger ?? createBotApiMessenger(config.messengerApiUrl),
     agentEngine: overrides.agentEngine ?? createBuiltinEngine(llm),
     agentTools: overrides.agentTools ?? createDefaultToolRegistry(),

@@ -1,5 +1,6 @@
 /**
- * `npm run routes`: print every registered route, one `METHOD PATH` a line (CONTRACT.md §1).
+ * `npm run routes`: print every registered route, one `METHOD PATH` a line, with `:param` placeholders
+ * (streams are listed as GET).
  * Builds the app over a database stand-in that refuses use: no server starts, no database is needed.
  */
 import { loadConfig } from './config.ts';

@@ -10,6 +10,7 @@
  */
 import type { AppDeps } from './deps.ts';
 import type { DocLoaders } from './lib/doc-sources.ts';
+import type { PersonalData } from './lib/personal-data.ts';
 import { createAccountsRepo } from './modules/accounts/accounts.repo.ts';
 import { createAccountsService } from './modules/accounts/accounts.service.ts';
 import { createInvitesService } from './modules/accounts/invites.service.ts';
@@ -182,7 +183,8 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
       wiki: createWikiPort({ wiki, access }),
       search: createSearchPort({ index }),
     },
-    events: createRunEvents(),
+    events: createRunEvents(deps.bus),
+    bus: deps.bus,
     log,
   });
   const chat = createChatService({
@@ -234,19 +236,30 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
   registerKnowledgeJobs(jobs, index);
   registerRuntimeJobs(jobs, runtime);
 
+  /**
+   * What each area holds of a user, for the privacy export and erasure (lib/personal-data.ts). An area that
+   * stores a user's data adds its entry here.
+   */
+  const personalData: PersonalData[] = [];
+
   const lifecycle = {
-    /** After the routes are registered: bootstrap admin, the index, run reconciliation, then the job queue. */
+    /**
+     * After the routes are registered: the event bus, bootstrap admin, the index, run reconciliation, then the
+     * job queue. Each step is safe when several instances start at the same moment on one database.
+     */
     async start(): Promise<void> {
+      await deps.bus.start();
       await accounts.start();
       await knowledge.start();
       await runtime.start();
       await jobs.start();
     },
-    /** On close: stop sweeps and runs of this process, then the queue (running jobs finish first). */
+    /** On close: stop sweeps and runs of this process, then the queue (running jobs finish first), then the bus. */
     async stop(): Promise<void> {
       await knowledge.stop();
       await runtime.stop();
       await jobs.stop();
+      await deps.bus.stop();
     },
   };
 
@@ -270,6 +283,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     workers,
     projects,
     onboarding,
+    personalData,
     lifecycle,
   };
 }

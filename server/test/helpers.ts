@@ -10,6 +10,7 @@ import { inject } from 'vitest';
 import type { InjectOptions } from 'fastify';
 import { loadConfig, type Config } from '../src/config.ts';
 import { openDatabase, type Database } from '../src/db/database.ts';
+import { migrateToLatest } from '../src/db/migrate.ts';
 import { buildApp, type App } from '../src/app.ts';
 import { type AppDeps, createDeps } from '../src/deps.ts';
 import { createServices, type Services, type ServicesOptions } from '../src/services.ts';
@@ -239,3 +240,97 @@ export const IMAGES = {
     Buffer.alloc(64, 1),
   ]),
 };
+
+/** One instance of a cluster: its app (listening on 127.0.0.1) over its own pool of the shared database. */
+export interface TestInstance extends TestApp {
+  /** `http://127.0.0.1:<port>` of this instance. */
+  url: string;
+}
+
+/**
+ * Open `n` separate connection pools on ONE new database of the PostgreSQL test server (as `n` instances
+ * would), cloned from the migrated template, or empty with `empty` (the caller migrates).
+ * @throws on the embedded database, which belongs to one process.
+ */
+export async function openSharedTestDatabase(
+  dataDir: string,
+  n: number,
+  opts: { empty?: boolean } = {},
+): Promise<{ databases: Database[]; drop: () => Promise<void> }> {
+  if (inject('dbKind') !== 'postgres') throw new Error('several instances need the PostgreSQL test server');
+  const serverUrl = inject('serverUrl');
+  const template = inject('template');
+  const name = `${template}_t_${crypto.randomBytes(5).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  for (let i = 0; ; i++) {
+    try {
+      await admin.query(opts.empty ? `create database ${name}` : `create database ${name} template ${template}`);
+      break;
+    } catch (err) {
+      if (i > 50) throw err;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  await admin.end();
+  const u = new URL(serverUrl);
+  u.pathname = `/${name}`;
+  const databases = await Promise.all(
+    Array.from({ length: n }, () => openDatabase({ url: u.toString(), dataDir, poolSize: 5 })),
+  );
+  return {
+    databases,
+    drop: async () => {
+      const c = new pg.Client({ connectionString: serverUrl });
+      await c.connect();
+      await c.query(`drop database if exists ${name} with (force)`);
+      await c.end();
+    },
+  };
+}
+
+/**
+ * `n` instances of the app over one PostgreSQL test database and one DATA_DIR, with the same keys, each with
+ * its own pool, event bus, job queue and caches, started together (`ready` at the same moment) and listening
+ * on 127.0.0.1, as several processes behind a load balancer would be.
+ * @param opts.env environment of every instance; `opts.overrides(i, database)` providers of instance `i`;
+ *   `opts.services(i)` options of its composition root.
+ * @param opts.empty start on an empty database: the instances migrate it concurrently first.
+ */
+export async function buildTestCluster(
+  n: number,
+  opts: {
+    env?: Record<string, string>;
+    services?: (i: number) => ServicesOptions;
+    overrides?: (i: number, database: Database) => Partial<AppDeps>;
+    empty?: boolean;
+  } = {},
+): Promise<{ instances: TestInstance[]; dataDir: string; close(): Promise<void> }> {
+  const dataDir = fs.mkdtempSync(path.join(path.resolve('.tmp'), 'data-'));
+  const { databases, drop } = await openSharedTestDatabase(dataDir, n, { empty: opts.empty });
+  if (opts.empty) await Promise.all(databases.map((d) => migrateToLatest(d.db)));
+  const config = loadConfig({ DATA_DIR: dataDir, BREACH_CHECK_URL: 'off', APP_URL: 'http://app.test', ...opts.env });
+  const instances = await Promise.all(
+    databases.map(async (database, i) => {
+      const deps = createDeps(config, database, TEST_KEYS, silent, opts.overrides?.(i, database));
+      const services = createServices(deps, opts.services?.(i));
+      const app = await buildApp(deps, { services, logger: false });
+      await app.ready();
+      const url = await app.listen({ port: 0, host: '127.0.0.1' });
+      return { app, deps, services, db: database.db, database, config, dataDir, url };
+    }),
+  );
+  const closeOne = async (t: (typeof instances)[number]) => {
+    await t.app.close();
+    await t.database.close();
+  };
+  return {
+    instances: instances.map((t) => ({ ...t, close: () => closeOne(t) })),
+    dataDir,
+    async close() {
+      await Promise.all(instances.map(closeOne));
+      await drop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}

@@ -47,9 +47,10 @@ export function canAccessProject(actor: Pick<Actor, 'id' | 'isAdmin'>, project: 
 
 export interface Access {
   /**
-   * Resolve the project `name` for `actor`: the actor's own project of that name, or for an admin any
-   * user's project of that name (the oldest).
-   * @throws NotFound when no project has that name; Forbidden (403) when it exists but belongs to someone else.
+   * Resolve the project `name` for `actor` (a name names one project across the service): the project when
+   * the actor owns it or is an admin.
+   * @throws NotFound `project_not_found` when no project has that name; Forbidden 403 `forbidden` when it
+   *   belongs to someone else.
    */
   project(actor: Actor, name: string): Promise<ProjectRef>;
   /** Working directory of a project id under DATA_DIR. */
@@ -88,21 +89,14 @@ export function createAccess(db: Kysely<DB>, dataDir: string): Access {
       return { actor: { ...actorFromUser(row), isAdmin: false }, projectName: row.projectName };
     },
     async project(actor, name) {
-      const rows = await db
+      const row = await db
         .selectFrom('projects')
         .select(['id', 'owner_id', 'name', 'display_name', 'trial_mode', 'config'])
         .where('name', '=', name)
-        .orderBy('id')
-        .limit(50)
-        .execute();
-      const own = rows.find((r) => r.owner_id === actor.id);
-      const chosen = own ?? (rows.length && actor.isAdmin ? rows[0] : undefined);
-      if (!chosen) {
-        if (rows.length) throw new Forbidden('You do not have access to this project.', 'forbidden');
-        throw new NotFound(`Project '${name}' was not found.`, 'project_not_found');
-      }
-      if (!canAccessProject(actor, chosen)) throw new Forbidden('You do not have access to this project.', 'forbidden');
-      return { ...chosen, config: (chosen.config ?? {}) as Record<string, unknown>, dir: projectDir(chosen.id) };
+        .executeTakeFirst();
+      if (!row) throw new NotFound(`Project '${name}' was not found.`, 'project_not_found');
+      if (!canAccessProject(actor, row)) throw new Forbidden('You do not have access to this project.', 'forbidden');
+      return { ...row, config: (row.config ?? {}) as Record<string, unknown>, dir: projectDir(row.id) };
     },
   };
 }

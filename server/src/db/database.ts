@@ -1,6 +1,6 @@
 /**
  * The data-access layer's connection: one Kysely instance over either a PostgreSQL server (`pg` pool)
- * or the embedded PGlite (with pgvector), chosen by `DATABASE_URL` (CONTRACT.md §2).
+ * or the embedded PGlite (with pgvector), chosen by `DATABASE_URL` (docs/configuration.md).
  */
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
@@ -25,6 +25,11 @@ export interface Database {
   executeSql(text: string, values?: unknown[]): Promise<{ rows: any[] }>;
   /** Embedded only: the data directory as an uncompressed tarball (tests clone a template this way). */
   dump?(): Promise<Blob>;
+  /**
+   * Server only: a new connection outside the pool, not yet connected, for a session that stays open
+   * (the event bus's LISTEN). The caller connects and ends it.
+   */
+  dedicatedClient?(): pg.Client;
   close(): Promise<void>;
 }
 
@@ -68,10 +73,22 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
       kind: 'postgres',
       vector,
       async executeSql(text, values) {
-        const res = await pool.query(text, values as any[] | undefined);
-        const last = Array.isArray(res) ? res[res.length - 1] : res;
-        return { rows: last?.rows ?? [] };
+        const client = await pool.connect();
+        try {
+          const res = await client.query(text, values as any[] | undefined);
+          const last = Array.isArray(res) ? res[res.length - 1] : res;
+          return { rows: last?.rows ?? [] };
+        } catch (err) {
+          // A multi-statement text with its own BEGIN (pg-boss's schema install, which two instances starting
+          // together race on) leaves the session inside the aborted transaction: end it before the connection
+          // goes back to the pool, or every later query on it fails.
+          await client.query('rollback').catch(() => {});
+          throw err;
+        } finally {
+          client.release();
+        }
       },
+      dedicatedClient: () => new pg.Client({ connectionString: opts.url, keepAlive: true }),
       async close() {
         await db.destroy();
       },
@@ -157,7 +174,16 @@ async function detectVector(db: Kysely<DB>): Promise<boolean> {
       n: number;
     }>`select count(*)::int as n from pg_available_extensions where name = 'vector'`.execute(db);
     if (avail.rows[0].n === 0) return false;
-    await sql`create extension if not exists vector`.execute(db);
+    try {
+      await sql`create extension if not exists vector`.execute(db);
+    } catch {
+      // Another instance starting at the same moment may have created it first (a unique violation on the
+      // catalog): what counts is whether it exists now.
+      const again = await sql<{
+        n: number;
+      }>`select count(*)::int as n from pg_extension where extname = 'vector'`.execute(db);
+      return again.rows[0].n > 0;
+    }
     return true;
   } catch {
     return false;

@@ -1,6 +1,6 @@
 /**
  * A Kysely dialect over PGlite (PostgreSQL compiled to WASM), so the embedded database runs the same
- * SQL as a PostgreSQL server (DESIGN.md "Embedded default").
+ * SQL as a PostgreSQL server (the embedded default: no database server needed).
  *
  * PGlite is one backend session: every statement shares it. The driver therefore hands out a single
  * connection guarded by a FIFO lock, held from `acquireConnection` to `releaseConnection`, so a

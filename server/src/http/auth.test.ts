@@ -72,26 +72,43 @@ describe('operator account', () => {
 });
 
 describe('user cache of the auth hook', () => {
+  const row = {
+    id: 7,
+    email: 'a@b.c',
+    name: null,
+    role: 'user' as const,
+    plan: 'free',
+    email_verified: true,
+    password_version: 0,
+    chat_id: '7',
+    created_at: new Date(),
+  };
+
   it('keeps a row for its time to live and forgets it on invalidate', async () => {
     const { createUserCache } = await import('./auth.ts');
-    const cache = createUserCache(50);
-    const row = {
-      id: 7,
-      email: 'a@b.c',
-      name: null,
-      role: 'user' as const,
-      plan: 'free',
-      email_verified: true,
-      password_version: 0,
-      chat_id: '7',
-      created_at: new Date(),
-    };
-    cache.set(row);
+    const cache = createUserCache({ ttlMs: 50 });
+    cache.set(row, cache.mark());
     expect(cache.get(7)).toBe(row);
     cache.invalidate(7);
     expect(cache.get(7)).toBeUndefined();
-    cache.set(row);
+    cache.set(row, cache.mark());
     await new Promise((r) => setTimeout(r, 80));
+    expect(cache.get(7)).toBeUndefined();
+  });
+
+  it('does not keep a row read while a change was announced, and follows the bus', async () => {
+    const { createUserCache } = await import('./auth.ts');
+    const { createLocalBus } = await import('../lib/bus.ts');
+    const bus = createLocalBus({ warn() {}, error() {} });
+    const cache = createUserCache({ bus });
+    const mark = cache.mark();
+    // Another request (or instance) changes user 7 while this one is reading its old row.
+    await bus.publish('user.changed', { id: 7 });
+    cache.set(row, mark);
+    expect(cache.get(7)).toBeUndefined();
+    cache.set(row, cache.mark());
+    expect(cache.get(7)).toBe(row);
+    await cache.changed(7);
     expect(cache.get(7)).toBeUndefined();
   });
 });

@@ -1,18 +1,20 @@
 /**
- * Central authentication (DESIGN.md house style 2). One `onRequest` hook turns the bearer token into
- * `req.actor`; a route declares who may call it with `config.auth`:
+ * Central authentication (authorization is each service's first line). One `onRequest` hook turns the
+ * bearer token into `req.actor`; a route declares who may call it with `config.auth`:
  *   'public'  – no token needed (a valid one still sets `req.actor`);
  *   'user'    – the default: any authenticated caller;
  *   'admin'   – role admin.
  * `config.queryToken: true` also accepts `?token=<JWT>` (SSE and WebSocket routes, Authentication rule 2).
- * Every request re-reads the user row: `pv` below the stored `password_version` gives 401 asking for a new
- * login; when the database cannot be reached the check passes on the token's own claims (rule 4).
+ * Every request checks the stored user row (read through `UserCache` below, which every instance keeps in
+ * step): `pv` below the stored `password_version` gives 401 asking for a new login; when the database cannot
+ * be reached the check passes on the token's own claims (rule 4).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/types.ts';
 import { Forbidden, Unauthorized } from './errors.ts';
 import type { TokenClaims, Tokens } from './tokens.ts';
+import type { Bus } from '../lib/bus.ts';
 
 /** The authenticated caller: the user's columns (`created_at` null when the store was unreachable) and two flags. */
 export interface Actor extends Omit<AuthUserRow, 'password_version' | 'chat_id' | 'created_at'> {
@@ -85,35 +87,75 @@ export function actorFromUser(row: Omit<AuthUserRow, 'password_version'>, operat
 /**
  * A short-lived cache of the auth hook's user rows, so an authenticated request does not always pay a
  * database round trip (on the embedded database that round trip costs more than the rest of a request).
- * Entries live `ttlMs` (default 1000 ms). Every code path of this service that changes a cached column
- * (password_version, role, plan, email_verified, e-mail) calls `invalidate(id)` after its commit, so this
- * instance sees the change at once; another instance on the same database sees it within `ttlMs`.
+ *
+ * Several instances may serve one database, so the cache is kept honest through the event bus (lib/bus.ts):
+ * every change of a cached column (password_version, role, plan, email_verified, e-mail) calls `changed(id)`
+ * after its commit and before answering, which drops the row here and publishes `user.changed` to every
+ * instance, which drops it too.
+ *
+ * The bound: a change committed on any instance is honoured by every instance
+ *  - before the changing request answers, normally: `changed` waits (at most DELIVERY_WAIT_MS, 250 ms) until
+ *    the database server has delivered the message to this instance's own listener, and the server signals
+ *    every listening instance at the same moment;
+ *  - at the latest `ttlMs` (1000 ms) after the commit in every case (a lost or late message): no row is
+ *    trusted longer than that after it was read, nothing is cached while the bus is not live (listener
+ *    disconnected), and the cache is emptied each time the listener (re)connects.
+ * A row read while an invalidation arrived is not cached (`mark`/`set`), so a read that raced a change cannot
+ * put the old row back. On the embedded database (one process) the bus is in-process and every change is
+ * seen by the next request.
  */
 export interface UserCache {
+  /** The cached row of user `id`, if fresh and the bus is live. */
   get(id: number): AuthUserRow | undefined;
-  set(row: AuthUserRow): void;
+  /** Take before reading a row from the store; pass to `set`. */
+  mark(): number;
+  /** Cache a row read after `mark` (ignored when any invalidation happened since). */
+  set(row: AuthUserRow, mark: number): void;
+  /** Drop user `id` (every user without an id) in this process only. */
   invalidate(id?: number): void;
+  /**
+   * After a committed change of user `id`: drop it here and on every instance. Resolves once the other
+   * instances have been told (bounded wait, see above); never rejects.
+   */
+  changed(id: number): Promise<void>;
 }
 
-export function createUserCache(ttlMs = 1000, max = 10_000): UserCache {
+/**
+ * @param opts.bus the event bus (invalidations to and from the other instances); without one, this process only.
+ * @param opts.ttlMs how long a row is trusted after it was read (default 1000 ms; 0 = never cached).
+ * @param opts.max entries kept (default 10,000; the cache is emptied when full).
+ */
+export function createUserCache(opts: { bus?: Bus; ttlMs?: number; max?: number } = {}): UserCache {
+  const { bus, ttlMs = 1000, max = 10_000 } = opts;
   const entries = new Map<number, { row: AuthUserRow; until: number }>();
+  let generation = 0;
+  const invalidate = (id?: number) => {
+    generation++;
+    if (id === undefined) entries.clear();
+    else entries.delete(id);
+  };
+  bus?.subscribe('user.changed', ({ id }) => invalidate(id));
+  bus?.onGap(() => invalidate());
   return {
     get(id) {
       const e = entries.get(id);
       if (!e) return undefined;
-      if (e.until < Date.now()) {
+      if (e.until < Date.now() || (bus && !bus.live)) {
         entries.delete(id);
         return undefined;
       }
       return e.row;
     },
-    set(row) {
+    mark: () => generation,
+    set(row, mark) {
+      if (mark !== generation || ttlMs <= 0 || (bus && !bus.live)) return;
       if (entries.size >= max) entries.clear();
       entries.set(row.id, { row, until: Date.now() + ttlMs });
     },
-    invalidate(id) {
-      if (id === undefined) entries.clear();
-      else entries.delete(id);
+    invalidate,
+    async changed(id) {
+      invalidate(id);
+      if (bus) await bus.publish('user.changed', { id }, { delivered: true });
     },
   };
 }
@@ -171,6 +213,7 @@ export function installAuth(
     let row: AuthUserRow | undefined = deps.userCache?.get(claims.sub);
     let storeReachable = true;
     if (!row) {
+      const mark = deps.userCache?.mark() ?? 0;
       try {
         row = await deps.db
           .selectFrom('users')
@@ -187,7 +230,7 @@ export function installAuth(
           ])
           .where('id', '=', claims.sub)
           .executeTakeFirst();
-        if (row) deps.userCache?.set(row);
+        if (row) deps.userCache?.set(row, mark);
       } catch (err) {
         storeReachable = false;
         req.log.warn({ err: (err as Error).message }, 'user store unreachable; token accepted on its claims');

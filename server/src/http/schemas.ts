@@ -1,19 +1,105 @@
-/** Schema pieces shared by every area (TypeBox). */
-import { Type, type TSchema } from '@sinclair/typebox';
+/** Schema pieces shared by every area (TypeBox): dates, the error envelope, path parameters. */
+import { type Static, Type, type TSchema, type TUnsafe } from '@sinclair/typebox';
 
 /** An ISO-8601 timestamp in answers; services may hand a Date (serialized as ISO). */
 export const DateTime = (opts: { description?: string } = {}) =>
   Type.Unsafe<Date | string>({ type: 'string', format: 'date-time', ...opts });
 export const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
-export const ErrorBody = Type.Object(
+
+/** Id of the shared error schema (`components.schemas.Error` in the OpenAPI document). */
+export const ERROR_SCHEMA_ID = 'Error';
+
+/**
+ * The error envelope every error answer uses, registered once with `app.addSchema` (app.ts) and referenced by
+ * every error response of every route (`errors(…)`).
+ */
+export const ErrorSchema = Type.Object(
   {
-    error: Type.String({ description: 'snake_case code' }),
-    message: Type.String({ description: 'one human sentence' }),
+    error: Type.String({ description: 'snake_case code, e.g. project_not_found, invalid_request, forbidden' }),
+    message: Type.String({ description: 'one human sentence saying what went wrong' }),
+    details: Type.Optional(
+      Type.Array(
+        Type.Object({
+          path: Type.String({
+            description: 'where: body, querystring, params or headers, then the field, e.g. body/name',
+          }),
+          message: Type.String({ description: 'what is wrong with it' }),
+        }),
+        { description: '400 invalid_request: every part of the request that broke the schema' },
+      ),
+    ),
+    request_id: Type.Optional(
+      Type.String({
+        description: '500 internal_error: the request id (also the x-request-id header) to find it in the logs',
+      }),
+    ),
   },
-  { additionalProperties: true, description: 'The error envelope (CONTRACT.md §4).' },
+  {
+    $id: ERROR_SCHEMA_ID,
+    title: 'Error',
+    additionalProperties: true,
+    description:
+      'The error envelope {error, message, ...fields}. Some codes add fields: plan_limit_reached adds reason, current, limit and plan; token_budget_exceeded adds scope, used, cap, plan, worker_id and resets_at; project_exists adds name.',
+  },
 );
-/** Response schemas for the given error statuses, all the envelope. */
-export const errors = (...codes: number[]): Record<number, typeof ErrorBody> =>
-  Object.fromEntries(codes.map((c) => [c, ErrorBody]));
+/** An error answer as the services build it. */
+export type ErrorEnvelope = Static<typeof ErrorSchema>;
+
+/** What an error status means in this API (the response descriptions of the OpenAPI document). */
+const ERROR_MEANING: Record<number, string> = {
+  400: 'Invalid request: invalid_request with details when the path, query or body breaks the schema, or a code of this route',
+  401: 'No valid bearer token: unauthorized, invalid_token, token_expired or password_changed',
+  402: 'Plan limit reached: plan_limit_reached with reason, current, limit and plan',
+  403: "Not allowed: forbidden (another user's resource) or admin_required",
+  404: 'Not found: a code naming what is missing, e.g. project_not_found',
+  409: 'Conflicts with the current state, e.g. a taken name',
+  410: 'Gone: it existed and no longer does, or has expired',
+  413: 'Too large: payload_too_large',
+  429: 'Too many requests, or a spent budget (token_budget_exceeded)',
+  500: 'Internal error: internal_error with request_id',
+  502: 'The upstream provider failed, e.g. llm_error',
+  503: 'A provider is not configured or unavailable, e.g. llm_unavailable',
+  504: 'The upstream provider did not answer in time',
+};
+
+/**
+ * Response schemas for the given error statuses: each a reference to the shared `Error` schema with the
+ * status's meaning as its description.
+ */
+export const errors = (...codes: number[]): Record<number, TUnsafe<ErrorEnvelope>> =>
+  Object.fromEntries(
+    codes.map((c) => [
+      c,
+      Type.Unsafe<ErrorEnvelope>({ $ref: `${ERROR_SCHEMA_ID}#`, description: ERROR_MEANING[c] ?? 'An error' }),
+    ]),
+  );
 export const Ok = Type.Object({ ok: Type.Boolean() });
-export const IdParam = Type.Object({ id: Type.Integer({ minimum: 1, maximum: 2147483647 }) });
+
+/** A file part of a multipart body (documentation: `format: binary`). */
+export const FilePart = (description: string) => Type.String({ format: 'binary', description });
+/**
+ * The multipart body of an image upload (documentation only, see http/openapi.ts `multipart`): one part `file`.
+ * @param kinds the accepted types, e.g. `['png', 'gif']`; `maxBytes` the size limit.
+ */
+export const ImageUploadBody = (kinds: readonly string[], maxBytes: number) =>
+  Type.Object({
+    file: FilePart(
+      `the image: ${kinds.map((k) => k.toUpperCase()).join(', ')}, at most ${Math.round(maxBytes / 1024 / 1024)} MB; its type is checked by its first bytes, not its name`,
+    ),
+  });
+
+/** A positive int4 id, described by what it identifies. */
+export const Id = (description: string) => Type.Integer({ minimum: 1, maximum: 2147483647, description });
+/** Path parameters `{id}`: the id of `what`, e.g. `idParam('the skill id')`. */
+export const idParam = (description: string) => Type.Object({ id: Id(description) });
+
+/** A project's technical name in a path (`:name`): it names one project across the service. */
+export const ProjectName = Type.String({
+  minLength: 1,
+  maxLength: 200,
+  description: "the project's technical name (projectName at creation; unique across the service)",
+});
+/** Path parameters `{name}`: a project. */
+export const ProjectParam = Type.Object({ name: ProjectName });
+/** Path parameters `{name, id}`: a project and the id of `what` in it. */
+export const projectIdParams = (description: string) => Type.Object({ name: ProjectName, id: Id(description) });

@@ -1,5 +1,5 @@
 /**
- * Access tokens (specification, Authentication; CONTRACT.md §3): HS256 JWTs with `sub` (user id),
+ * Access tokens (specification, Authentication; docs/api.md): HS256 JWTs with `sub` (user id),
  * `role`, `pv` (password version), `chat_id`, `iat` and `exp` (24 h).
  */
 import { SignJWT, jwtVerify, errors } from 'jose';

@@ -1,15 +1,18 @@
 /**
- * The durable job queue (DESIGN.md "Jobs"): pg-boss over the same database, PostgreSQL or PGlite.
+ * The durable job queue: pg-boss over the same database, PostgreSQL or PGlite; a crash or restart loses no job.
  * A job sent inside a transaction (`{tx}`) commits or rolls back with it, so a saved record and the
  * job that follows it up are never separated by a crash. Each job runs once across instances.
  *
  * Modules `define` their handlers while registering; the queue starts when the app is ready
- * (`onReady`) and stops on close. Sending from this process wakes the local worker at once.
+ * (`onReady`) and stops on close. Sending from this process wakes the local worker at once, and, through the
+ * event bus (`jobs.sent`, sent inside the job's transaction so it arrives at its commit), the workers of the
+ * other instances, which otherwise would find the job at their next poll.
  */
 import PgBoss from 'pg-boss';
-import { CompiledQuery, type Kysely, type Transaction } from 'kysely';
+import { CompiledQuery, sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../db/database.ts';
 import type { DB } from '../db/types.ts';
+import type { Bus } from '../lib/bus.ts';
 import type { JobCatalog } from './catalog.ts';
 
 export interface JobHandlerContext {
@@ -86,9 +89,14 @@ interface Definition {
   opts: DefineOptions;
 }
 
+/**
+ * The queue over `database`.
+ * @param bus when given, sends wake the pollers of every instance (see the module comment).
+ */
 export function createJobQueue<C extends object = JobCatalog>(
   database: Database,
   log: { error: (o: object, m: string) => void; warn: (o: object, m: string) => void },
+  bus?: Bus,
 ): JobQueue<C> {
   const defs = new Map<string, Definition>();
   const workerIds = new Map<string, string[]>();
@@ -98,6 +106,14 @@ export function createJobQueue<C extends object = JobCatalog>(
   const inFlight = new Set<Promise<void>>();
   let stopping = false;
   const declared = new Set<string>();
+  const wakeLocal = (name: string) => {
+    for (const w of workerIds.get(name) ?? []) boss?.notifyWorker(w);
+  };
+  bus?.subscribe('jobs.sent', ({ name }) => wakeLocal(name));
+  // Wake-ups lost while the bus reconnected: every poller looks once.
+  bus?.onGap(() => {
+    for (const name of workerIds.keys()) wakeLocal(name);
+  });
 
   // Statements pg-boss issues after its stop() returned (a fetch that was already under way, its fail())
   // are dropped: they never reach the database, which may be closing, and never settle, so that stopped
@@ -115,6 +131,24 @@ export function createJobQueue<C extends object = JobCatalog>(
       maintenanceIntervalSeconds: 120,
     } as PgBoss.ConstructorOptions);
 
+  /**
+   * Create queue `name` if it does not exist. pg-boss's `create_queue` attaches a partition to its job table:
+   * two instances creating queues at the same moment deadlock, so on a server the creation runs while this
+   * process holds a transaction-scoped advisory lock (on another pooled connection, released at its commit).
+   */
+  const ensureQueue = async (b: PgBoss, name: string) => {
+    if (created.has(name)) return;
+    if (!(await b.getQueue(name))) {
+      if (database.kind !== 'postgres') await b.createQueue(name);
+      else
+        await database.db.transaction().execute(async (tx) => {
+          await sql`select pg_advisory_xact_lock(hashtext('pgboss.create_queue'))`.execute(tx);
+          await b.createQueue(name);
+        });
+    }
+    created.add(name);
+  };
+
   const queue: JobQueue<C> = {
     get started() {
       return !!boss;
@@ -129,10 +163,7 @@ export function createJobQueue<C extends object = JobCatalog>(
     async send(name, data, opts = {}) {
       if (!boss) await queue.start();
       const b = boss!;
-      if (!created.has(name)) {
-        await b.createQueue(name);
-        created.add(name);
-      }
+      await ensureQueue(b, name);
       const def = defs.get(name);
       const id = await b.send(name, data as object, {
         ...(opts.tx ? { db: kyselyExecutor(opts.tx) } : {}),
@@ -143,11 +174,13 @@ export function createJobQueue<C extends object = JobCatalog>(
         expireInSeconds: def?.opts.expireInSeconds ?? 900,
       });
       // Wake this process's worker; inside a transaction the job is visible only after commit, so wake a bit later too.
-      const wake = () => {
-        for (const w of workerIds.get(name) ?? []) b.notifyWorker(w);
-      };
-      wake();
-      if (opts.tx) setTimeout(wake, 50).unref();
+      wakeLocal(name);
+      if (opts.tx) setTimeout(() => wakeLocal(name), 50).unref();
+      // And the other instances' workers (at the commit, when inside a transaction).
+      if (bus && bus.kind !== 'local') {
+        if (opts.tx) await bus.publish('jobs.sent', { name }, { tx: kyselyExecutor(opts.tx) });
+        else void bus.publish('jobs.sent', { name });
+      }
       return id;
     },
     async start() {
@@ -158,8 +191,7 @@ export function createJobQueue<C extends object = JobCatalog>(
         b.on('error', (err) => log.error({ err: (err as Error).message }, 'job queue error'));
         await b.start();
         for (const [name, def] of defs) {
-          await b.createQueue(name);
-          created.add(name);
+          await ensureQueue(b, name);
           const ids: string[] = [];
           for (let i = 0; i < (def.opts.concurrency ?? 1); i++) {
             let self = '';
@@ -193,11 +225,7 @@ export function createJobQueue<C extends object = JobCatalog>(
           }
           workerIds.set(name, ids);
         }
-        for (const name of declared) {
-          if (created.has(name)) continue;
-          await b.createQueue(name);
-          created.add(name);
-        }
+        for (const name of declared) await ensureQueue(b, name);
         boss = b;
       })();
       try {

@@ -1,6 +1,6 @@
 /**
  * The secret store: named platform secrets sealed with AES-256-GCM in the `secrets` table
- * (CONTRACT.md §2 "Managed secrets"; specification, Platform settings).
+ * (docs/configuration.md, Managed secrets; specification, Platform settings).
  */
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/types.ts';

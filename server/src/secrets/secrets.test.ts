@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { openTestDatabase } from '../../test/helpers.ts';
 import type { Database } from '../db/database.ts';
@@ -149,6 +150,31 @@ describe('development keys (DATA_DIR/keys.json)', () => {
     expect(second).toEqual(first);
     expect(fs.readFileSync(file, 'utf8')).toBe(content);
     expect(fs.statSync(file).mtimeMs).toBe(mtime);
+  });
+
+  it('processes starting at the same moment on one DATA_DIR all get the keys of the file', async () => {
+    const dir = tmpDir();
+    const go = path.join(tmpDir(), 'go');
+    // Each process loads, says so, waits for the same signal (a file appearing), then reads or creates keys.json.
+    const code = `import fs from 'node:fs';
+      import { ensureKeys } from ${JSON.stringify(path.resolve('server/src/secrets/keys.ts'))};
+      process.stderr.write('ready');
+      while (!fs.existsSync(${JSON.stringify(go)}));
+      process.stdout.write(JSON.stringify(ensureKeys(${JSON.stringify(dir)}, {})));`;
+    let ready = 0;
+    const run = () =>
+      new Promise<string>((resolve, reject) => {
+        const child = execFile(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], (err, out) =>
+          err ? reject(err) : resolve(out),
+        );
+        child.stderr!.on('data', () => {
+          if (++ready === 4) fs.writeFileSync(go, '');
+        });
+      });
+    const got = await Promise.all([run(), run(), run(), run()]);
+    const stored = fs.readFileSync(path.join(dir, 'keys.json'), 'utf8');
+    for (const out of got) expect(JSON.parse(out)).toEqual(JSON.parse(stored));
+    expect(fs.readdirSync(dir)).toEqual(['keys.json']);
   });
 
   it('environment values win and are never written', () => {

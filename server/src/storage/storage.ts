@@ -1,5 +1,6 @@
 /**
- * File blobs under `DATA_DIR` behind one interface (DESIGN.md "State lives in PostgreSQL … and in DATA_DIR").
+ * File blobs under `DATA_DIR` behind one interface (state lives in the database and in DATA_DIR, never only in
+ * process memory).
  * Keys are relative slash paths (`avatars/12.png`); `..`, absolute paths and NUL bytes are refused.
  */
 import fs from 'node:fs';

@@ -1,6 +1,6 @@
 /**
  * Routes of the accounts area: authentication (/api/auth/*), invites, beta waitlist and users (admin),
- * account settings. Each route translates HTTP to one service call (DESIGN.md house style 1).
+ * account settings. Each route translates HTTP to one service call.
  */
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
@@ -10,7 +10,10 @@ import type { AccountsService } from './accounts.service.ts';
 import type { InvitesService } from './invites.service.ts';
 import type { SettingsService } from './settings.service.ts';
 import * as S from './accounts.schemas.ts';
-import { DateTime, errors } from '../../http/schemas.ts';
+import { DateTime, errors, idParam } from '../../http/schemas.ts';
+
+const WaitlistIdParam = idParam('the waitlist application id');
+const UserIdParam = idParam('the user id');
 
 const meta = (req: FastifyRequest) => ({ ip: req.ip, userAgent: req.headers['user-agent'] });
 
@@ -164,7 +167,9 @@ export function accountsRoutes(
       schema: {
         tags: adminTags,
         summary: 'Revoke an unused code',
-        params: Type.Object({ code: Type.String({ maxLength: 64 }) }),
+        params: Type.Object({
+          code: Type.String({ maxLength: 64, description: 'the invite code, e.g. svc-AB12-CD34' }),
+        }),
         response: { 200: Type.Object({ ok: Type.Boolean(), code: Type.String() }), ...errors(401, 403, 404, 409) },
       },
     },
@@ -189,7 +194,7 @@ export function accountsRoutes(
       schema: {
         tags: adminTags,
         summary: 'Approve: generate and e-mail an invite code',
-        params: S.IdParam,
+        params: WaitlistIdParam,
         response: {
           200: Type.Object({ ok: Type.Boolean(), invite_code: Type.String(), email_sent: Type.Boolean() }),
           ...errors(401, 403, 404, 409),
@@ -205,7 +210,7 @@ export function accountsRoutes(
       schema: {
         tags: adminTags,
         summary: 'Reject an application',
-        params: S.IdParam,
+        params: WaitlistIdParam,
         response: { 200: S.Ok, ...errors(401, 403, 404, 409) },
       },
     },
@@ -243,7 +248,7 @@ export function accountsRoutes(
       schema: {
         tags: adminTags,
         summary: "Set a user's plan",
-        params: S.IdParam,
+        params: UserIdParam,
         body: Type.Object({ plan: S.PlanName }),
         response: { 200: Type.Object({ ok: Type.Boolean(), plan: Type.String() }), ...errors(400, 401, 403, 404) },
       },
@@ -257,7 +262,14 @@ export function accountsRoutes(
       schema: {
         tags: adminTags,
         summary: 'Transactional e-mails kept (no SMTP server configured) or sent, newest first',
-        querystring: Type.Object({ limit: Type.Integer({ minimum: 1, maximum: 500, default: 50 }) }),
+        querystring: Type.Object({
+          limit: Type.Integer({
+            minimum: 1,
+            maximum: 500,
+            default: 50,
+            description: 'newest e-mails to return (default 50, at most 500)',
+          }),
+        }),
         response: {
           200: Type.Object({
             items: Type.Array(

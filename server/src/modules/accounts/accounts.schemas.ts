@@ -1,9 +1,14 @@
 /** Request and answer schemas of the accounts area (TypeBox: validates, serializes, documents). */
 import { Type } from '@sinclair/typebox';
 import { DateTime, Nullable } from '../../http/schemas.ts';
-export { ErrorBody, Ok, IdParam } from '../../http/schemas.ts';
+export { Ok } from '../../http/schemas.ts';
 
-export const Email = Type.String({ minLength: 3, maxLength: 254, pattern: '^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$' });
+export const Email = Type.String({
+  minLength: 3,
+  maxLength: 254,
+  pattern: '^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$',
+  description: 'an e-mail address',
+});
 export const Password = Type.String({ minLength: 1, maxLength: 1024 });
 export const PlanName = Type.Union(
   ['free', 'min', 'cloud', 'max', 'starter', 'starter_cloud', 'beta'].map((p) => Type.Literal(p)),

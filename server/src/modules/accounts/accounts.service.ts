@@ -1,7 +1,6 @@
 /**
- * Accounts (specification: Authentication; Admin: invites and waitlist; CONTRACT.md §1, §3):
- * registration with an invite code, login, e-mail verification, password reset and change,
- * the bootstrap admin and admin user management.
+ * Accounts (specification: Authentication; Admin: invites and waitlist): registration with an invite code,
+ * login, e-mail verification, password reset and change, the bootstrap admin and admin user management.
  */
 import { hash as argonHash, verify as argonVerify } from '@node-rs/argon2';
 import type { Static } from '@sinclair/typebox';
@@ -27,7 +26,7 @@ export const SIGNUP_LIMIT = 3;
 const VERIFY_TTL_MS = 48 * 3600_000;
 const RESET_TTL_MS = 3600_000;
 
-/** The user as `GET /api/auth/me` shows it (CONTRACT.md §3). */
+/** The user as `GET /api/auth/me` shows it: `{id, email, name, role, plan, email_verified, chat_id, created_at}`. */
 export type PublicUser = Static<typeof S.User>;
 
 /** The user columns read here: those of the auth hook. */
@@ -56,8 +55,8 @@ export interface AccountsDeps {
   mailer: Pick<Mailer, 'send'>;
   breach: BreachChecker;
   appUrl: string;
-  /** Told after every committed change of a user's auth columns. */
-  userCache?: UserCache;
+  /** Told after every committed change of a user's auth columns (before answering: every instance drops the row). */
+  userCache?: Pick<UserCache, 'changed'>;
   /** `ADMIN_EMAIL` / `ADMIN_PASSWORD`: made sure of at start. */
   bootstrapAdmin?: { email: string; password: string };
   log: Logger;
@@ -68,7 +67,8 @@ export const hashPassword = (pw: string): Promise<string> => argonHash(pw, ARGON
 
 export function createAccountsService(deps: AccountsDeps) {
   const { repo, tokens, mailer, breach, appUrl } = deps;
-  const changed = (id: number) => deps.userCache?.invalidate(id);
+  /** After the commit of a change of user `id`'s auth columns, before answering: every instance forgets the row. */
+  const changed = async (id: number) => deps.userCache?.changed(id);
 
   const issueToken = (u: UserRow) =>
     tokens.sign({ sub: u.id, role: u.role, pv: u.password_version, chat_id: u.chat_id ?? String(u.id) });
@@ -118,10 +118,13 @@ export function createAccountsService(deps: AccountsDeps) {
 
   /** Create a user row inside `tx`. @throws Conflict('email_taken'). */
   async function insertUser(tx: Transaction<DB>, input: NewUser): Promise<UserRow> {
-    if (await repo.emailTaken(tx, input.email))
-      throw new Conflict('email_taken', 'An account with this e-mail already exists.');
-    const row = await repo.insertUser(tx, input);
-    // chat_id of accounts made here: the user id as a string (CONTRACT.md §3).
+    const taken = () => new Conflict('email_taken', 'An account with this e-mail already exists.');
+    if (await repo.emailTaken(tx, input.email)) throw taken();
+    // Two requests (or instances) creating the same e-mail at once: the unique index refuses the second.
+    const row = await repo.insertUser(tx, input).catch((err: unknown) => {
+      throw (err as { code?: string }).code === '23505' ? taken() : err;
+    });
+    // chat_id of accounts made here: the user id as a string (it is also a claim of the token).
     await repo.setChatId(tx, row.id, String(row.id));
     return { ...row, chat_id: String(row.id) };
   }
@@ -186,7 +189,7 @@ export function createAccountsService(deps: AccountsDeps) {
         await repo.markEmailVerified(tx, userId);
         return userId;
       });
-      if (done) changed(done);
+      if (done) await changed(done);
       if (!done) throw new BadRequest('invalid_token', 'This verification link is not valid or has expired.');
       return { ok: true, email_verified: true };
     },
@@ -244,7 +247,7 @@ export function createAccountsService(deps: AccountsDeps) {
         return u;
       });
       if (!user) throw new BadRequest('invalid_token', 'This reset link is not valid or has expired.');
-      changed(user.id);
+      await changed(user.id);
       await mailer.send({
         to: user.email,
         kind: 'password_changed',
@@ -274,7 +277,7 @@ export function createAccountsService(deps: AccountsDeps) {
         await authEvent(actor.id, 'password_change', meta, tx);
         return u;
       });
-      changed(actor.id);
+      await changed(actor.id);
       await mailer.send({
         to: updated.email,
         kind: 'password_changed',
@@ -286,16 +289,24 @@ export function createAccountsService(deps: AccountsDeps) {
 
     /**
      * Make sure the bootstrap admin (`ADMIN_EMAIL` / `ADMIN_PASSWORD`) exists with role admin and a
-     * verified e-mail. An existing account is promoted; its password is left as it is.
+     * verified e-mail. A new account gets `password`; an existing account is promoted and keeps its own
+     * password: `ADMIN_PASSWORD` is never applied to an existing account (the stored password is
+     * authoritative once the account exists, as a password changed through the API must survive a restart).
+     * @returns the outcome, and `passwordDiffers` when an existing account's password is not `password`
+     *   (the start step reports it in the log).
      */
-    async ensureAdmin(emailInput: string, password: string): Promise<'created' | 'promoted' | 'present'> {
+    async ensureAdmin(
+      emailInput: string,
+      password: string,
+    ): Promise<{ outcome: 'created' | 'promoted' | 'present'; passwordDiffers: boolean }> {
       const email = normalizeEmail(emailInput);
-      const row = await repo.userByEmail(email);
+      const row = await repo.credentialsByEmail(email);
       if (row) {
-        if (row.role === 'admin' && row.email_verified) return 'present';
+        const passwordDiffers = !(await argonVerify(row.password_hash, password).catch(() => false));
+        if (row.role === 'admin' && row.email_verified) return { outcome: 'present', passwordDiffers };
         await repo.promoteToAdmin(row.id);
-        changed(row.id);
-        return 'promoted';
+        await changed(row.id);
+        return { outcome: 'promoted', passwordDiffers };
       }
       const passwordHash = await hashPassword(password);
       try {
@@ -303,20 +314,32 @@ export function createAccountsService(deps: AccountsDeps) {
           insertUser(tx, { email, passwordHash, role: 'admin', emailVerified: true, name: 'Administrator' }),
         );
       } catch (err) {
-        if (err instanceof Conflict) return 'present'; // another instance created it at the same moment
+        // Another instance created it at the same moment, with the same configuration.
+        if (err instanceof Conflict) return { outcome: 'present', passwordDiffers: false };
         throw err;
       }
-      return 'created';
+      return { outcome: 'created', passwordDiffers: false };
     },
 
-    /** Start step: make sure the bootstrap admin exists (when configured). */
+    /**
+     * Start step: make sure the bootstrap admin exists (when configured). When the account already existed
+     * with another password, a warning says that `ADMIN_PASSWORD` was not applied and how to change it.
+     */
     async start(): Promise<void> {
       if (!deps.bootstrapAdmin) return;
-      const outcome = await service.ensureAdmin(deps.bootstrapAdmin.email, deps.bootstrapAdmin.password);
+      const { outcome, passwordDiffers } = await service.ensureAdmin(
+        deps.bootstrapAdmin.email,
+        deps.bootstrapAdmin.password,
+      );
       deps.log.info({ outcome }, 'bootstrap admin checked');
+      if (passwordDiffers)
+        deps.log.warn(
+          { email: normalizeEmail(deps.bootstrapAdmin.email), outcome },
+          'ADMIN_PASSWORD differs from the password of the existing admin account and was not applied: the stored password stays. Log in with it and change it (POST /api/auth/change-password), or reset it by e-mail (POST /api/auth/forgot-password); ADMIN_PASSWORD only sets the password of an account it creates',
+        );
     },
 
-    /** `GET /api/auth/me`: the caller as CONTRACT.md §3 shows a user. */
+    /** `GET /api/auth/me`: the caller as `toPublicUser` shows a user. */
     me: (actor: Actor): PublicUser => toPublicUser(actor),
 
     /** GET /api/crm/admin/users → `{users, total}` newest first (at most 500). */
@@ -359,7 +382,7 @@ export function createAccountsService(deps: AccountsDeps) {
       requireAdmin(actor);
       const stored = await repo.setPlan(userId, plan);
       if (stored === undefined) throw new NotFound('No user has this id.', 'user_not_found');
-      changed(userId);
+      await changed(userId);
       return { ok: true, plan: stored };
     },
   };

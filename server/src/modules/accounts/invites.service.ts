@@ -1,6 +1,6 @@
 /**
  * Invite codes and the beta waitlist (specification: Admin: invites and waitlist; Beta waitlist
- * application states open → approved | rejected; CONTRACT.md §1 `POST /api/auth/waitlist`).
+ * application states open → approved | rejected; the public `POST /api/auth/waitlist`).
  */
 import { requireAdmin } from '../../access/access.ts';
 import type { Actor } from '../../http/auth.ts';

@@ -4,7 +4,7 @@ import { startSmtpStandIn } from '../../../test/standins/smtp.ts';
 import { loadConfig } from '../../config.ts';
 import { buildApp, type App } from '../../app.ts';
 import { createDeps } from '../../deps.ts';
-import { silentLogger as silent } from '../../lib/logger.ts';
+import { type Logger, silentLogger as silent } from '../../lib/logger.ts';
 
 const CODE = /^svc-[A-Z0-9]{4}-[A-Z0-9]{4}$/;
 
@@ -38,9 +38,9 @@ async function apply(email: string, message?: string) {
 }
 
 /** A second app over the same database, with extra environment (as a restart with a new configuration). */
-async function appOver(base: TestApp, env: Record<string, string>): Promise<App> {
+async function appOver(base: TestApp, env: Record<string, string>, log: Logger = silent): Promise<App> {
   const config = loadConfig({ DATA_DIR: base.dataDir, BREACH_CHECK_URL: 'off', APP_URL: 'http://app.test', ...env });
-  const app = await buildApp(createDeps(config, base.database, TEST_KEYS, silent));
+  const app = await buildApp(createDeps(config, base.database, TEST_KEYS, log));
   await app.ready();
   return app;
 }
@@ -382,6 +382,44 @@ describe('bootstrap admin (ADMIN_EMAIL / ADMIN_PASSWORD)', () => {
       await restarted.close();
       const rows = await b.db.selectFrom('users').select('id').where('email', '=', email).execute();
       expect(rows).toHaveLength(1);
+    } finally {
+      await b.close();
+    }
+  });
+
+  it('a changed ADMIN_PASSWORD is not applied to the existing admin; the start reports it in the log', async () => {
+    const email = uniqueEmail('boot');
+    const env = { ADMIN_EMAIL: email, ADMIN_PASSWORD: 'bootstrap passphrase' };
+    const b = await buildTestApp({ env });
+    /** A logger keeping its warnings. */
+    const capture = () => {
+      const warnings: Array<{ obj: object; msg?: string }> = [];
+      const log: Logger = { ...silent, warn: (obj, msg) => void warnings.push({ obj, msg }), child: () => log };
+      return { log, warnings };
+    };
+    try {
+      // The same password: nothing to report.
+      const same = capture();
+      await (await appOver(b, env, same.log)).close();
+      expect(same.warnings.filter((w) => w.msg?.includes('ADMIN_PASSWORD'))).toEqual([]);
+      // The admin changes the password through the API; the restart keeps it and says so.
+      const login = await api(b.app, 'POST', '/api/auth/login', { body: { email, password: 'bootstrap passphrase' } });
+      const changed = await api(b.app, 'POST', '/api/auth/change-password', {
+        token: login.body.token,
+        body: { current_password: 'bootstrap passphrase', new_password: 'a newer passphrase 7' },
+      });
+      expect(changed.status).toBe(200);
+      const after = capture();
+      await (await appOver(b, env, after.log)).close();
+      const reported = after.warnings.filter((w) => w.msg?.includes('ADMIN_PASSWORD'));
+      expect(reported).toHaveLength(1);
+      expect(reported[0].msg).toContain('was not applied');
+      expect(reported[0].obj).toMatchObject({ email });
+      expect(JSON.stringify(reported)).not.toContain('bootstrap passphrase');
+      const status = async (password: string) =>
+        (await api(b.app, 'POST', '/api/auth/login', { body: { email, password } })).status;
+      expect(await status('a newer passphrase 7')).toBe(200);
+      expect(await status('bootstrap passphrase')).toBe(401);
     } finally {
       await b.close();
     }

@@ -17,7 +17,14 @@ export function runtimeAnalyticsRoutes(app: TypedApp, { analytics }: { analytics
       schema: {
         tags,
         summary: 'Agent run latency by stage (nearest-rank p50/p90)',
-        querystring: Type.Object({ days: Type.Integer({ minimum: 1, maximum: 90, default: 7 }) }),
+        querystring: Type.Object({
+          days: Type.Integer({
+            minimum: 1,
+            maximum: 90,
+            default: 7,
+            description: 'the window: the last N days (1–90, default 7)',
+          }),
+        }),
         response: {
           200: Type.Object({
             windowDays: Type.Integer(),
@@ -37,7 +44,14 @@ export function runtimeAnalyticsRoutes(app: TypedApp, { analytics }: { analytics
       schema: {
         tags,
         summary: 'Model cascade: runs started on a cheaper tier, escalations by class, model calls and tokens by model',
-        querystring: Type.Object({ days: Type.Integer({ minimum: 1, maximum: 90, default: 14 }) }),
+        querystring: Type.Object({
+          days: Type.Integer({
+            minimum: 1,
+            maximum: 90,
+            default: 14,
+            description: 'the window: the last N days (1–90, default 14)',
+          }),
+        }),
         response: {
           200: Type.Object({
             windowDays: Type.Integer(),

@@ -1,12 +1,12 @@
-/** Routes of the worker chat: streamed chat (SSE), history, active role (CONTRACT.md §6). */
+/** Routes of the worker chat: streamed chat (SSE), history, active role. */
 import { Type } from '@sinclair/typebox';
 import { requireActor } from '../../http/auth.ts';
 import type { TypedApp } from '../../http/typed-app.ts';
-import { DateTime, errors, Nullable } from '../../http/schemas.ts';
+import { DateTime, errors, Nullable, ProjectParam } from '../../http/schemas.ts';
 import type { ChatService } from './chat.service.ts';
 import { openSse, pipeSse } from './sse.ts';
 
-const NameParam = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) });
+const NameParam = ProjectParam;
 const Id = Type.Integer({ minimum: 1, maximum: 2147483647 });
 const ActiveRole = Type.Object({ worker_id: Nullable(Type.Integer()), role: Nullable(Type.String()) });
 
@@ -46,9 +46,24 @@ export function chatRoutes(app: TypedApp, { chat }: { chat: ChatService }): void
         summary: 'Chat history, oldest first (page back with before=<smallest id>)',
         params: NameParam,
         querystring: Type.Object({
-          worker_id: Type.Optional(Id),
-          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
-          before: Type.Optional(Id),
+          worker_id: Type.Optional(
+            Type.Integer({ minimum: 1, maximum: 2147483647, description: 'only the conversation with this worker' }),
+          ),
+          limit: Type.Optional(
+            Type.Integer({
+              minimum: 1,
+              maximum: 200,
+              default: 50,
+              description: 'messages per page (default 50, at most 200)',
+            }),
+          ),
+          before: Type.Optional(
+            Type.Integer({
+              minimum: 1,
+              maximum: 2147483647,
+              description: 'cursor: only messages older than this message id (the smallest id of the previous page)',
+            }),
+          ),
         }),
         response: {
           200: Type.Object({

@@ -1,9 +1,10 @@
 /**
- * Chat with workers (specification: Chat, messages, pins; CONTRACT.md §6): the streamed chat, its
+ * Chat with workers (specification: Chat, messages, pins): the streamed chat, its
  * paged history and the active role (the worker the chat talks to by default).
  * A chat message is an ordinary message to one worker (runtime.submit): its run executes as a durable
- * job; the stream follows the run's in-process events and, as a fallback when the run executes on
- * another instance, the run row (polled every POLL_MS), so it always ends with `done`.
+ * job on any instance; the stream follows the run's events, which reach it over the event bus wherever the
+ * run executes (runtime/events.ts), and, as a fallback for a message the bus lost, the run row (polled every
+ * POLL_MS), so it always ends with `done`.
  */
 import type { Actor } from '../../http/auth.ts';
 import type { Access, ProjectRef } from '../../access/access.ts';

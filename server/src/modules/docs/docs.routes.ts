@@ -7,14 +7,19 @@ import { errors } from '../../http/schemas.ts';
 import type { TypedApp } from '../../http/typed-app.ts';
 import type { DocsService } from './docs.service.ts';
 
-const Lang = Type.Union([Type.Literal('en'), Type.Literal('uk')], { default: 'en' });
-const Node = Type.Recursive((This) =>
-  Type.Object({
-    path: Type.String(),
-    title: Type.String(),
-    lang: Type.String(),
-    children: Type.Optional(Type.Array(This)),
-  }),
+const Lang = Type.Union([Type.Literal('en'), Type.Literal('uk')], {
+  default: 'en',
+  description: 'the language: en (default) or uk; a page missing in it falls back to the other',
+});
+const Node = Type.Recursive(
+  (This) =>
+    Type.Object({
+      path: Type.String(),
+      title: Type.String(),
+      lang: Type.String(),
+      children: Type.Optional(Type.Array(This)),
+    }),
+  { $id: 'DocsTreeNode', title: 'DocsTreeNode' },
 );
 
 export function docsRoutes(app: TypedApp, { docs }: { docs: DocsService }): void {
@@ -42,7 +47,14 @@ export function docsRoutes(app: TypedApp, { docs }: { docs: DocsService }): void
         tags,
         security: [],
         summary: 'One documentation page (falls back to the other language)',
-        querystring: Type.Object({ path: Type.String({ minLength: 1, maxLength: 300 }), lang: Type.Optional(Lang) }),
+        querystring: Type.Object({
+          path: Type.String({
+            minLength: 1,
+            maxLength: 300,
+            description: 'the page path as the tree gives it, e.g. skills',
+          }),
+          lang: Type.Optional(Lang),
+        }),
         response: {
           200: Type.Object({
             path: Type.String(),

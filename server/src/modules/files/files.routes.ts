@@ -1,14 +1,20 @@
-/** File routes of a project's working directory (specification, Files; CONTRACT.md §6). One service call each. */
+/** File routes of a project's working directory (specification, Files). One service call each. */
 import { Type } from '@sinclair/typebox';
 import { requireActor } from '../../http/auth.ts';
-import { DateTime, errors } from '../../http/schemas.ts';
+import { DateTime, errors, FilePart, ProjectParam } from '../../http/schemas.ts';
 import type { TypedApp } from '../../http/typed-app.ts';
 import type { FilesService } from './files.service.ts';
 
-const ProjectParam = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) });
-const RelPath = Type.String({ maxLength: 1000, description: 'relative to the project directory' });
+const RelPath = Type.String({ maxLength: 1000, description: 'a path relative to the project directory' });
 const PathQuery = Type.Object({ path: RelPath });
-const ListQuery = Type.Object({ path: Type.Optional(RelPath) });
+const ListQuery = Type.Object({
+  path: Type.Optional(
+    Type.String({
+      maxLength: 1000,
+      description: 'the folder to list, relative to the project directory (default: its root)',
+    }),
+  ),
+});
 const ReadQuery = Type.Object({
   path: RelPath,
   raw: Type.Optional(
@@ -164,6 +170,17 @@ export function filesRoutes(app: TypedApp, { files }: { files: FilesService }): 
         summary: 'Upload files (multipart `file`, optional field `path`: the folder), up to 100 MB each',
         params: ProjectParam,
         consumes: ['multipart/form-data'],
+        multipart: Type.Object({
+          file: Type.Array(FilePart('a file, kept under its own name (a part per file)'), {
+            minItems: 1,
+            description: 'the files, each at most FILES_UPLOAD_LIMIT_BYTES (100 MB by default)',
+          }),
+          path: Type.Optional(
+            Type.String({
+              description: 'the folder to put them in, relative to the project directory (default: its root)',
+            }),
+          ),
+        }),
         response: { 201: Uploaded, ...errors(400, 401, 403, 404, 413) },
       },
     },

@@ -1,5 +1,6 @@
 /**
- * Files of a project's working directory (specification, Files; Limits "Files upload 100 MB"; CONTRACT.md §6).
+ * Files of a project's working directory (specification, Files; Limits "Files upload 100 MB"). Paths come as
+ * `?path=` or `{path}`; an upload is multipart `file` parts and an optional `path` field (the folder).
  * Every path goes through `resolveInside` (lib/paths.ts): traversal, absolute paths and symlinks that leave the
  * project directory answer 403 `path_outside_project`; a NUL byte 400 `invalid_path`.
  */
@@ -38,6 +39,14 @@ export interface Entry {
 
 const code = (err: unknown) => (err as NodeJS.ErrnoException).code;
 const notFound = () => new NotFound('No file or folder has this path.', 'path_not_found');
+/**
+ * A write that met something else at its path (a folder where a file goes, a file where a folder goes — also
+ * when another request made it in between the check and the write) as 409 `already_exists`; other errors as they are.
+ */
+const clash = (err: unknown) =>
+  ['EEXIST', 'EISDIR', 'ENOTDIR', 'ENOTEMPTY'].includes(code(err) ?? '')
+    ? new Conflict('already_exists', 'Something else already exists at this path or one of its folders.')
+    : err;
 
 /** A clone URL: http(s) or git only, no options smuggled as a URL. @throws BadRequest `invalid_url`. */
 export function checkCloneUrl(url: string): URL {
@@ -79,7 +88,8 @@ export function createFilesService(deps: { access: Access; options: FilesOptions
       const project = await deps.access.project(actor, name);
       const { abs, rel } = await inProject(project.dir, p);
       const st = await fsp.stat(abs).catch((err) => {
-        throw code(err) === 'ENOENT' ? notFound() : err;
+        // ENOTDIR: a folder of the path is a file, so nothing is there.
+        throw code(err) === 'ENOENT' || code(err) === 'ENOTDIR' ? notFound() : err;
       });
       if (!st.isDirectory()) throw new BadRequest('not_a_directory', 'This path is a file; read it instead.');
       const dirents = await fsp.readdir(abs, { withFileTypes: true });
@@ -109,7 +119,8 @@ export function createFilesService(deps: { access: Access; options: FilesOptions
       const project = await deps.access.project(actor, name);
       const { abs, rel } = await inProject(project.dir, p);
       const st = await fsp.stat(abs).catch((err) => {
-        throw code(err) === 'ENOENT' ? notFound() : err;
+        // ENOTDIR: a folder of the path is a file, so nothing is there.
+        throw code(err) === 'ENOENT' || code(err) === 'ENOTDIR' ? notFound() : err;
       });
       if (st.isDirectory()) throw new BadRequest('is_directory', 'This path is a folder; list it instead.');
       if (raw)
@@ -140,7 +151,9 @@ export function createFilesService(deps: { access: Access; options: FilesOptions
       if (!rel) throw new BadRequest('is_directory', 'The project folder itself cannot be written.');
       const st = await fsp.stat(abs).catch(() => undefined);
       if (st?.isDirectory()) throw new BadRequest('is_directory', 'This path is a folder.');
-      await atomicWrite(abs, body.content);
+      await atomicWrite(abs, body.content).catch((err) => {
+        throw clash(err);
+      });
       return { ok: true, path: rel, size: Buffer.byteLength(body.content) };
     },
 
@@ -150,7 +163,9 @@ export function createFilesService(deps: { access: Access; options: FilesOptions
       const { abs, rel } = await inProject(project.dir, p);
       if (!rel || (await fsp.lstat(abs).catch(() => undefined)))
         throw new Conflict('already_exists', 'Something already exists at this path.');
-      await fsp.mkdir(abs, { recursive: true });
+      await fsp.mkdir(abs, { recursive: true }).catch((err) => {
+        throw clash(err);
+      });
       return { ok: true, path: rel };
     },
 
@@ -159,12 +174,12 @@ export function createFilesService(deps: { access: Access; options: FilesOptions
       const project = await deps.access.project(actor, name);
       const { abs, rel } = await inProject(project.dir, p);
       if (!rel) throw new Conflict('already_exists', 'Something already exists at this path.');
-      await fsp.mkdir(path.dirname(abs), { recursive: true });
       try {
+        await fsp.mkdir(path.dirname(abs), { recursive: true });
         await fsp.writeFile(abs, '', { flag: 'wx' });
       } catch (err) {
         if (code(err) === 'EEXIST') throw new Conflict('already_exists', 'Something already exists at this path.');
-        throw err;
+        throw clash(err);
       }
       return { ok: true, path: rel };
     },
@@ -244,7 +259,9 @@ export function createFilesService(deps: { access: Access; options: FilesOptions
       const { abs, rel } = await inProject(project.dir, body.dir ?? guess);
       if (!rel || (await fsp.lstat(abs).catch(() => undefined)))
         throw new Conflict('already_exists', 'The target folder already exists.');
-      await fsp.mkdir(path.dirname(abs), { recursive: true });
+      await fsp.mkdir(path.dirname(abs), { recursive: true }).catch((err) => {
+        throw clash(err);
+      });
       const args = [
         '-c',
         'protocol.allow=never',

@@ -1,6 +1,7 @@
 /**
  * The issues area as the agent's tools see it (runtime/ports.ts `IssuesPort`): each call acts through the
- * issues service with the project owner's authority (`access.ownerActor`), never beyond that project.
+ * issues service with the project owner's authority (`access.ownerActor`), never beyond that project, and
+ * credits the worker that acted (its label as `created_by` and entry author; its id on the events).
  */
 import type { Access } from '../../access/access.ts';
 import type { IssuePriority, IssueStatus } from '../../db/types.ts';
@@ -8,6 +9,7 @@ import { BadRequest } from '../../http/errors.ts';
 import type { IssuesPort } from '../runtime/ports.ts';
 import type { IssuesService } from './issues.service.ts';
 
+/** The issues port over the issues service (built once by services.ts). */
 export function createIssuesPort(deps: {
   issues: Pick<IssuesService, 'create' | 'mcpUpdate' | 'update' | 'log'>;
   access: Pick<Access, 'ownerActor'>;
@@ -30,11 +32,16 @@ export function createIssuesPort(deps: {
     async create(p) {
       const { actor, projectName } = await deps.access.ownerActor(p.projectId);
       return summary(
-        await issues.create(actor, projectName, {
-          title: p.title,
-          description: p.description,
-          priority: priority(p.priority),
-        }),
+        await issues.create(
+          actor,
+          projectName,
+          {
+            title: p.title,
+            description: p.description,
+            priority: priority(p.priority),
+          },
+          p.author,
+        ),
       );
     },
     async take(p) {
@@ -50,13 +57,19 @@ export function createIssuesPort(deps: {
     async update(p) {
       const { actor, projectName } = await deps.access.ownerActor(p.projectId);
       return summary(
-        await issues.update(actor, projectName, p.issueId, {
-          status: p.status,
-          assignee: p.assignee,
-          title: p.title,
-          priority: priority(p.priority),
-          description: p.description,
-        }),
+        await issues.update(
+          actor,
+          projectName,
+          p.issueId,
+          {
+            status: p.status,
+            assignee: p.assignee,
+            title: p.title,
+            priority: priority(p.priority),
+            description: p.description,
+          },
+          p.author,
+        ),
       );
     },
     async log(p) {

@@ -1,5 +1,5 @@
 /**
- * Issue routes: the web UI's (CONTRACT.md §1) and the workers' (`/api/mcp/issues/…`, specification
+ * Issue routes: the web UI's (`/api/crm/projects/:name/issues…`) and the workers' (`/api/mcp/issues/…`, specification
  * "Issue updates for workers"). Each route translates HTTP to one service call.
  */
 import { requireActor } from '../../http/auth.ts';

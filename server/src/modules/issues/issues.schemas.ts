@@ -1,6 +1,6 @@
-/** Request and answer schemas of issues (specification: Issue, Issue status, Issue updates for workers; CONTRACT.md §6). */
+/** Request and answer schemas of issues (specification: Issue, Issue status, Issue updates for workers). */
 import { Type } from '@sinclair/typebox';
-import { DateTime, Nullable } from '../../http/schemas.ts';
+import { DateTime, Id, Nullable, projectIdParams, ProjectName, ProjectParam } from '../../http/schemas.ts';
 
 export const STATUSES = ['open', 'in_progress', 'blocked', 'deferred', 'closed'] as const;
 export const PRIORITIES = ['P0', 'P1', 'P2', 'P3'] as const;
@@ -14,15 +14,9 @@ export const Status = Type.Union([
 export const Priority = Type.Union([Type.Literal('P0'), Type.Literal('P1'), Type.Literal('P2'), Type.Literal('P3')]);
 const statusAlt = STATUSES.join('|');
 
-export const ProjectParam = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) });
-export const IssueParams = Type.Object({
-  name: Type.String({ minLength: 1, maxLength: 200 }),
-  id: Type.Integer({ minimum: 1, maximum: 2147483647 }),
-});
-export const McpParams = Type.Object({
-  project: Type.String({ minLength: 1, maxLength: 200 }),
-  id: Type.Integer({ minimum: 1, maximum: 2147483647 }),
-});
+export { ProjectParam };
+export const IssueParams = projectIdParams('the issue number (per project)');
+export const McpParams = Type.Object({ project: ProjectName, id: Id('the issue number (per project)') });
 
 export const Entry = Type.Object({
   id: Type.Integer(),
@@ -51,8 +45,12 @@ export const ListQuery = Type.Object({
     Type.String({ pattern: `^(${statusAlt})(,(${statusAlt}))*$`, description: 'one status or a comma list' }),
   ),
   assignee: Type.Optional(Type.String({ maxLength: 200, description: 'exact assignee; `none` for unassigned' })),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 50 })),
-  offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000_000, default: 0 })),
+  limit: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: 500, default: 50, description: 'issues per page (default 50, at most 500)' }),
+  ),
+  offset: Type.Optional(
+    Type.Integer({ minimum: 0, maximum: 10_000_000, default: 0, description: 'issues to skip (newest first)' }),
+  ),
 });
 export const IssueList = Type.Object({
   issues: Type.Array(IssueSummary),

@@ -1,5 +1,6 @@
 /**
- * Issues of a project (specification: Issue, Issue status, Issue updates for workers; CONTRACT.md §1, §6).
+ * Issues of a project (specification: Issue, Issue status, Issue updates for workers; the web UI's issue
+ * routes `/api/crm/projects/:name/issues…` beside the workers' `/api/mcp/issues/…`).
  *
  * - Ids are numeric per project (`issue_counters` hands them out atomically).
  * - Every change writes an activity entry (`issue_activity`), sends a `knowledge.index` job for the issue
@@ -219,7 +220,12 @@ export function createIssuesService(deps: IssuesDeps) {
       return { issues: rows.map((r) => ({ ...r, labels: r.labels ?? [] })), total, limit, offset };
     },
 
-    /** Create an issue (status open, priority P2 by default). @returns the issue with its activity. */
+    /**
+     * Create an issue (status open, priority P2 by default).
+     * @param author who is credited (`created_by` and the `create` entry): a worker's label when a worker
+     *   creates it through its tools; by default the caller.
+     * @returns the issue with its activity.
+     */
     async create(
       actor: Actor,
       name: string,
@@ -230,9 +236,9 @@ export function createIssuesService(deps: IssuesDeps) {
         assignee?: string | null;
         labels?: string[];
       },
+      author: string = actorName(actor),
     ): Promise<Issue> {
       const project = await deps.access.project(actor, name);
-      const author = actorName(actor);
       const issue = await repo.transaction(async (tx) => {
         const id = await repo.nextNumber(tx, project.id);
         await repo.insert(tx, {
@@ -262,10 +268,18 @@ export function createIssuesService(deps: IssuesDeps) {
     /**
      * Update fields of an issue (web route). Setting `in_progress` with an assignee is "taking" it: logged
      * as `taken by …` and recorded as `issue_pick`; moving to closed records `issue_close`.
+     * @param author who is credited in the entries and events: a worker's label when a worker acts through
+     *   its tools (the events then carry its `worker_id`); by default the caller.
      */
-    async update(actor: Actor, name: string, id: number, patch: Patch): Promise<Issue> {
+    async update(
+      actor: Actor,
+      name: string,
+      id: number,
+      patch: Patch,
+      author: string = actorName(actor),
+    ): Promise<Issue> {
       const project = await deps.access.project(actor, name);
-      return applyUpdate(actor, project, id, patch, actorName(actor));
+      return applyUpdate(actor, project, id, patch, author);
     },
 
     /** Workers' route: status (the five values) and assignee; `author` names who acted (default: the caller). */

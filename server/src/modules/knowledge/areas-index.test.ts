@@ -24,7 +24,7 @@ beforeAll(async () => {
   ann = await createUser(t);
   bob = await createUser(t);
   annP = await createProject(t, ann.id, 'atlas');
-  bobP = await createProject(t, bob.id, 'atlas');
+  bobP = await createProject(t, bob.id, 'atlas-bob');
 });
 afterAll(async () => {
   await t?.close();

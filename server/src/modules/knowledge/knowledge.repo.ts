@@ -82,11 +82,14 @@ export function createKnowledgeRepo(db: Kysely<DB>) {
     /**
      * Create the HNSW index for dimension `dims` if missing:
      * `(embedding::vector(D)) vector_cosine_ops WHERE dims = D`, with enough build memory (512 MB) for the graph
-     * of ~100k vectors to stay in memory (pgvector builds much slower on disk). Needs pgvector.
+     * of ~100k vectors to stay in memory (pgvector builds much slower on disk). Needs pgvector. Under an
+     * advisory lock: two instances starting together would otherwise race on the catalog (`create index if
+     * not exists` is not safe concurrently: the second fails with a unique violation).
      */
     async createVectorIndex(dims: number): Promise<void> {
       const d = sql.lit(dims);
       await db.transaction().execute(async (tx) => {
+        await sql`select pg_advisory_xact_lock(hashtext(${`knowledge_chunks_hnsw_${dims}`}))`.execute(tx);
         await sql`set local maintenance_work_mem = '512MB'`.execute(tx);
         await sql`create index if not exists ${sql.id(`knowledge_chunks_hnsw_${dims}`)} on knowledge_chunks using hnsw ((embedding::vector(${d})) vector_cosine_ops) where dims = ${d}`.execute(
           tx,

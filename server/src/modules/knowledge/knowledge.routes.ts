@@ -4,11 +4,11 @@
  */
 import { Type } from '@sinclair/typebox';
 import { requireActor } from '../../http/auth.ts';
-import { errors } from '../../http/schemas.ts';
+import { errors, ProjectParam } from '../../http/schemas.ts';
 import type { TypedApp } from '../../http/typed-app.ts';
 import type { KnowledgeService } from './knowledge.service.ts';
 
-const NameParam = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) });
+const NameParam = ProjectParam;
 const Hit = Type.Object({
   rank: Type.Integer({ minimum: 1 }),
   doc_type: Type.String({
@@ -22,9 +22,16 @@ const Hit = Type.Object({
   text: Type.String(),
 });
 const SearchQuery = Type.Object({
-  q: Type.String({ minLength: 1, maxLength: 2000 }),
-  k: Type.Optional(Type.Integer({ minimum: 1, maximum: 25, default: 6 })),
-  include_global: Type.Optional(Type.Boolean({ default: true })),
+  q: Type.String({ minLength: 1, maxLength: 2000, description: 'what to look for, in plain words' }),
+  k: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: 25, default: 6, description: 'hits to return (1–25, default 6)' }),
+  ),
+  include_global: Type.Optional(
+    Type.Boolean({
+      default: true,
+      description: 'also search global skills and the public documentation (default true)',
+    }),
+  ),
   doc_types: Type.Optional(
     Type.String({ maxLength: 200, description: 'comma subset of wiki, issue, skill, transcript' }),
   ),

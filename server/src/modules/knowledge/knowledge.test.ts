@@ -28,7 +28,7 @@ describe('semantic index and RAG search', () => {
     bob = await createUser(t);
     annA = await createProject(t, ann.id, 'alpha');
     annB = await createProject(t, ann.id, 'beta');
-    bobA = await createProject(t, bob.id, 'alpha'); // same name, other owner
+    bobA = await createProject(t, bob.id, 'alpha-bob'); // another owner's project (names are unique)
     await store.put(
       annA.id,
       'wiki',
@@ -99,7 +99,7 @@ describe('semantic index and RAG search', () => {
     expect(b.body.hits[0].doc_id).toBe('secret.md');
     expect(b.body.hits.map((h: any) => h.doc_id)).not.toContain('bob.md');
     expect(b.body.hits.map((h: any) => h.doc_id)).not.toContain('ops/runbook.md');
-    const c = await search(bob.token, 'alpha', 'q=quokka%20ledger&k=25');
+    const c = await search(bob.token, bobA.name, 'q=quokka%20ledger&k=25');
     expect(c.body.hits[0].doc_id).toBe('bob.md');
     expect(c.body.hits.every((h: any) => h.doc_id === 'bob.md' || h.scope === 'global')).toBe(true);
   });

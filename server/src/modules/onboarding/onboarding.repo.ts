@@ -32,20 +32,18 @@ export function createOnboardingRepo(db: Kysely<DB>) {
     lockProgress: (tx: Transaction<DB>, userId: number): Promise<ProgressRow | undefined> =>
       tx.selectFrom('onboarding_progress').selectAll().where('user_id', '=', userId).forUpdate().executeTakeFirst(),
 
-    /** A user's progress row, created empty when missing, locked for the rest of the transaction. */
-    async createAndLockProgress(tx: Transaction<DB>, userId: number): Promise<ProgressRow> {
-      await tx
+    /**
+     * A user's progress row, created empty when missing, locked for the rest of the transaction. One
+     * statement (insert, or a no-op update on conflict, which locks the row): an insert-then-select let a
+     * concurrent reset delete the row in between, and the select found nothing.
+     */
+    createAndLockProgress: (tx: Transaction<DB>, userId: number): Promise<ProgressRow> =>
+      tx
         .insertInto('onboarding_progress')
         .values({ user_id: userId })
-        .onConflict((oc) => oc.column('user_id').doNothing())
-        .execute();
-      return tx
-        .selectFrom('onboarding_progress')
-        .selectAll()
-        .where('user_id', '=', userId)
-        .forUpdate()
-        .executeTakeFirstOrThrow();
-    },
+        .onConflict((oc) => oc.column('user_id').doUpdateSet((eb) => ({ user_id: eb.ref('excluded.user_id') })))
+        .returningAll()
+        .executeTakeFirstOrThrow(),
 
     /** Change the given columns of a user's (existing) progress row. @returns the row after the change. */
     updateProgress: (ex: Executor, userId: number, patch: ProgressPatch): Promise<ProgressRow> => {

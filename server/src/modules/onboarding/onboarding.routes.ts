@@ -1,11 +1,11 @@
 /** Routes of onboarding, trial status and usage (specification, Account, onboarding, usage). */
 import { Type } from '@sinclair/typebox';
 import { requireActor } from '../../http/auth.ts';
-import { DateTime, errors, Nullable } from '../../http/schemas.ts';
+import { DateTime, errors, FilePart, Nullable } from '../../http/schemas.ts';
 import type { TypedApp } from '../../http/typed-app.ts';
 import { Project } from '../projects/projects.schemas.ts';
 import { Worker } from '../workers/workers.schemas.ts';
-import { Progress, Video, Videos } from './onboarding.schemas.ts';
+import { Progress, SetupConfig, Video, Videos } from './onboarding.schemas.ts';
 import type { OnboardingService } from './onboarding.service.ts';
 import { readSetupUpload } from './setup-upload.ts';
 
@@ -20,6 +20,19 @@ export function onboardingRoutes(app: TypedApp, { onboarding }: { onboarding: On
         summary:
           'Create the first project and its workers (multipart `config` JSON + `files`); trial without an LLM key',
         consumes: ['multipart/form-data'],
+        multipart: Type.Object({
+          config: Type.String({
+            contentMediaType: 'application/json',
+            contentSchema: SetupConfig,
+            description:
+              'JSON {displayName, projectName, niche?, teamPreset?, llmKey?, workers?}; without llmKey a verified user gets the trial',
+          }),
+          files: Type.Optional(
+            Type.Array(FilePart('a file for the project directory (a part per file)'), {
+              description: 'files copied into the new project directory under safe names',
+            }),
+          ),
+        }),
         response: {
           200: Type.Object({
             ok: Type.Boolean(),

@@ -3,7 +3,7 @@ import { type Static, Type } from '@sinclair/typebox';
 import { DateTime, Nullable } from '../../http/schemas.ts';
 import { WorkerCreateBody } from '../workers/workers.schemas.ts';
 
-/** The `config` JSON of POST /onboarding/setup (CONTRACT.md §6). */
+/** The `config` JSON field of the multipart POST /onboarding/setup (its other parts are `files`). */
 export const SetupConfig = Type.Object({
   displayName: Type.String({ minLength: 1, maxLength: 200 }),
   projectName: Type.String({ minLength: 1, maxLength: 100 }),

@@ -6,6 +6,7 @@ import type { Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import type { Actor } from '../../http/auth.ts';
 import { BadRequest } from '../../http/errors.ts';
+import { findTextProblem, invalidInput } from '../../http/input.ts';
 import type { ActivityLog } from '../../lib/activity.ts';
 import type { AccountsRepo } from '../accounts/accounts.repo.ts';
 import type { SettingsService } from '../accounts/settings.service.ts';
@@ -73,6 +74,9 @@ export function createOnboardingService(deps: {
     } catch {
       throw new BadRequest('invalid_request', 'The field `config` is not valid JSON.');
     }
+    // A multipart field is not a JSON body: the central text check (NUL, unpaired surrogates, depth) runs here.
+    const problem = findTextProblem(parsed, 'config', 'body');
+    if (problem) throw invalidInput(problem);
     if (!Value.Check(SetupConfig, parsed)) {
       const details = [...Value.Errors(SetupConfig, parsed)]
         .slice(0, 10)

@@ -328,6 +328,22 @@ describe('checklist', () => {
     expect(evs[1].payload).toEqual({ completed_count: 1 });
   });
 
+  it('dismiss, event, replay and reset racing each other never answer 500 (the row may vanish in between)', async () => {
+    const u = await createUser(t);
+    const call = (route: string, body?: unknown) =>
+      api(t.app, 'POST', `/api/crm/onboarding/${route}`, { token: u.token, body });
+    for (let round = 0; round < 10; round++) {
+      const answers = await Promise.all([
+        call('dismiss'),
+        call('reset'),
+        call('event', { step: 'cli', status: 'completed' }),
+        call('replay'),
+        call('dismiss'),
+      ]);
+      for (const a of answers) expect(a.status, a.text).toBeLessThan(500);
+    }
+  });
+
   it('videos: 8 slots over defaults; admin PUT stores known slots only, sanitized', async () => {
     const u = await createUser(t);
     const g = await api(t.app, 'GET', '/api/crm/onboarding/videos', { token: u.token });

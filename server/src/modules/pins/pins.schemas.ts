@@ -1,12 +1,9 @@
 /** Request and answer schemas of pins, learnings and the knowledge graph (specification: pins; Memory and knowledge). */
 import { Type } from '@sinclair/typebox';
-import { DateTime, Nullable } from '../../http/schemas.ts';
+import { DateTime, Nullable, ProjectParam, projectIdParams } from '../../http/schemas.ts';
 
-export const ProjectParam = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) });
-export const PinParams = Type.Object({
-  name: Type.String({ minLength: 1, maxLength: 200 }),
-  id: Type.Integer({ minimum: 1, maximum: 2147483647 }),
-});
+export { ProjectParam };
+export const PinParams = projectIdParams('the pin id');
 export const Pin = Type.Object({
   id: Type.Integer(),
   text: Type.String(),
@@ -48,8 +45,15 @@ export const LearningBody = Type.Object(
   { additionalProperties: false },
 );
 export const LearningQuery = Type.Object({
-  tag: Type.Optional(Type.String({ minLength: 1, maxLength: 50 })),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 100 })),
+  tag: Type.Optional(Type.String({ minLength: 1, maxLength: 50, description: 'only learnings with this tag' })),
+  limit: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: 500,
+      default: 100,
+      description: 'newest learnings to return (default 100, at most 500)',
+    }),
+  ),
 });
 const NodeType = Type.Union(
   [Type.Literal('issue'), Type.Literal('skill'), Type.Literal('wiki'), Type.Literal('note'), Type.Literal('worker')],

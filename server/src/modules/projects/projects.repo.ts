@@ -89,18 +89,13 @@ export function createProjectsRepo(db: Kysely<DB>) {
     rowsOf: (ownerId: number): Promise<ProjectRow[]> =>
       db.selectFrom('projects').selectAll().where('owner_id', '=', ownerId).orderBy('id').execute(),
 
-    /** Whether the owner has a project of this technical name. */
-    async exists(ex: Executor, ownerId: number, name: string): Promise<boolean> {
-      const r = await ex
-        .selectFrom('projects')
-        .select('id')
-        .where('owner_id', '=', ownerId)
-        .where('name', '=', name)
-        .executeTakeFirst();
+    /** Whether any project has this technical name (names are unique across the service). */
+    async nameTaken(ex: Executor, name: string): Promise<boolean> {
+      const r = await ex.selectFrom('projects').select('id').where('name', '=', name).executeTakeFirst();
       return !!r;
     },
 
-    /** Insert a project. @returns its row. Fails with 23505 on a duplicate name of the owner. */
+    /** Insert a project. @returns its row. Fails with 23505 when the name is taken (by any owner). */
     insert: (ex: Executor, values: Insertable<DB['projects']>): Promise<ProjectRow> =>
       ex.insertInto('projects').values(values).returningAll().executeTakeFirstOrThrow(),
 

@@ -5,7 +5,7 @@
 import { Type } from '@sinclair/typebox';
 import type { TypedApp } from '../../http/typed-app.ts';
 import { requireActor } from '../../http/auth.ts';
-import { errors } from '../../http/schemas.ts';
+import { errors, ImageUploadBody } from '../../http/schemas.ts';
 import { readImageUpload } from '../workers/upload.ts';
 import type { ProjectsService } from './projects.service.ts';
 import * as S from './projects.schemas.ts';
@@ -57,7 +57,9 @@ export function projectsRoutes(app: TypedApp, { projects }: { projects: Projects
       schema: {
         tags,
         summary: 'Team preset for a niche (keyword map)',
-        querystring: Type.Object({ niche: Type.String({ maxLength: 500 }) }),
+        querystring: Type.Object({
+          niche: Type.String({ maxLength: 500, description: 'the project’s niche in a few words, e.g. online shop' }),
+        }),
         response: { 200: Type.Object({ preset_id: Type.String() }), ...errors(400, 401) },
       },
     },
@@ -160,6 +162,7 @@ export function projectsRoutes(app: TypedApp, { projects }: { projects: Projects
         summary: 'Upload the project icon (multipart `file`, PNG or GIF, 2 MB)',
         params: S.NameParam,
         consumes: ['multipart/form-data'],
+        multipart: ImageUploadBody(['png', 'gif'], ICON_MAX_BYTES),
         response: { 200: S.UploadAnswer, ...errors(400, 401, 403, 404, 413) },
       },
     },

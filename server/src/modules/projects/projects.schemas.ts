@@ -1,9 +1,9 @@
 /** Request and answer schemas of the projects area (TypeBox). */
 import { Type } from '@sinclair/typebox';
-import { DateTime, Nullable } from '../../http/schemas.ts';
+import { DateTime, Nullable, ProjectParam } from '../../http/schemas.ts';
 import { Worker, WorkerCreateBody } from '../workers/workers.schemas.ts';
 
-export const NameParam = Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }) });
+export const NameParam = ProjectParam;
 
 /** Both create shapes: `{displayName, projectName, niche?, teamPreset?}` or `{technical_name, displayName, description, icon, color}`. */
 export const CreateProjectBody = Type.Object(
@@ -19,7 +19,8 @@ export const CreateProjectBody = Type.Object(
   },
   {
     additionalProperties: false,
-    description: 'projectName or technical_name is the technical name (a slug, unique per owner).',
+    description:
+      'projectName or technical_name is the technical name (a slug of 2–40 characters, unique across the service: every path names a project by it; a taken name answers 409 project_exists).',
   },
 );
 
@@ -62,8 +63,12 @@ export const ModelMode = Type.Object({ modelMode: Type.Union([Type.Literal('stri
 export const Protocol = Type.Object({ protocol: Type.String(), updated_at: DateTime() });
 export const ProtocolBody = Type.Object({ protocol: Type.String({ maxLength: 100_000 }) });
 export const LogsQuery = Type.Object({
-  category: Type.String({ default: 'all', maxLength: 50 }),
-  lines: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
+  category: Type.String({
+    default: 'all',
+    maxLength: 50,
+    description: 'all (default), project, workers, issues, git, skills, sessions, tokens, chat or onboarding',
+  }),
+  lines: Type.Integer({ minimum: 1, maximum: 1000, default: 100, description: 'newest entries to return (1–1000)' }),
 });
 export const Logs = Type.Object({
   category: Type.String(),
@@ -80,8 +85,10 @@ export const Logs = Type.Object({
   lines: Type.Array(Type.String()),
 });
 export const MetricsQuery = Type.Object({
-  since: Type.Optional(Type.String({ maxLength: 40 })),
-  until: Type.Optional(Type.String({ maxLength: 40 })),
+  since: Type.Optional(
+    Type.String({ maxLength: 40, description: 'first day (a date, UTC, inclusive); default 29 days before until' }),
+  ),
+  until: Type.Optional(Type.String({ maxLength: 40, description: 'last day (a date, UTC, inclusive); default today' })),
 });
 export const Metrics = Type.Object({
   since: Type.String(),

@@ -101,6 +101,10 @@ export interface ProjectsDeps {
   settings: Pick<SettingsService, 'llmKey'>;
 }
 
+/** 409 `project_exists`: a project name names one project across the service, whoever owns it. */
+const nameTaken = (name: string) =>
+  new Conflict('project_exists', `A project named '${name}' already exists; choose another name.`, { name });
+
 /** The projects service (module header); built once by the composition root. */
 export function createProjectsService(deps: ProjectsDeps) {
   const { repo, workers: workersRepo, access, activity, storage, sealer, messenger, usage } = deps;
@@ -150,8 +154,7 @@ export function createProjectsService(deps: ProjectsDeps) {
     try {
       const result = await repo.transaction(async (tx) => {
         await usage.lockForCreation(tx, actor.id);
-        if (await repo.exists(tx, actor.id, name))
-          throw new Conflict('project_exists', `You already have a project named '${name}'.`);
+        if (await repo.nameTaken(tx, name)) throw nameTaken(name);
         usage.assertPlanAllows(actor.plan, actor.isAdmin, {
           projects: { current: await repo.countOwned(actor.id, tx), add: 1 },
           workers: {
@@ -224,8 +227,7 @@ export function createProjectsService(deps: ProjectsDeps) {
       };
     } catch (err) {
       if (dir) await fsp.rm(dir, { recursive: true, force: true });
-      if ((err as { code?: string }).code === '23505')
-        throw new Conflict('project_exists', `You already have a project named '${name}'.`);
+      if ((err as { code?: string }).code === '23505') throw nameTaken(name); // created meanwhile by another owner
       throw err;
     }
   }

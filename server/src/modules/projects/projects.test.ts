@@ -121,14 +121,28 @@ describe('creation', () => {
     });
   });
 
-  it('the technical name is unique per owner (409), not globally', async () => {
+  it('the technical name is unique across the service: a taken name answers 409 project_exists', async () => {
     const a = await createUser(t, { plan: 'min' });
     const b = await createUser(t);
     expect((await create(a.token, { displayName: 'X', projectName: 'same' })).status).toBe(201);
     const dup = await create(a.token, { displayName: 'X', projectName: 'same' });
     expect(dup.status).toBe(409);
     expect(dup.body.error).toBe('project_exists');
-    expect((await create(b.token, { displayName: 'X', projectName: 'same' })).status).toBe(201);
+    const other = await create(b.token, { displayName: 'X', projectName: 'same' });
+    expect(other.status).toBe(409);
+    expect(other.body).toMatchObject({ error: 'project_exists', name: 'same' });
+    const team = await api(t.app, 'POST', '/api/crm/projects/create-with-team', {
+      token: b.token,
+      body: { project: { displayName: 'X', projectName: 'same' }, workers: [{ label: 'w' }] },
+    });
+    expect(team.status).toBe(409);
+    expect(team.body.error).toBe('project_exists');
+    expect(await projectRows(b.id)).toBe(0);
+    // The name names a's project, for b (403) and for an admin (that project).
+    expect((await api(t.app, 'GET', '/api/crm/projects/same', { token: b.token })).status).toBe(403);
+    const seen = await api(t.app, 'GET', '/api/crm/projects/same', { token: admin.token });
+    expect(seen.status).toBe(200);
+    expect(seen.body.owner_id).toBe(a.id);
   });
 });
 
@@ -228,9 +242,11 @@ describe('plan limits', () => {
   it('beta owners and admins bypass the limits', async () => {
     const beta = await createUser(t, { plan: 'beta' });
     const adm = await createUser(t, { role: 'admin', plan: 'free' });
-    for (const u of [beta, adm]) {
-      expect((await create(u.token, { displayName: 'A', projectName: 'a' })).status).toBe(201);
-      expect((await create(u.token, { displayName: 'B', projectName: 'b', teamPreset: 'software' })).status).toBe(201);
+    for (const [i, u] of [beta, adm].entries()) {
+      expect((await create(u.token, { displayName: 'A', projectName: `a${i}` })).status).toBe(201);
+      expect((await create(u.token, { displayName: 'B', projectName: `b${i}`, teamPreset: 'software' })).status).toBe(
+        201,
+      );
     }
   });
 

@@ -217,6 +217,7 @@ export const issueTools: AgentTool[] = [
       const issue = await ctx.ports.issues!.update({
         projectId: ctx.project.id,
         issueId: num(input.issue_id),
+        author: ctx.worker.label,
         ...(status ? { status: status as (typeof STATUSES)[number] } : {}),
         ...(input.title !== undefined ? { title: str(input.title) } : {}),
         ...(input.priority !== undefined ? { priority: str(input.priority) } : {}),

@@ -21,9 +21,11 @@ export interface IssueSummary {
 /**
  * The issues area's port. It records the activity events of what it does (`issue_pick`, `issue_close`,
  * `issue_log`, with the worker resolved from the assignee/author label), so tools do not write them again.
+ * `author` / `assignee` is the acting worker's label: the issue's `created_by` and its entries credit the
+ * worker, not the project's owner.
  */
 export interface IssuesPort {
-  /** Create an issue (status open). */
+  /** Create an issue (status open), credited to `author`. */
   create(p: {
     projectId: number;
     title: string;
@@ -33,10 +35,11 @@ export interface IssuesPort {
   }): Promise<IssueSummary>;
   /** Take an issue: status in_progress and `assignee` (specification, Issue status). @throws NotFound */
   take(p: { projectId: number; issueId: number; assignee: string }): Promise<IssueSummary>;
-  /** Change fields of an issue. @throws NotFound; BadRequest on an unknown status. */
+  /** Change fields of an issue, credited to `author`. @throws NotFound; BadRequest on an unknown status. */
   update(p: {
     projectId: number;
     issueId: number;
+    author: string;
     status?: IssueSummary['status'];
     assignee?: string | null;
     title?: string;
@@ -57,7 +60,7 @@ export interface SkillsPort {
 export interface WikiPort {
   /** A page by path, or null. */
   read(projectId: number, path: string): Promise<{ path: string; content: string } | null>;
-  /** Create or replace a page (the wiki area re-embeds it). */
+  /** Create or replace a page, credited to `author` (`updated_by`); the wiki area re-embeds it. */
   save(projectId: number, path: string, content: string, author: string): Promise<{ path: string }>;
 }
 

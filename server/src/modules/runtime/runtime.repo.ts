@@ -90,6 +90,26 @@ export function createRuntimeRepo(db: Kysely<DB>) {
         .where('project_id', '=', projectId)
         .executeTakeFirst(),
 
+    /**
+     * A project's runs, newest first, with their reply text: at most `limit`, with an id below `before` when
+     * given, of one worker and in one state when given.
+     */
+    listRuns: (
+      projectId: number,
+      q: { limit: number; before?: number; workerId?: number; status?: RunStatus },
+    ): Promise<Array<RunRow & { reply: string | null }>> => {
+      let query = db
+        .selectFrom('agent_runs as r')
+        .leftJoin('chat_messages as m', 'm.id', 'r.reply_message_id')
+        .selectAll('r')
+        .select('m.content as reply')
+        .where('r.project_id', '=', projectId);
+      if (q.before !== undefined) query = query.where('r.id', '<', q.before);
+      if (q.workerId !== undefined) query = query.where('r.worker_id', '=', q.workerId);
+      if (q.status !== undefined) query = query.where('r.status', '=', q.status);
+      return query.orderBy('r.id', 'desc').limit(q.limit).execute();
+    },
+
     /** The state of run `runId`, or undefined when it does not exist. */
     async status(runId: number): Promise<RunStatus | undefined> {
       const r = await db.selectFrom('agent_runs').select('status').where('id', '=', runId).executeTakeFirst();

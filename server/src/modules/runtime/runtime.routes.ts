@@ -1,5 +1,5 @@
 /**
- * Routes of the worker runtime: messages to workers, runs (show, cancel, retry), restart, prompt
+ * Routes of the worker runtime: messages to workers, runs (list, show, cancel, retry), restart, prompt
  * generation. The job handler is registered by runtime.jobs.ts; the crash sweep is the service's start step.
  */
 import { requireActor } from '../../http/auth.ts';
@@ -25,6 +25,21 @@ export function runtimeRoutes(app: TypedApp, { runtime }: { runtime: RuntimeServ
       },
     },
     async (req, reply) => reply.status(202).send(await runtime.submit(requireActor(req), req.params.name, req.body)),
+  );
+  app.get(
+    '/api/crm/projects/:name/runs',
+    {
+      schema: {
+        tags,
+        summary: "The project's agent runs, newest first, paged",
+        description:
+          'Paged by run id: `limit` (default 50, at most 200) and `before` (the `next_before` of the previous page). Optional filters `worker_id` and `status`.',
+        params: S.NameParam,
+        querystring: S.RunsQuery,
+        response: { 200: S.RunList, ...errors(400, 401, 403, 404) },
+      },
+    },
+    async (req) => runtime.listRuns(requireActor(req), req.params.name, req.query),
   );
   app.get(
     '/api/crm/projects/:name/runs/:id',
@@ -81,7 +96,7 @@ export function runtimeRoutes(app: TypedApp, { runtime }: { runtime: RuntimeServ
     {
       schema: {
         tags,
-        summary: 'Generate a system prompt from a role description with the LLM',
+        summary: 'Generate a system prompt with the LLM from what the worker is for, its name and a description',
         params: S.NameParam,
         body: S.GeneratePromptBody,
         response: { 200: S.GeneratePromptAnswer, ...errors(400, 401, 403, 404, 502, 503) },

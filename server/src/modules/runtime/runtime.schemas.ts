@@ -1,12 +1,9 @@
-/** Schemas of the worker runtime routes (CONTRACT.md §6 for message). */
+/** Schemas of the worker runtime routes: messages, runs, restart, prompt generation. */
 import { Type } from '@sinclair/typebox';
-import { DateTime, Nullable } from '../../http/schemas.ts';
+import { DateTime, Nullable, ProjectParam, projectIdParams } from '../../http/schemas.ts';
 
-export const NameParam = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) });
-export const RunParams = Type.Object({
-  name: Type.String({ minLength: 1, maxLength: 200 }),
-  id: Type.Integer({ minimum: 1, maximum: 2147483647 }),
-});
+export const NameParam = ProjectParam;
+export const RunParams = projectIdParams('the run id');
 const WorkerId = Type.Integer({ minimum: 1, maximum: 2147483647 });
 
 export const MessageBody = Type.Object(
@@ -28,6 +25,16 @@ export const MessageBody = Type.Object(
 );
 export const MessageAnswer = Type.Object({ message_id: Type.Integer(), run_ids: Type.Array(Type.Integer()) });
 
+export const RunStatus = Type.Union(
+  [
+    Type.Literal('queued'),
+    Type.Literal('running'),
+    Type.Literal('succeeded'),
+    Type.Literal('failed'),
+    Type.Literal('cancelled'),
+  ],
+  { description: 'queued → running → succeeded, failed or cancelled' },
+);
 const Usage = Type.Object({
   input_tokens: Type.Integer(),
   output_tokens: Type.Integer(),
@@ -38,13 +45,7 @@ export const Run = Type.Object({
   id: Type.Integer(),
   worker_id: Type.Integer(),
   message_id: Type.Integer(),
-  status: Type.Union([
-    Type.Literal('queued'),
-    Type.Literal('running'),
-    Type.Literal('succeeded'),
-    Type.Literal('failed'),
-    Type.Literal('cancelled'),
-  ]),
+  status: RunStatus,
   model: Nullable(Type.String()),
   requested_model: Nullable(Type.String()),
   cascade: Type.Boolean(),
@@ -68,8 +69,36 @@ export const Run = Type.Object({
   started_at: Nullable(DateTime()),
   finished_at: Nullable(DateTime()),
 });
+export const RunsQuery = Type.Object({
+  limit: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: 200, default: 50, description: 'runs per page (default 50, at most 200)' }),
+  ),
+  before: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: 2147483647,
+      description: 'cursor: only runs older than this run id (the `next_before` of the previous page)',
+    }),
+  ),
+  worker_id: Type.Optional(Type.Integer({ minimum: 1, maximum: 2147483647, description: "only this worker's runs" })),
+  status: Type.Optional(RunStatus),
+});
+export const RunList = Type.Object({
+  runs: Type.Array(Run, { description: 'newest first' }),
+  next_before: Nullable(
+    Type.Integer({ description: 'pass as `before` for the next (older) page; null on the last page' }),
+  ),
+});
 export const RetryAnswer = Type.Object({ run_id: Type.Integer(), retry_of: Type.Integer() });
-export const RestartQuery = Type.Object({ worker_id: Type.Optional(WorkerId) });
+export const RestartQuery = Type.Object({
+  worker_id: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: 2147483647,
+      description: "the worker to restart; without it, every worker's runs stop",
+    }),
+  ),
+});
 export const RestartAnswer = Type.Object({
   ok: Type.Boolean(),
   worker_ids: Type.Array(Type.Integer()),
@@ -77,9 +106,25 @@ export const RestartAnswer = Type.Object({
 });
 export const GeneratePromptBody = Type.Object(
   {
-    role: Type.String({ minLength: 3, maxLength: 4000, description: 'what the worker is for' }),
-    label: Type.Optional(Type.String({ maxLength: 100 })),
-    model: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+    role: Type.String({
+      minLength: 3,
+      maxLength: 4000,
+      description: 'what the worker is for (e.g. "reviews pull requests for security problems")',
+    }),
+    label: Type.Optional(Type.String({ maxLength: 100, description: "the worker's name, e.g. Reviewer" })),
+    description: Type.Optional(
+      Type.String({
+        maxLength: 4000,
+        description: 'more about the worker: its duties, tools, tone, what it must not do',
+      }),
+    ),
+    model: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 100,
+        description: 'a tier key or a model id to write the prompt with (default: the strict fallback tier)',
+      }),
+    ),
   },
   { additionalProperties: false },
 );

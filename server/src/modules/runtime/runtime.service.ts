@@ -29,6 +29,7 @@ import type { AgentPorts } from './ports.ts';
 import type { RunWorker, ToolContext, ToolRegistry } from './tools.ts';
 import { RunStop, type AgentEngine, type AgentRunResult } from './engine.ts';
 import type { RunEvents } from './events.ts';
+import type { Bus } from '../../lib/bus.ts';
 import { MODEL_TIERS, pickModelPlan } from './model-tiers.ts';
 import { buildSystem } from './context.ts';
 import { STALE_RUN_MS } from './status.ts';
@@ -66,7 +67,10 @@ export interface RuntimeDeps {
   /** The other areas as the agent's tools see them (built in the composition root). */
   ports: AgentPorts;
   agentEngine: AgentEngine;
+  /** Events of runs, for the streams that follow them on any instance. */
   events: RunEvents;
+  /** Cancels reach the instance executing the run (`run.cancel`). */
+  bus: Pick<Bus, 'publish' | 'subscribe'>;
   log: { warn(o: object, m: string): void; error(o: object, m: string): void };
 }
 
@@ -80,6 +84,20 @@ export interface SubmitBody {
 /** A run as the API shows it (`GET /projects/:name/runs/:id`; the `Run` response schema). */
 export type RunView = Static<typeof S.Run>;
 
+/**
+ * The request text of a prompt generation: the project, the worker's name, what it is for (`role`) and the
+ * further description when given.
+ */
+function promptRequest(projectName: string, body: { role: string; label?: string; description?: string }): string {
+  const lines = [
+    `Project: ${projectName}`,
+    `Worker: ${body.label?.trim() || '(unnamed)'}`,
+    `What the worker is for: ${body.role.trim()}`,
+  ];
+  if (body.description?.trim()) lines.push(`Description:\n${body.description.trim()}`);
+  return lines.join('\n');
+}
+
 const ms = (from: Date | number, to: Date | number = Date.now()) => Math.max(0, Math.round(+to - +from));
 
 /** The worker runtime (module header); built once by the composition root, started by its lifecycle. */
@@ -89,6 +107,8 @@ export function createRuntimeService(deps: RuntimeDeps) {
   /** Abort controllers of the runs executing in this process. */
   const local = new Map<number, AbortController>();
   let sweep: NodeJS.Timeout | undefined;
+  // A cancel asked on another instance stops the model call under way here at once, as it would there.
+  deps.bus.subscribe('run.cancel', ({ run }) => local.get(run)?.abort());
 
   const toView = (r: RunRow, reply: string | null): RunView => ({
     id: r.id,
@@ -277,7 +297,8 @@ export function createRuntimeService(deps: RuntimeDeps) {
     events: deps.events,
 
     /**
-     * `POST /projects/:name/message`: send `text` to one worker or several in parallel (CONTRACT.md §6).
+     * `POST /projects/:name/message`: send `text` to one worker (`worker_id`) or several in parallel
+     * (`worker_ids`), with an optional `model`; answers 202 `{message_id, run_ids}`.
      * A stopped (idle) worker starts automatically: its run is queued at once. Records `browser_chat_message`.
      * @param opts.beforeCommit called with the run ids inside the transaction (streams subscribe there).
      * @returns `{message_id, run_ids}` (202).
@@ -370,6 +391,33 @@ export function createRuntimeService(deps: RuntimeDeps) {
     },
 
     /**
+     * `GET /projects/:name/runs`: the project's runs, newest first, paged by id (`limit` default 50, at most
+     * 200; `before` a run id), optionally of one worker and in one state.
+     * @returns `{runs, next_before}`: `next_before` is the id to pass as `before` for the next page, null on the
+     *   last one. @throws 404 `worker_not_found` when `worker_id` is not a worker of the project.
+     */
+    async listRuns(
+      actor: Actor,
+      name: string,
+      q: { limit?: number; before?: number; worker_id?: number; status?: RunStatus },
+    ): Promise<{ runs: RunView[]; next_before: number | null }> {
+      const project = await deps.access.project(actor, name);
+      if (q.worker_id !== undefined) await projectWorkers(project, [q.worker_id]);
+      const limit = Math.min(Math.max(q.limit ?? 50, 1), 200);
+      const rows = await repo.listRuns(project.id, {
+        limit: limit + 1,
+        before: q.before,
+        workerId: q.worker_id,
+        status: q.status,
+      });
+      const page = rows.slice(0, limit);
+      return {
+        runs: page.map((r) => toView(r, r.reply)),
+        next_before: rows.length > limit ? page[page.length - 1].id : null,
+      };
+    },
+
+    /**
      * `POST /projects/:name/restart?worker_id=`: stop the worker's queued and running runs cleanly (all
      * workers' when no id is given) and leave it idle. A run whose process is gone is marked failed.
      * @returns `{ok, worker_ids, cancelled}`. @throws 404 `worker_not_found`.
@@ -388,17 +436,22 @@ export function createRuntimeService(deps: RuntimeDeps) {
     },
 
     /**
-     * `POST /projects/:name/workers/generate-prompt`: write a worker's system prompt from a role
-     * description with the LLM (metered, source `generate_prompt`).
+     * `POST /projects/:name/workers/generate-prompt` `{role, label?, description?, model?}`: write a worker's
+     * system prompt with the LLM from what the worker is for (`role`), its name and the further description
+     * (metered, source `generate_prompt`).
      * @returns `{system_prompt, model, usage}`. @throws 400 `llm_key_required`, 503 `llm_unavailable`, 502 `llm_error`.
      */
-    async generatePrompt(actor: Actor, name: string, body: { role: string; label?: string; model?: string }) {
+    async generatePrompt(
+      actor: Actor,
+      name: string,
+      body: { role: string; label?: string; description?: string; model?: string },
+    ) {
       const project = await deps.access.project(actor, name);
       const key = await keyFor(project);
       const model = body.model ?? pickModelPlan({ modelMode: 'strict' }).models[0];
       const system =
-        'You write system prompts for AI workers of a software team. Given a role description, answer with the system prompt only: who the worker is, what it is responsible for, how it works with issues (take, log progress, close), its boundaries, and its tone. Second person, under 400 words, no preamble.';
-      const content = `Project: ${project.display_name}\nWorker: ${body.label ?? '(unnamed)'}\nRole description: ${body.role}`;
+        'You write system prompts for AI workers of a software team. Given what the worker is for and a description, answer with the system prompt only: who the worker is, what it is responsible for, how it works with issues (take, log progress, close), its boundaries, and its tone. Follow the description where it says more. Second person, under 400 words, no preamble.';
+      const content = promptRequest(project.display_name, body);
       const source = keySource(project, key);
       const scope = { userId: project.owner_id, projectId: project.id, workerId: null, keySource: source };
       const grant = await deps.usage.reserve(scope, {
@@ -538,7 +591,6 @@ export function createRuntimeService(deps: RuntimeDeps) {
           await budgetEvent(err);
           return await fail('token_budget_exceeded', err.message);
         }
-        await act('session_start', `${worker.label} started working`, msg.content.slice(0, 280));
         const plan = pickModelPlan({
           messageModel: claimed.requested_model,
           modelMode: project.config.modelMode,
@@ -581,6 +633,11 @@ export function createRuntimeService(deps: RuntimeDeps) {
         const totals = { input_tokens: 0, output_tokens: 0, cache_tokens: 0, total_tokens: 0 };
         /** The reservation of the model call under way, settled or released by onModelCall. */
         let reservation: number | null = null;
+        /**
+         * `session_start` ("… started working") is written once, when the first model call has its budget and is
+         * about to be made: a run that fails before (no key, spent budget, cancelled while queued) never started.
+         */
+        let sessionStarted = false;
         const prepMs = ms(started);
         const genStart = Date.now();
         const result = await deps.agentEngine.run(
@@ -609,6 +666,10 @@ export function createRuntimeService(deps: RuntimeDeps) {
               try {
                 const grant = await deps.usage.reserve(scope, call);
                 reservation = grant.id;
+                if (!sessionStarted) {
+                  sessionStarted = true;
+                  await act('session_start', `${worker.label} started working`, msg.content.slice(0, 280));
+                }
                 return grant.maxTokens;
               } catch (err) {
                 if (!isBudget(err)) throw err;
@@ -739,15 +800,17 @@ export function createRuntimeService(deps: RuntimeDeps) {
     if (!r) return;
     const ac = local.get(runId);
     if (ac) return ac.abort();
-    if (!r.heartbeat_at || +r.heartbeat_at < Date.now() - STALE_RUN_MS) {
-      // Its process is gone: nobody will notice the request, so end it here.
-      await repo.endRunning(runId, {
-        status: 'cancelled',
-        error: 'cancelled',
-        message: 'Cancelled; its process had stopped.',
-      });
-      await repo.transaction((tx) => idleUnlessBusy(tx, [workerId], ['running'], runId));
+    if (r.heartbeat_at && +r.heartbeat_at >= Date.now() - STALE_RUN_MS) {
+      // It executes on another instance: abort it there now (else it stops before its next turn anyway).
+      return deps.bus.publish('run.cancel', { run: runId });
     }
+    // Its process is gone: nobody will notice the request, so end it here.
+    await repo.endRunning(runId, {
+      status: 'cancelled',
+      error: 'cancelled',
+      message: 'Cancelled; its process had stopped.',
+    });
+    await repo.transaction((tx) => idleUnlessBusy(tx, [workerId], ['running'], runId));
   }
 
   return service;

@@ -152,6 +152,51 @@ describe('agent runs', () => {
     ]);
   });
 
+  it('credits the worker, not the project owner, for issues and wiki pages written through its tools', async () => {
+    const { u, p, w } = await setup({ worker: { label: 'Scribe', tools: ['issues', 'wiki'] } });
+    s.enqueue(
+      { content: [{ type: 'tool_use', name: 'create_issue', input: { title: 'Write the guide', priority: 'P1' } }] },
+      { content: [{ type: 'tool_use', name: 'update_issue', input: { issue_id: 1, status: 'closed' } }] },
+      {
+        content: [
+          { type: 'tool_use', name: 'save_wiki_page', input: { path: 'guides/start.md', content: '# Start\n\nHi.' } },
+        ],
+      },
+      { content: [{ type: 'text', text: 'Filed, closed and documented.' }] },
+    );
+    const r = await message(p.name, u.token, { worker_id: w.id, text: 'file it, close it, write it down' });
+    const run = await waitRun(t, p.name, r.body.run_ids[0], u.token);
+    expect(run.status).toBe('succeeded');
+    expect(run.tool_calls.map((c: any) => [c.tool, c.is_error])).toEqual([
+      ['create_issue', false],
+      ['update_issue', false],
+      ['save_wiki_page', false],
+    ]);
+    const issue = (await api(t.app, 'GET', `/api/crm/projects/${p.name}/issues/1`, { token: u.token })).body;
+    expect(issue).toMatchObject({ created_by: 'Scribe', status: 'closed' });
+    expect(issue.activity.map((e: any) => [e.kind, e.author])).toEqual([
+      ['create', 'Scribe'],
+      ['status', 'Scribe'],
+    ]);
+    const close = await t.db
+      .selectFrom('activity_log')
+      .select(['actor', 'worker_id'])
+      .where('project_id', '=', p.id)
+      .where('type', '=', 'issue_close')
+      .executeTakeFirstOrThrow();
+    expect(close).toEqual({ actor: 'Scribe', worker_id: w.id });
+    const page = await api(t.app, 'GET', `/api/crm/projects/${p.name}/wiki/file?path=guides/start.md`, {
+      token: u.token,
+    });
+    expect(page.body).toMatchObject({ content: '# Start\n\nHi.', updated_by: 'Scribe' });
+    // The same routes used by the owner credit the owner.
+    const own = await api(t.app, 'PUT', `/api/crm/projects/${p.name}/wiki/save`, {
+      token: u.token,
+      body: { path: 'guides/start.md', content: '# Start\n\nEdited.' },
+    });
+    expect(own.body.updated_by).toBe(u.email);
+  });
+
   it('stops at max_turns with a failed run that can be retried', async () => {
     const { u, p, w } = await setup({ worker: { max_turns: 2 } });
     s.respond(() => ({ content: [{ type: 'tool_use', name: 'list_files', input: {} }] }));
@@ -424,12 +469,51 @@ describe('token budgets', () => {
     expect(runs.map((x) => x.status).sort()).toEqual(['failed', 'succeeded']);
     expect(runs.find((x) => x.status === 'failed')?.error).toBe('token_budget_exceeded');
     expect(callsSince(before)).toHaveLength(1);
+    // Only the run that called the model started working; the refused one logged no session_start.
+    const starts = await t.db
+      .selectFrom('activity_log')
+      .select('payload')
+      .where('worker_id', '=', w.id)
+      .where('type', '=', 'session_start')
+      .execute();
+    expect(starts.map((e) => (e.payload as { run_id: number }).run_id)).toEqual([
+      runs.find((x) => x.status === 'succeeded')!.id,
+    ]);
     const used = await t.db
       .selectFrom('token_usage')
       .select((eb) => eb.fn.sum<number>('total_tokens').as('n'))
       .where('worker_id', '=', w.id)
       .executeTakeFirstOrThrow();
     expect(Number(used.n)).toBeLessThanOrEqual(100_000);
+  });
+
+  it('a run that fails before its first model call (no key when it executes) writes no session_start', async () => {
+    // A queued run whose owner has no key by the time the job executes it (submit would refuse it now).
+    const { u, p, w } = await setup({ key: false });
+    const msg = await t.db
+      .insertInto('chat_messages')
+      .values({
+        project_id: p.id,
+        user_id: u.id,
+        worker_id: w.id,
+        recipients: JSON.stringify([w.id]),
+        role: 'user',
+        content: 'hi',
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const run = await t.db
+      .insertInto('agent_runs')
+      .values({ project_id: p.id, user_id: u.id, worker_id: w.id, message_id: msg.id })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const before = s.modelCalls().length;
+    await t.services.runtime.execute(run.id);
+    const done = await api(t.app, 'GET', `/api/crm/projects/${p.name}/runs/${run.id}`, { token: u.token });
+    expect(done.body).toMatchObject({ status: 'failed', error: 'llm_key_required', turns: 0 });
+    expect(callsSince(before)).toHaveLength(0);
+    const types = await t.db.selectFrom('activity_log').select('type').where('worker_id', '=', w.id).execute();
+    expect(types.map((e) => e.type)).not.toContain('session_start');
   });
 
   it('needs a key outside trial mode: 400 llm_key_required; 503 llm_unavailable without a platform key', async () => {
@@ -628,6 +712,66 @@ describe('cancel, restart and crash reconciliation', () => {
   });
 });
 
+describe('GET /projects/:name/runs', () => {
+  it('lists runs newest first, paged by before/next_before, filtered by worker and status', async () => {
+    const { u, p, w } = await setup();
+    const w2 = await createWorker(t, p.id, { label: 'Second' });
+    const ids: number[] = [];
+    for (const [worker, text] of [
+      [w.id, 'one'],
+      [w2.id, 'two'],
+      [w.id, 'three'],
+      [w.id, 'four'],
+    ] as const) {
+      const r = await message(p.name, u.token, { worker_id: worker, text });
+      ids.push(r.body.run_ids[0]);
+      await waitRun(t, p.name, r.body.run_ids[0], u.token);
+    }
+    await t.db.updateTable('agent_runs').set({ status: 'failed', error: 'x' }).where('id', '=', ids[2]).execute();
+    const url = `/api/crm/projects/${p.name}/runs`;
+    const all = await api(t.app, 'GET', url, { token: u.token });
+    expect(all.status).toBe(200);
+    expect(all.body.runs.map((r: any) => r.id)).toEqual([...ids].reverse());
+    expect(all.body.next_before).toBeNull();
+    expect(all.body.runs[0]).toMatchObject({ worker_id: w.id, status: 'succeeded', reply: 'ok' });
+    // Pages of two: the cursor walks back to the oldest, then ends.
+    const first = await api(t.app, 'GET', `${url}?limit=2`, { token: u.token });
+    expect(first.body.runs.map((r: any) => r.id)).toEqual([ids[3], ids[2]]);
+    expect(first.body.next_before).toBe(ids[2]);
+    const second = await api(t.app, 'GET', `${url}?limit=2&before=${first.body.next_before}`, { token: u.token });
+    expect(second.body.runs.map((r: any) => r.id)).toEqual([ids[1], ids[0]]);
+    expect(second.body.next_before).toBeNull();
+    // Filters.
+    const mine = await api(t.app, 'GET', `${url}?worker_id=${w2.id}`, { token: u.token });
+    expect(mine.body.runs.map((r: any) => r.id)).toEqual([ids[1]]);
+    const failed = await api(t.app, 'GET', `${url}?status=failed&worker_id=${w.id}`, { token: u.token });
+    expect(failed.body.runs.map((r: any) => r.id)).toEqual([ids[2]]);
+    // Another project's runs never appear.
+    const { u: u2, p: p2 } = await setup();
+    expect((await api(t.app, 'GET', `/api/crm/projects/${p2.name}/runs`, { token: u2.token })).body.runs).toEqual([]);
+  });
+
+  it('answers 401, 403, 404 and 400 as the other routes do', async () => {
+    const { u, p } = await setup();
+    const other = await createUser(t);
+    const url = `/api/crm/projects/${p.name}/runs`;
+    expect((await api(t.app, 'GET', url)).status).toBe(401);
+    const f = await api(t.app, 'GET', url, { token: other.token });
+    expect(f.status).toBe(403);
+    expect(f.body.error).toBe('forbidden');
+    expect((await api(t.app, 'GET', '/api/crm/projects/no-such-project/runs', { token: u.token })).status).toBe(404);
+    const nw = await api(t.app, 'GET', `${url}?worker_id=987654`, { token: u.token });
+    expect(nw.status).toBe(404);
+    expect(nw.body.error).toBe('worker_not_found');
+    for (const q of ['limit=0', 'limit=201', 'before=0', 'before=x', 'status=done', 'worker_id=-1']) {
+      const b = await api(t.app, 'GET', `${url}?${q}`, { token: u.token });
+      expect(b.status, q).toBe(400);
+      expect(b.body.error).toBe('invalid_request');
+    }
+    expect((await api(t.app, 'GET', `${url}?limit=200`, { token: u.token })).status).toBe(200);
+  });
+});
+
 describe('generate-prompt', () => {
   it('writes a system prompt from a role description and meters the call', async () => {
     const { u, p } = await setup();
@@ -635,11 +779,18 @@ describe('generate-prompt', () => {
       content: [{ type: 'text', text: 'You are the release manager.' }],
       usage: { input_tokens: 40, output_tokens: 8 },
     });
+    const before = s.modelCalls().length;
     const r = await api(t.app, 'POST', `/api/crm/projects/${p.name}/workers/generate-prompt`, {
       token: u.token,
-      body: { role: 'ships releases', label: 'Rel' },
+      body: { role: 'ships releases', label: 'Rel', description: 'Never tags a release on a Friday.' },
     });
     expect(r.status).toBe(200);
+    // What the worker is for, its name and the description all reach the model.
+    const [call] = callsSince(before);
+    const asked = JSON.stringify(call.body.messages);
+    expect(asked).toContain('What the worker is for: ships releases');
+    expect(asked).toContain('Worker: Rel');
+    expect(asked).toContain('Never tags a release on a Friday.');
     expect(r.body).toMatchObject({
       system_prompt: 'You are the release manager.',
       usage: { input_tokens: 40, output_tokens: 8, total_tokens: 48 },
@@ -709,7 +860,7 @@ describe('access and validation', () => {
         `/api/crm/projects/${p.name}/workers/generate-prompt`,
         { role: 'helps' },
         `/api/crm/projects/${p.name}/workers/generate-prompt`,
-        { role: 'x' },
+        { role: 'helps', description: 'd'.repeat(4001) },
       ],
     ];
     for (const [method, url, body, badUrl, badBody] of routes) {
@@ -721,6 +872,11 @@ describe('access and validation', () => {
       expect(b.status, `${method} ${badUrl} 400`).toBe(400);
       expect(b.body.error).toBe('invalid_request');
     }
+    const shortRole = await api(t.app, 'POST', `/api/crm/projects/${p.name}/workers/generate-prompt`, {
+      token: u.token,
+      body: { role: 'x' },
+    });
+    expect(shortRole.status).toBe(400);
     expect((await message('no-such-project', u.token, { worker_id: w.id, text: 'x' })).status).toBe(404);
     expect((await message(p.name, u.token, { text: 'x' })).status).toBe(400);
     expect((await message(p.name, u.token, { worker_id: 987654, text: 'x' })).body.error).toBe('worker_not_found');

@@ -5,8 +5,8 @@
  *
  * Which tools a worker gets: the names in its `tools` list (group names `files`, `issues`, `skills`,
  * `wiki`, `search` and the agent-CLI names Read/Write/Edit/Glob/LS/Grep are expanded); an empty list
- * means every registered tool. `create_issue` is offered to every worker (CONTRACT.md §6). No shell
- * tool exists: commands may only run inside the user's container, which this runtime does not drive yet.
+ * means every registered tool. `create_issue` is offered to every worker, whatever its list. No shell tool
+ * exists: commands may only run inside the user's container, which this runtime does not drive yet.
  */
 import type { ProjectRef } from '../../access/access.ts';
 import type { AgentPorts } from './ports.ts';

@@ -37,7 +37,7 @@ describe('the tools offered to a worker (runtime/tools.ts)', () => {
     expect(offered(['read_file', 'take_issue'], { skills: ALL.skills })).toEqual(['read_file']);
   });
 
-  it('create_issue is offered to every worker (CONTRACT.md §6) when the issues port is there', () => {
+  it('create_issue is offered to every worker when the issues port is there', () => {
     expect(offered(['read_file'])).toEqual(['create_issue', 'read_file']);
     expect(offered(['wiki'])).toEqual(sorted(['create_issue'], WIKI));
     expect(offered(['nothing-known'])).toEqual(['create_issue']);

@@ -19,6 +19,7 @@ const SKILL = [
   's.version',
   's.forked_from',
   's.forked_version',
+  's.created_by',
   's.created_at',
   's.updated_at',
 ] as const;

@@ -1,16 +1,16 @@
 /**
  * Skill routes (specification, Skills): global skills, project skills, forks, evolution and skill updates.
- * Global skills: any user reads; admins publish, edit and delete. Each route makes one service call.
+ * Global skills: any user reads and publishes; the publisher or an admin edits and deletes. Each route makes
+ * one service call.
  */
 import { requireActor } from '../../http/auth.ts';
-import { errors, IdParam } from '../../http/schemas.ts';
+import { errors } from '../../http/schemas.ts';
 import type { TypedApp } from '../../http/typed-app.ts';
 import type { SkillsService } from './skills.service.ts';
 import * as S from './skills.schemas.ts';
 
 export function skillsRoutes(app: TypedApp, { skills }: { skills: SkillsService }): void {
   const tags = ['skills'];
-  const admin = { auth: 'admin' as const };
 
   app.get(
     '/api/crm/skills',
@@ -20,10 +20,9 @@ export function skillsRoutes(app: TypedApp, { skills }: { skills: SkillsService 
   app.post(
     '/api/crm/skills',
     {
-      config: admin,
       schema: {
         tags,
-        summary: 'Publish a global skill (admin)',
+        summary: 'Publish a global skill (any user; the caller is recorded as its publisher)',
         body: S.CreateBody,
         response: { 201: S.Skill, ...errors(400, 401, 403, 409) },
       },
@@ -36,7 +35,7 @@ export function skillsRoutes(app: TypedApp, { skills }: { skills: SkillsService 
       schema: {
         tags,
         summary: 'Read a skill',
-        params: IdParam,
+        params: S.SkillIdParam,
         response: { 200: S.Skill, ...errors(400, 401, 403, 404) },
       },
     },
@@ -47,8 +46,8 @@ export function skillsRoutes(app: TypedApp, { skills }: { skills: SkillsService 
     {
       schema: {
         tags,
-        summary: 'Update a skill (global: admin), kept as a new version',
-        params: IdParam,
+        summary: 'Update a skill (global: its publisher or an admin), kept as a new version',
+        params: S.SkillIdParam,
         body: S.UpdateBody,
         response: { 200: S.Skill, ...errors(400, 401, 403, 404, 409) },
       },
@@ -60,8 +59,8 @@ export function skillsRoutes(app: TypedApp, { skills }: { skills: SkillsService 
     {
       schema: {
         tags,
-        summary: 'Delete a skill (global: admin)',
-        params: IdParam,
+        summary: 'Delete a skill (global: its publisher or an admin)',
+        params: S.SkillIdParam,
         response: { 200: S.Deleted, ...errors(400, 401, 403, 404) },
       },
     },
@@ -73,7 +72,7 @@ export function skillsRoutes(app: TypedApp, { skills }: { skills: SkillsService 
       schema: {
         tags,
         summary: 'Every version of a skill with author and reason',
-        params: IdParam,
+        params: S.SkillIdParam,
         response: { 200: S.Evolution, ...errors(400, 401, 403, 404) },
       },
     },
@@ -98,7 +97,7 @@ export function skillsRoutes(app: TypedApp, { skills }: { skills: SkillsService 
       schema: {
         tags,
         summary: 'Merge the offered version into the fork',
-        params: IdParam,
+        params: S.UpdateIdParam,
         response: { 200: S.Decision, ...errors(400, 401, 403, 404, 409) },
       },
     },
@@ -110,7 +109,7 @@ export function skillsRoutes(app: TypedApp, { skills }: { skills: SkillsService 
       schema: {
         tags,
         summary: 'Dismiss the offered version',
-        params: IdParam,
+        params: S.UpdateIdParam,
         response: { 200: S.Decision, ...errors(400, 401, 403, 404, 409) },
       },
     },

@@ -1,6 +1,6 @@
-/** Request and answer schemas of skills, forks, evolution and skill updates (specification, Skills; CONTRACT.md §6). */
+/** Request and answer schemas of skills, forks, evolution and skill updates (specification, Skills). */
 import { Type } from '@sinclair/typebox';
-import { DateTime, Nullable } from '../../http/schemas.ts';
+import { DateTime, idParam, Nullable, ProjectParam, projectIdParams } from '../../http/schemas.ts';
 
 /** A skill name: a lowercase slug (it names the folder `.skills/<name>/`). */
 export const SkillName = Type.String({
@@ -24,6 +24,12 @@ export const Skill = Type.Object({
   version: Type.Integer(),
   forked_from: Nullable(Type.Integer()),
   forked_version: Nullable(Type.Integer()),
+  created_by: Nullable(
+    Type.Integer({
+      description:
+        'id of the user who created the skill (for a global skill: its publisher, who may change it); null once that account is gone',
+    }),
+  ),
   created_at: DateTime(),
   updated_at: DateTime(),
 });
@@ -84,15 +90,19 @@ export const SkillUpdate = Type.Object({
 });
 export const SkillUpdateList = Type.Object({ updates: Type.Array(SkillUpdate) });
 export const UpdatesQuery = Type.Object({
-  project: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  project: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 200, description: 'only the updates offered to this project (its name)' }),
+  ),
   status: Type.Optional(
-    Type.Union([Type.Literal('pending'), Type.Literal('approved'), Type.Literal('rejected')], { default: 'pending' }),
+    Type.Union([Type.Literal('pending'), Type.Literal('approved'), Type.Literal('rejected')], {
+      default: 'pending',
+      description: 'which updates: pending (default), approved or rejected',
+    }),
   ),
 });
 export const Decision = Type.Object({ ok: Type.Boolean(), update: SkillUpdate, skill: Nullable(Skill) });
-export const ProjectParam = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) });
-export const ProjectIdParams = Type.Object({
-  name: Type.String({ minLength: 1, maxLength: 200 }),
-  id: Type.Integer({ minimum: 1, maximum: 2147483647 }),
-});
+export { ProjectParam };
+export const ProjectIdParams = projectIdParams('the skill id');
+export const SkillIdParam = idParam('the skill id');
+export const UpdateIdParam = idParam('the skill update id');
 export const Deleted = Type.Object({ ok: Type.Boolean(), id: Type.Integer() });

@@ -1,10 +1,12 @@
 /**
- * Skills (specification, Skills; CONTRACT.md §6).
+ * Skills (specification, Skills). Bodies are `{name, description, content, reason?}`; answers are the skill
+ * with `id`, `owner_project` (the project's name, null for a global skill) and `created_by`.
  *
  * - A skill is global (`owner_project` null) or belongs to one project; a project sees the global skills
  *   plus its own, never another project's.
- * - Who writes what: any user reads global skills; only admins publish, edit or delete them. A project's
- *   skills (and forks) are written by whoever may act on the project (owner or admin).
+ * - Who writes what: any user reads and publishes global skills; a global skill records who published it
+ *   (`created_by`), and only that user or an admin changes or deletes it (403 `forbidden` otherwise). A
+ *   project's skills (and forks) are written by whoever may act on the project (owner or admin).
  * - Every change is kept as a version (`skill_versions`: author, reason) → `GET /skills/:id/evolution`.
  * - A fork is a project skill copied from a global one (`forked_from`, `forked_version`). When the global
  *   skill gets a new version, each fork is offered it (`skill_updates`, one pending offer per fork, kept at
@@ -230,15 +232,18 @@ export function createSkillsService(deps: SkillsDeps) {
       requireOwnerOrAdmin(actor, await ownerOf(r.owner_project), 'You do not have access to this skill.', 'forbidden');
     return r;
   }
-  /** As `readable`, and a global skill needs an admin to change. @throws Forbidden `admin_required`. */
+  /**
+   * As `readable`, and a global skill is changed only by the user who published it or an admin.
+   * @throws Forbidden `forbidden` for anyone else.
+   */
   async function writable(actor: Actor, id: number): Promise<SkillRow> {
     const r = await readable(actor, id);
     if (r.owner_project === null)
       requireOwnerOrAdmin(
         actor,
-        null,
-        'Only administrators change global skills; fork it into your project instead.',
-        'admin_required',
+        r.created_by,
+        'Only the user who published this global skill or an administrator may change it; fork it into your project instead.',
+        'forbidden',
       );
     return r;
   }
@@ -295,14 +300,17 @@ export function createSkillsService(deps: SkillsDeps) {
     async listGlobal(): Promise<{ skills: Skill[] }> {
       return { skills: (await named(await repo.globals())).map(out) };
     },
-    /** Publish a global skill (admins; the route requires the role). @throws Conflict `skill_exists`. */
+    /**
+     * Publish a global skill (any user); it records the caller as its publisher (`created_by`).
+     * @throws Conflict `skill_exists` when a global skill has this name.
+     */
     createGlobal: (actor: Actor, body: { name: string; description?: string; content?: string; reason?: string }) =>
       insertSkill(actor, null, body),
     /** Read any skill the caller may see. @throws NotFound, Forbidden (another user's project skill). */
     async get(actor: Actor, id: number): Promise<Skill> {
       return out(await readable(actor, id));
     },
-    /** Update by id: global skills need an admin; project skills the project's owner or an admin. */
+    /** Update by id: a global skill by its publisher or an admin; a project skill by the project's owner or an admin. */
     async update(
       actor: Actor,
       id: number,

@@ -25,11 +25,13 @@ afterAll(async () => {
 const skillMd = (dir: string, name: string) => path.join(dir, '.skills', name, 'SKILL.md');
 
 describe('skills access and validation', () => {
-  it('401 without a token; 403 for non-admins writing global skills and for another user’s project; 400 for bad names', async () => {
+  it('401 without a token; 403 for another user’s project; 400 for bad names', async () => {
     expect((await api(t.app, 'GET', '/api/crm/skills')).status).toBe(401);
+    expect((await api(t.app, 'POST', '/api/crm/skills', { body: { name: 'nope' } })).status).toBe(401);
     expect((await api(t.app, 'GET', '/api/crm/projects/one/skills')).status).toBe(401);
-    const pub = await api(t.app, 'POST', '/api/crm/skills', { token: owner.token, body: { name: 'nope' } });
-    expect(pub.status).toBe(403);
+    expect(
+      (await api(t.app, 'POST', '/api/crm/skills', { token: owner.token, body: { name: 'Bad Name' } })).status,
+    ).toBe(400);
     expect((await api(t.app, 'GET', '/api/crm/projects/one/skills', { token: other.token })).status).toBe(403);
     expect(
       (await api(t.app, 'POST', '/api/crm/projects/one/skills', { token: other.token, body: { name: 'x' } })).status,
@@ -44,13 +46,13 @@ describe('skills access and validation', () => {
 
 describe('skills', () => {
   let globalId: number;
-  it('admins publish global skills (file under DATA_DIR/skills); everyone reads them', async () => {
+  it('publishes global skills (file under DATA_DIR/skills); everyone reads them; others may not change them', async () => {
     const g = await api(t.app, 'POST', '/api/crm/skills', {
       token: admin.token,
       body: { name: 'testing', description: 'How we test: "real"', content: 'Write tests first.' },
     });
     expect(g.status).toBe(201);
-    expect(g.body).toMatchObject({ owner_project: null, name: 'testing', version: 1 });
+    expect(g.body).toMatchObject({ owner_project: null, name: 'testing', version: 1, created_by: admin.id });
     globalId = g.body.id;
     const file = fs.readFileSync(path.join(t.dataDir, 'skills', 'testing', 'SKILL.md'), 'utf8');
     expect(file).toContain('name: testing\ndescription: "How we test: \\"real\\""');
@@ -65,6 +67,47 @@ describe('skills', () => {
     expect(
       (await api(t.app, 'POST', '/api/crm/skills', { token: admin.token, body: { name: 'testing' } })).status,
     ).toBe(409);
+  });
+
+  it('any user publishes a global skill; only that user or an admin changes or deletes it', async () => {
+    const pub = await api(t.app, 'POST', '/api/crm/skills', {
+      token: owner.token,
+      body: { name: 'owner-published', description: 'by a user', content: 'v1' },
+    });
+    expect(pub.status).toBe(201);
+    expect(pub.body).toMatchObject({ owner_project: null, created_by: owner.id, version: 1 });
+    const id = pub.body.id;
+    expect(fs.existsSync(path.join(t.dataDir, 'skills', 'owner-published', 'SKILL.md'))).toBe(true);
+    // Everyone sees it among the global skills.
+    const seen = await api(t.app, 'GET', '/api/crm/skills', { token: other.token });
+    expect(seen.body.skills.find((s: any) => s.id === id)).toMatchObject({ created_by: owner.id });
+    // Another user: 403 on change and delete, and nothing changed.
+    const put = await api(t.app, 'PUT', `/api/crm/skills/${id}`, { token: other.token, body: { content: 'hijack' } });
+    expect(put.status).toBe(403);
+    expect(put.body.error).toBe('forbidden');
+    expect((await api(t.app, 'DELETE', `/api/crm/skills/${id}`, { token: other.token })).status).toBe(403);
+    expect((await api(t.app, 'GET', `/api/crm/skills/${id}`, { token: other.token })).body.content).toBe('v1');
+    // The publisher changes it (a new version credited to them).
+    const mine = await api(t.app, 'PUT', `/api/crm/skills/${id}`, {
+      token: owner.token,
+      body: { content: 'v2', reason: 'clearer' },
+    });
+    expect(mine.status).toBe(200);
+    expect(mine.body).toMatchObject({ version: 2, content: 'v2', created_by: owner.id });
+    // An admin may change it too, and delete it.
+    const byAdmin = await api(t.app, 'PUT', `/api/crm/skills/${id}`, { token: admin.token, body: { content: 'v3' } });
+    expect(byAdmin.status).toBe(200);
+    expect(byAdmin.body).toMatchObject({ version: 3, created_by: owner.id });
+    expect((await api(t.app, 'DELETE', `/api/crm/skills/${id}`, { token: admin.token })).status).toBe(200);
+    expect((await api(t.app, 'GET', `/api/crm/skills/${id}`, { token: owner.token })).status).toBe(404);
+    // The publisher deletes their own.
+    const again = await api(t.app, 'POST', '/api/crm/skills', {
+      token: other.token,
+      body: { name: 'other-published' },
+    });
+    expect(again.status).toBe(201);
+    expect((await api(t.app, 'DELETE', `/api/crm/skills/${again.body.id}`, { token: owner.token })).status).toBe(403);
+    expect((await api(t.app, 'DELETE', `/api/crm/skills/${again.body.id}`, { token: other.token })).status).toBe(200);
   });
 
   it('a project sees global skills plus its own, never another project’s of the same user', async () => {

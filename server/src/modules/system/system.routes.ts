@@ -1,5 +1,6 @@
-/** Health, readiness and the OpenAPI document (CONTRACT.md §1 "Our own additions"). */
+/** Health (`/healthz`), readiness (`/readyz`) and the OpenAPI document (`/api/openapi.json`): public, no token. */
 import { Type } from '@sinclair/typebox';
+import { errors } from '../../http/schemas.ts';
 import type { TypedApp } from '../../http/typed-app.ts';
 import type { SystemService } from './system.service.ts';
 
@@ -33,7 +34,7 @@ export function systemRoutes(app: TypedApp, { system }: { system: SystemService 
               { description: 'Optional dependencies; a degraded one does not make the service unready' },
             ),
           }),
-          503: Type.Object({ error: Type.String(), message: Type.String() }),
+          503: errors(503)[503],
         },
       },
     },

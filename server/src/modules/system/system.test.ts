@@ -118,14 +118,17 @@ describe('request ids and unknown routes', () => {
     for (const res of answers) expect(res.headers['x-request-id'], String(res.status)).toMatch(/^[0-9a-f-]{36}$/);
   });
 
-  it('an unknown route gives 404 {error:"not_found"} with or without a token', async () => {
+  it('an unknown route gives 404 {error:"not_found"} with or without a token; a known path with another method 405', async () => {
     for (const token of [undefined, user.token, 'garbage']) {
       const res = await api(t.app, 'GET', '/api/crm/no-such-thing?x=1', { token });
       expect(res.status).toBe(404);
       expect(res.body.error).toBe('not_found');
       expect(typeof res.body.message).toBe('string');
     }
-    expect((await api(t.app, 'DELETE', '/healthz')).body.error).toBe('not_found');
+    const wrongMethod = await api(t.app, 'DELETE', '/healthz');
+    expect(wrongMethod.status).toBe(405);
+    expect(wrongMethod.body.error).toBe('method_not_allowed');
+    expect(wrongMethod.headers.allow).toBe('GET, HEAD');
   });
 });
 

@@ -1,12 +1,14 @@
 /**
  * The wiki as the agent sees it (runtime/ports.ts `WikiPort`): read and save pages with the project
- * owner's authority; a save re-embeds the page like any other.
+ * owner's authority; a save is credited to the worker (`updated_by` its label) and re-embeds the page like
+ * any other.
  */
 import type { Access } from '../../access/access.ts';
 import { NotFound } from '../../http/errors.ts';
 import type { WikiPort } from '../runtime/ports.ts';
 import type { WikiService } from './wiki.service.ts';
 
+/** The wiki port over the wiki service (built once by services.ts). */
 export function createWikiPort(deps: {
   wiki: Pick<WikiService, 'read' | 'save'>;
   access: Pick<Access, 'ownerActor'>;
@@ -23,9 +25,9 @@ export function createWikiPort(deps: {
         throw err;
       }
     },
-    async save(projectId, p, content) {
+    async save(projectId, p, content, author) {
       const { actor, projectName } = await deps.access.ownerActor(projectId);
-      const page = await wiki.save(actor, projectName, { path: p, content });
+      const page = await wiki.save(actor, projectName, { path: p, content }, author);
       return { path: page.path };
     },
   };

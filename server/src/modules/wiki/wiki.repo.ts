@@ -22,16 +22,16 @@ export function createWikiRepo(db: Kysely<DB>) {
         .orderBy('path')
         .execute(),
 
-    /** One page `{path, title, content, updated_at}`, or undefined. */
+    /** One page `{path, title, content, updated_at, updated_by}`, or undefined. */
     page: (projectId: number, path: string) =>
       db
         .selectFrom('wiki_pages')
-        .select(['path', 'title', 'content', 'updated_at'])
+        .select(['path', 'title', 'content', 'updated_at', 'updated_by'])
         .where('project_id', '=', projectId)
         .where('path', '=', path)
         .executeTakeFirst(),
 
-    /** Create or replace a page. @returns `{path, title, content, updated_at}`. */
+    /** Create or replace a page. @returns `{path, title, content, updated_at, updated_by}`. */
     upsert: (ex: Executor, p: { projectId: number; path: string; title: string; content: string; updatedBy: string }) =>
       ex
         .insertInto('wiki_pages')
@@ -47,7 +47,7 @@ export function createWikiRepo(db: Kysely<DB>) {
             .columns(['project_id', 'path'])
             .doUpdateSet({ title: p.title, content: p.content, updated_by: p.updatedBy, updated_at: new Date() }),
         )
-        .returning(['path', 'title', 'content', 'updated_at'])
+        .returning(['path', 'title', 'content', 'updated_at', 'updated_by'])
         .executeTakeFirstOrThrow(),
 
     /** The next `limit` pages after path `after` (null: from the start), by path (keyset pagination). */

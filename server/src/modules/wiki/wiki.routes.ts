@@ -1,4 +1,4 @@
-/** Wiki routes (specification, Wiki; CONTRACT.md §6): tree, read, save, ZIP download. One service call each. */
+/** Wiki routes (specification, Wiki): tree, read, save, ZIP download. One service call each. */
 import { Type } from '@sinclair/typebox';
 import { requireActor } from '../../http/auth.ts';
 import { errors } from '../../http/schemas.ts';

@@ -1,8 +1,8 @@
-/** Schemas of the wiki (specification, Wiki; CONTRACT.md §6). */
+/** Schemas of the wiki (specification, Wiki): tree `{tree}`, file `{path, title, content, updated_at, updated_by}`, save `{path, content}`. */
 import { Type } from '@sinclair/typebox';
-import { DateTime } from '../../http/schemas.ts';
+import { DateTime, Nullable, ProjectParam } from '../../http/schemas.ts';
 
-export const ProjectParam = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) });
+export { ProjectParam };
 const PagePath = Type.String({ minLength: 1, maxLength: 300, description: 'relative page path, e.g. guides/setup.md' });
 export const PathQuery = Type.Object({ path: PagePath });
 export const SaveBody = Type.Object(
@@ -14,6 +14,11 @@ export const Page = Type.Object({
   title: Type.String(),
   content: Type.String(),
   updated_at: DateTime(),
+  updated_by: Nullable(
+    Type.String({
+      description: 'who saved it last: the user’s name or e-mail, or the label of the worker that wrote it',
+    }),
+  ),
 });
 
 export interface TreeNode {

@@ -1,5 +1,6 @@
 /**
- * The project wiki (specification, Wiki; CONTRACT.md §6).
+ * The project wiki (specification, Wiki). Bodies: `PUT …/wiki/save` `{path, content}`; answers: tree
+ * `{tree:[{path, title, children?}]}`, file `{path, content, updated_at}`.
  *
  * Storage: pages live in the database (`wiki_pages`, authoritative), keyed by a relative path such as
  * `guides/setup.md`; folders are implied by the paths. Paths are validated like file paths (no `..`, no
@@ -90,12 +91,21 @@ export function createWikiService(deps: WikiDeps) {
       return row;
     },
 
-    /** Create or replace a page; queues its re-embedding in the same transaction. @returns the page. */
-    async save(actor: Actor, name: string, body: { path: string; content: string }) {
+    /**
+     * Create or replace a page; queues its re-embedding in the same transaction.
+     * @param author who is credited (`updated_by`): a worker's label when a worker saves through its tools;
+     *   by default the caller's name or e-mail.
+     * @returns the page.
+     */
+    async save(
+      actor: Actor,
+      name: string,
+      body: { path: string; content: string },
+      author: string = actor.name || actor.email,
+    ) {
       const p = pagePath(body.path);
       const project = await deps.access.project(actor, name);
       const title = pageTitle(p, body.content);
-      const author = actor.name || actor.email;
       return repo.transaction(async (tx) => {
         const row = await repo.upsert(tx, {
           projectId: project.id,

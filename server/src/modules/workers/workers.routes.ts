@@ -2,7 +2,7 @@
 import { Type } from '@sinclair/typebox';
 import type { TypedApp } from '../../http/typed-app.ts';
 import { requireActor } from '../../http/auth.ts';
-import { errors, IdParam, Nullable, Ok } from '../../http/schemas.ts';
+import { errors, idParam, ImageUploadBody, Nullable, Ok } from '../../http/schemas.ts';
 import { Binary, NameParam, UploadAnswer } from '../projects/projects.schemas.ts';
 import type { WorkersService } from './workers.service.ts';
 import { readImageUpload } from './upload.ts';
@@ -78,7 +78,7 @@ export function workersRoutes(app: TypedApp, { workers }: { workers: WorkersServ
       schema: {
         tags,
         summary: 'Delete a template (owner only)',
-        params: IdParam,
+        params: idParam('the template id'),
         response: { 200: Ok, ...errors(400, 401, 403, 404) },
       },
     },
@@ -162,6 +162,7 @@ export function workersRoutes(app: TypedApp, { workers }: { workers: WorkersServ
           summary: `Upload the worker ${which} (multipart \`file\`, ${allowed.join('/').toUpperCase()}, 2 MB, checked by content)`,
           params: P,
           consumes: ['multipart/form-data'],
+          multipart: ImageUploadBody(allowed, IMAGE_MAX_BYTES),
           response: { 200: UploadAnswer, ...errors(400, 401, 403, 404, 413) },
         },
       },

@@ -1,6 +1,6 @@
 /** Request and answer schemas of the workers area (TypeBox). */
 import { Type } from '@sinclair/typebox';
-import { DateTime, Nullable } from '../../http/schemas.ts';
+import { DateTime, Nullable, projectIdParams } from '../../http/schemas.ts';
 
 const Str = (max: number) => Type.String({ maxLength: max });
 const StrList = Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { maxItems: 100 });
@@ -110,10 +110,7 @@ export const TemplateBody = Type.Object(
   { additionalProperties: false },
 );
 
-export const ProjectWorkerParams = Type.Object({
-  name: Type.String({ minLength: 1, maxLength: 100 }),
-  id: Type.Integer({ minimum: 1, maximum: 2147483647 }),
-});
+export const ProjectWorkerParams = projectIdParams('the worker id');
 export const ReorderBody = Type.Object({
   order: Type.Array(Type.Integer({ minimum: 1, maximum: 2147483647 }), { maxItems: 1000 }),
 });

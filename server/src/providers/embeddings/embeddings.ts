@@ -1,5 +1,5 @@
 /**
- * Text embedders of the shared semantic index (CONTRACT.md §2 `EMBEDDINGS_*`, §5; issue 5).
+ * Text embedders of the shared semantic index (configuration `EMBEDDINGS_*`; issue 5).
  *
  * Two implementations behind one interface:
  *  - `openai`: an OpenAI-compatible `POST {EMBEDDINGS_URL}/embeddings` service through the vendor's SDK

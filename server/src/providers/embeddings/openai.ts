@@ -1,5 +1,6 @@
 /**
- * OpenAI-compatible embeddings client (CONTRACT.md §2, §5): `POST {EMBEDDINGS_URL}/embeddings`
+ * OpenAI-compatible embeddings client (`EMBEDDINGS_URL`, `EMBEDDINGS_MODEL`, `EMBEDDINGS_KEY`):
+ * `POST {EMBEDDINGS_URL}/embeddings`
  * `{model, input: string[], encoding_format: 'float'}` → `{data:[{index, embedding}]}`, through the
  * vendor's SDK (`openai`). Inputs are sent in batches of 64; each text is cut to 8000 characters.
  */

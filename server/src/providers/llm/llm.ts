@@ -1,6 +1,7 @@
 /**
- * The LLM provider interface (DESIGN.md "Providers"; CONTRACT.md §5): one shape for the Anthropic
- * Messages API and OpenAI-compatible chat completions, with streaming text, tool use and token usage.
+ * The LLM provider interface (adapters speak each vendor's wire protocol at a configurable base URL): one
+ * shape for the Anthropic Messages API and OpenAI-compatible chat completions, with streaming text, tool use
+ * and token usage.
  * Messages follow the Messages API's content-block model; vendors translate.
  */
 

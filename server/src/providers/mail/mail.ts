@@ -1,5 +1,5 @@
 /**
- * Transactional e-mail (specification, Authentication rule 11; CONTRACT.md §2 `SMTP_URL`, `MAIL_FROM`).
+ * Transactional e-mail (specification, Authentication rule 11; configuration `SMTP_URL`, `MAIL_FROM`).
  * Every message carries `List-Unsubscribe` (link to `{app_url}/account?tab=notifications`),
  * `List-Unsubscribe-Post: List-Unsubscribe=One-Click` and a footer link to the same page.
  * With `SMTP_URL` it is sent through nodemailer and recorded as `sent` (or `failed`); without it the

@@ -1,5 +1,5 @@
 /**
- * The bot-API vendor: `{base}/bot{token}/getMe` and `/sendMessage` over fetch (CONTRACT.md §5).
+ * The bot-API vendor: `{base}/bot{token}/getMe` and `/sendMessage` over fetch.
  * The base URL is `MESSENGER_API_URL` (`deps.config.messengerApiUrl`); tests point it at a local stand-in.
  * Errors never include the token (it is part of the URL, so URLs are never logged or thrown).
  */

@@ -1,5 +1,5 @@
 /**
- * The messenger seen from the service (CONTRACT.md §5, "The messenger's wire protocol"): validate a bot
+ * The messenger seen from the service (the bot API at `MESSENGER_API_URL`): validate a bot
  * token and send a message through a bot. The vendor file (`bot-api.ts`) speaks the bot API over HTTP.
  */
 
