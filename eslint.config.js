@@ -11,7 +11,7 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    files: ['**/*.ts', '**/*.tsx', 'server/start.js'],
+    files: ['**/*.ts', '**/*.tsx', 'server/start.js', 'cli/**/*.js', 'web/build.js'],
     languageOptions: { globals: { ...globals.node } },
     rules: {
       '@typescript-eslint/no-explicit-any': 'off',
@@ -23,5 +23,7 @@ export default tseslint.config(
       'no-control-regex': 'off',
     },
   },
+  // The web UI runs in the browser.
+  { files: ['web/src/**/*.{ts,tsx}'], languageOptions: { globals: { ...globals.browser } } },
   prettier,
 );

@@ -7,33 +7,15 @@
  *                                      BENCH_LOG_LEVEL for the real server, default info as in production;
  *                                      DATABASE_URL: the real server uses this PostgreSQL database instead)
  */
-import fs from 'node:fs';
 import autocannon from 'autocannon';
-import { startNode, stop, table, tempDir } from './lib/util.ts';
+import { compareWithBare, startNode, startServiceAsAdmin, stop } from './lib/util.ts';
 
 const duration = Number(process.env.BENCH_DURATION ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const logLevel = process.env.BENCH_LOG_LEVEL ?? 'info';
-const dataDir = tempDir('auth-me');
-const admin = { email: 'bench-admin@example.com', password: 'bench passphrase 123' };
-
-const real = await startNode('server/start.js', {
-  DATA_DIR: dataDir,
-  LOG_LEVEL: logLevel,
-  BREACH_CHECK_URL: 'off',
-  ADMIN_EMAIL: admin.email,
-  ADMIN_PASSWORD: admin.password,
-  ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
-});
+const { real, token, close } = await startServiceAsAdmin('auth-me', logLevel);
 let bare: Awaited<ReturnType<typeof startNode>> | undefined;
 try {
-  const login = await fetch(`${real.url}/api/auth/login`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(admin),
-  });
-  if (login.status !== 200) throw new Error(`login failed: ${login.status} ${await login.text()}`);
-  const { token } = (await login.json()) as { token: string };
   const headers = { authorization: `Bearer ${token}` };
   const me = await fetch(`${real.url}/api/auth/me`, { headers });
   const meText = await me.text();
@@ -48,35 +30,16 @@ try {
       throw new Error(`${url}: ${r.errors} errors, ${r.timeouts} timeouts, ${r.non2xx} non-2xx`);
     return r;
   };
-  // Warm both up (JIT, connection pools), then measure each for `duration` seconds.
-  await run(`${bare.url}/api/auth/me`, 2);
-  await run(`${real.url}/api/auth/me`, 2);
-  const b = await run(`${bare.url}/api/auth/me`, duration);
-  const r = await run(`${real.url}/api/auth/me`, duration);
-
-  console.log(
-    `\nGET /api/auth/me, ${connections} connections, ${duration} s each, ${process.env.DATABASE_URL ? 'PostgreSQL' : 'embedded'} database, real server LOG_LEVEL=${logLevel}\n`,
-  );
-  console.log(
-    table(
-      ['server', 'req/s (avg)', 'p50 ms', 'p99 ms', 'requests'],
-      [
-        ['bare Fastify route', b.requests.average.toFixed(0), b.latency.p50, b.latency.p99, b.requests.total],
-        [
-          'CRM /api/auth/me (JWT + user row)',
-          r.requests.average.toFixed(0),
-          r.latency.p50,
-          r.latency.p99,
-          r.requests.total,
-        ],
-      ],
-    ),
-  );
-  const ratio = r.requests.average / b.requests.average;
-  console.log(`\nthroughput ratio real/bare: ${ratio.toFixed(2)} (aim >= 0.5)${ratio >= 0.5 ? '' : '  ← below aim'}`);
-  console.log(`p99 latency ratio real/bare: ${(r.latency.p99 / Math.max(b.latency.p99, 1)).toFixed(2)}`);
+  const ratio = await compareWithBare({
+    title: `GET /api/auth/me, ${connections} connections, ${duration} s each, ${process.env.DATABASE_URL ? 'PostgreSQL' : 'embedded'} database, real server LOG_LEVEL=${logLevel}`,
+    realLabel: 'CRM /api/auth/me (JWT + user row)',
+    realUrl: `${real.url}/api/auth/me`,
+    bareUrl: `${bare.url}/api/auth/me`,
+    duration,
+    run,
+  });
+  console.log(`aim: >= 0.6${ratio >= 0.6 ? '' : '  ← below aim'}, Node ${process.version}`);
 } finally {
   if (bare) await stop(bare.proc);
-  await stop(real.proc);
-  fs.rmSync(dataDir, { recursive: true, force: true });
+  await close();
 }

@@ -29,6 +29,19 @@ const OWNERS: Record<string, string[]> = {
   // Messages and the runs that answer them are one area (a message is stored with its runs in one transaction).
   runtime: ['agent_runs', 'chat_messages'],
   chat: ['chat_active_roles'],
+  billing: ['billing_accounts', 'payprov_invoices', 'payprov_events'],
+  platform: ['platform_audit'],
+  feedback: ['feedback_reports', 'translation_feedback'],
+  cloud: ['cloud_containers', 'cloud_waitlist', 'cloud_log_lines', 'cloud_leases'],
+  cli: ['cli_devices', 'cli_links', 'cli_transcripts'],
+  privacy: ['export_history', 'retention_runs'],
+  // issue 18
+  messenger: ['messenger_pollers', 'messenger_updates', 'messenger_replies', 'messenger_link_codes'],
+  sage: ['sage_results', 'sage_catalog_state'],
+  notes: ['notes', 'note_sources', 'note_chat_messages', 'note_issue_links', 'note_uploads'],
+  // Meeting transcripts and voice dictation.
+  transcripts: ['transcripts', 'transcript_lease'],
+  voice: ['voice_usage', 'voice_jobs'],
 };
 
 /**
@@ -49,7 +62,12 @@ const SHARED: Record<string, string[]> = {
 };
 
 /** Files that may import app.ts or route files. */
-const ENTRY = ['server/src/main.ts', 'server/src/routes-cli.ts', 'server/src/modules/routes.ts', 'server/src/app.ts'];
+const ENTRY = [
+  'server/src/main.ts',
+  'server/src/offline-app.ts', // builds the app for routes-cli.ts and openapi-cli.ts
+  'server/src/modules/routes.ts',
+  'server/src/app.ts',
+];
 
 const root = path.resolve(import.meta.dirname, '..');
 const tableOwner = new Map<string, string>();

@@ -10,6 +10,8 @@
  * the server loads (bench/startup.ts). Stack traces still name the .ts files (inline source maps).
  *
  * When the cache folder cannot be written, the sources run through tsx in this process instead.
+ *
+ * Before that, the web UI is built into `web/dist` when missing or stale (`web/build.js`).
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -102,6 +104,15 @@ async function bundle() {
 /** Node 22+: cache V8's compiled code of the server's modules between starts (no-op on Node 20). */
 /** @type {{ enableCompileCache?: () => unknown }} */ (module).enableCompileCache?.();
 process.setSourceMapsEnabled(true);
+
+// The web UI (web/dist): built when missing or older than its sources. A failed build leaves the API serving
+// and the pages answering 503 web_ui_not_built; the error is printed.
+try {
+  const { ensureWebBuild } = await import('../web/build.js');
+  await ensureWebBuild({ log: (line) => process.stderr.write(`${line}\n`) });
+} catch (err) {
+  process.stderr.write(`web UI build failed: ${err instanceof Error ? err.message : String(err)}\n`);
+}
 
 let file;
 try {

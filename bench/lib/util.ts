@@ -1,20 +1,14 @@
 /** Helpers shared by the benchmarks: start the server as `npm start` does, wait for /readyz, stop, read RSS. */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { freePort } from '../../server/test/net.ts';
 
 export const ROOT = path.resolve(import.meta.dirname, '..', '..');
 
-export async function freePort(): Promise<number> {
-  const srv = net.createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const port = (srv.address() as net.AddressInfo).port;
-  await new Promise((r) => srv.close(r));
-  return port;
-}
+export { freePort };
 
 export const tempDir = (prefix: string) => fs.mkdtempSync(path.join(os.tmpdir(), `crm-bench-${prefix}-`));
 
@@ -98,3 +92,83 @@ export const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
+
+/**
+ * Start the real service (`server/start.js`, embedded database in a fresh DATA_DIR, or DATABASE_URL when set)
+ * with a bootstrap admin, and sign that admin in. `logLevel` defaults to info, as in production.
+ * @returns the process (`real`), the admin's bearer `token`, and `close()` that stops it and removes DATA_DIR.
+ */
+export async function startServiceAsAdmin(
+  prefix: string,
+  logLevel = 'info',
+): Promise<{ real: Started; token: string; close: () => Promise<void> }> {
+  const dataDir = tempDir(prefix);
+  const admin = { email: 'bench-admin@example.com', password: 'bench passphrase 123' };
+  const real = await startNode('server/start.js', {
+    DATA_DIR: dataDir,
+    LOG_LEVEL: logLevel,
+    BREACH_CHECK_URL: 'off',
+    ADMIN_EMAIL: admin.email,
+    ADMIN_PASSWORD: admin.password,
+    ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
+  });
+  const close = async () => {
+    await stop(real.proc);
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  };
+  const login = await fetch(`${real.url}/api/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(admin),
+  });
+  if (login.status !== 200) {
+    const text = await login.text();
+    await close();
+    throw new Error(`login failed: ${login.status} ${text}`);
+  }
+  const { token } = (await login.json()) as { token: string };
+  return { real, token, close };
+}
+
+/** What autocannon reports of one run that the comparison prints. */
+export interface LoadResult {
+  requests: { average: number; total: number };
+  latency: { p50: number; p99: number };
+}
+
+/**
+ * The real server against its bare baseline in one run: each warmed up for 2 s (JIT, connection pools), then
+ * measured for `duration` seconds with `run`; prints `title`, the table and both ratios.
+ * @returns the throughput ratio real/bare.
+ */
+export async function compareWithBare(o: {
+  title: string;
+  realLabel: string;
+  realUrl: string;
+  bareUrl: string;
+  duration: number;
+  run: (url: string, seconds: number) => Promise<LoadResult>;
+}): Promise<number> {
+  await o.run(o.bareUrl, 2);
+  await o.run(o.realUrl, 2);
+  const b = await o.run(o.bareUrl, o.duration);
+  const r = await o.run(o.realUrl, o.duration);
+  const row = (label: string, x: LoadResult) => [
+    label,
+    x.requests.average.toFixed(0),
+    x.latency.p50,
+    x.latency.p99,
+    x.requests.total,
+  ];
+  console.log(`\n${o.title}\n`);
+  console.log(
+    table(
+      ['server', 'req/s (avg)', 'p50 ms', 'p99 ms', 'requests'],
+      [row('bare Fastify route', b), row(o.realLabel, r)],
+    ),
+  );
+  const ratio = r.requests.average / b.requests.average;
+  console.log(`\nthroughput ratio real/bare: ${ratio.toFixed(2)}`);
+  console.log(`p99 latency ratio real/bare: ${(r.latency.p99 / Math.max(b.latency.p99, 1)).toFixed(2)}`);
+  return ratio;
+}

@@ -40,15 +40,21 @@ export async function buildApp(
   opts: { logger?: boolean | object; loggerInstance?: any; services?: Services } = {},
 ): Promise<App> {
   const services = opts.services ?? createServices(deps);
+  const idPrefix = crypto.randomBytes(6).toString('base64url');
+  let idSeq = 0;
   const app = Fastify({
     ...(opts.loggerInstance ? { loggerInstance: opts.loggerInstance } : { logger: opts.logger ?? false }),
     trustProxy: deps.config.trustProxy,
     // One access-log line per request (onResponse below) instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: 1024 * 1024,
+    // The caller's X-Request-Id when it is sane, else this instance's random prefix and a counter: unique across
+    // instances, and cheaper per request than a random UUID.
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
-      return typeof given === 'string' && /^[A-Za-z0-9._-]{1,64}$/.test(given) ? given : crypto.randomUUID();
+      return typeof given === 'string' && /^[A-Za-z0-9._-]{1,64}$/.test(given)
+        ? given
+        : `${idPrefix}-${(++idSeq).toString(36)}`;
     },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
     // The router's and the HTTP parser's own refusals, in the envelope (http/errors.ts).

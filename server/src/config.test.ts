@@ -82,6 +82,8 @@ describe('configuration defaults', () => {
     expect(c.adminEmail).toBe('boss@example.com');
     expect(c.managedSecretsFromEnv).toEqual({ PLATFORM_LLM_KEY: 'sk-platform' });
     expect(loadConfig({ DATABASE_URL: 'memory://' }).databaseUrl).toBe('memory://');
+    expect(loadConfig({}).speechMaxFileBytes).toBe(24 * 1024 * 1024);
+    expect(loadConfig({ SPEECH_MAX_FILE_BYTES: '500000' }).speechMaxFileBytes).toBe(500_000);
   });
 });
 
@@ -102,6 +104,7 @@ describe('invalid configuration', () => {
     [{ CRM_SECRET: 'too-short' }, 'CRM_SECRET'],
     [{ PLAN_PRICE_UAH_MIN: 'cheap' }, 'PLAN_PRICE_UAH_MIN'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+    [{ SPEECH_MAX_FILE_BYTES: '1000' }, 'SPEECH_MAX_FILE_BYTES'],
   ];
   for (const [env, name] of cases) {
     it(`${JSON.stringify(env)} gives one ConfigError line naming ${name}`, () => {

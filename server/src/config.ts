@@ -37,10 +37,15 @@ export const EnvSchema = Type.Object({
   SPEECH_URL: Type.Optional(Type.String({ pattern: '^(|https?://.+)$' })),
   SPEECH_MODEL: Type.Optional(Type.String()),
   SPEECH_KEY: Type.Optional(Type.String()),
+  SPEECH_MAX_FILE_BYTES: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{5,9}$' })),
   FFMPEG_PATH: Type.Optional(Type.String()),
   FFPROBE_PATH: Type.Optional(Type.String()),
   PAGE_READER_URL: Type.Optional(Type.String({ pattern: '^(|https?://.+)$' })),
+  LOCALES_DIR: Type.Optional(Type.String()),
   MESSENGER_API_URL: Type.Optional(Type.String({ pattern: '^(|https?://.+)$' })),
+  CODEHOST_OAUTH_URL: Type.Optional(Type.String({ pattern: '^(|https?://.+)$' })),
+  IDP_OAUTH_URL: Type.Optional(Type.String({ pattern: '^(|https?://.+)$' })),
+  EMAIL_API_URL: Type.Optional(Type.String({ pattern: '^(|https?://.+)$' })),
   MASTER_BOT_TOKEN: Type.Optional(Type.String()),
   EMAIL_API_KEY: Type.Optional(Type.String()),
   CODEHOST_CLIENT_ID: Type.Optional(Type.String()),
@@ -58,9 +63,31 @@ export const EnvSchema = Type.Object({
   DOCKER_HOST: Type.Optional(Type.String()),
   TRUST_PROXY: Bool01,
   CRM_DISABLE_MESSENGER_NOTIFY: Bool01,
+  // Web UI.
+  WEB_DIST_DIR: Type.Optional(Type.String()),
   FILES_UPLOAD_LIMIT_BYTES: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,11}$' })),
   FILES_CLONE_TIMEOUT_MS: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,7}$' })),
+  CLI_LINK_POLL_MS: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,5}$' })),
+  CLI_LINK_TIMEOUT_MS: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,7}$' })),
   SHUTDOWN_TIMEOUT_MS: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,6}$' })),
+  // Cloud containers (modules/cloud).
+  CLOUD_IMAGE: Type.Optional(Type.String({ pattern: '^(|[A-Za-z0-9][A-Za-z0-9._/:@-]{0,254})$' })),
+  CLOUD_CODEHOST_SSH: Type.Optional(Type.String({ pattern: '^(|[A-Za-z0-9._-]+@[A-Za-z0-9.-]+)$' })),
+  CLOUD_TERMINAL_IDLE_MS: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,7}$' })),
+  // Messenger workers' pollers (long polling of bound bots).
+  MESSENGER_POLL_TIMEOUT_S: Type.Optional(
+    Type.String({ pattern: '^([1-9]|[1-4][0-9]|50)$', description: 'a whole number of seconds from 1 to 50' }),
+  ),
+  MESSENGER_LEASE_MS: Type.Optional(
+    Type.String({ pattern: '^[1-9][0-9]{3,5}$', description: 'milliseconds from 1000 to 999999' }),
+  ),
+  // Research notes: outbound fetches of web and YouTube sources.
+  OUTBOUND_ALLOW_PRIVATE: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9.:/_\\[\\], -]*$' })),
+  YOUTUBE_BASE_URL: Type.Optional(Type.String({ pattern: '^(|https?://.+)$' })),
+  YOUTUBE_TRANSCRIPT_API_URL: Type.Optional(Type.String({ pattern: '^(|https?://.+)$' })),
+  YTDLP_PATH: Type.Optional(Type.String()),
+  // Meeting transcripts.
+  TRANSCRIPTS_UPLOAD_LIMIT_BYTES: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,11}$' })),
   LOG_LEVEL: Type.Optional(
     Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent', ''].map((l) => Type.Literal(l))),
   ),
@@ -109,27 +136,54 @@ export interface Config {
   speechUrl: string | undefined;
   speechModel: string;
   speechKey: string | undefined;
+  /** Largest audio file sent to the speech server in one request; longer audio goes in pieces (bytes). */
+  speechMaxFileBytes: number;
   /** ffmpeg and ffprobe binaries (Debian's `ffmpeg` package; default: on the PATH). */
   ffmpegPath: string;
   ffprobePath: string | undefined;
   pageReaderUrl: string | undefined;
+  /** Gettext catalogs `<dir>/<locale>/<domain>.po` (translation feedback patches them); absolute. */
+  localesDir: string;
   messengerApiUrl: string;
+  /** Vendors the platform-settings test calls: code host and identity provider OAuth roots, the e-mail API. */
+  vendorUrls: { codehostOauth: string; idpOauth: string; emailApi: string };
   payprovApiUrl: string;
   planPricesUah: { min: number; cloud: number; max: number };
   containerRuntime: 'docker' | 'process' | 'none';
   dockerHost: string | undefined;
+  /**
+   * Cloud containers: the Docker image (`CLOUD_IMAGE`), the code host's SSH login tested by ssh-verify
+   * (`CLOUD_CODEHOST_SSH`), and the terminal socket's idle timeout (`CLOUD_TERMINAL_IDLE_MS`, 120 s).
+   */
+  cloud: { image: string; codehostSsh: string; terminalIdleMs: number };
   trustProxy: boolean;
   disableMessengerNotify: boolean;
+  /** The built web UI's folder (`index.html`, `assets/`); `undefined`: the checkout's `web/dist`. */
+  webDistDir: string | undefined;
   logLevel: string;
   /**
    * Milliseconds a SIGTERM/SIGINT may take to finish in-flight requests and running jobs before the process
    * exits anyway (code 1); a second signal exits at once. Default 10 000.
    */
   shutdownTimeoutMs: number;
+  /**
+   * Messenger workers: `getUpdates` long-polling wait (s, default 25) and the poller lease (ms, default 30 000):
+   * one instance polls a bot; another takes over when the holder has not renewed it for this long.
+   */
+  messengerPoll: { timeoutS: number; leaseMs: number };
   /** Project file uploads: bytes per file (specification, Limits → Files: 100 MB) and the clone time limit (ms). */
   files: { uploadLimitBytes: number; cloneTimeoutMs: number };
+  /** The CLI link stream: poll interval and lifetime (ms; specification, Limits → CLI: about 1.5 s, 10 minutes). */
+  cli: { linkPollMs: number; linkTimeoutMs: number };
+  /**
+   * Research notes: hosts, addresses and CIDR ranges that web and YouTube sources may fetch although they are
+   * not public (`OUTBOUND_ALLOW_PRIVATE`), where YouTube watch pages are read, the transcript API, yt-dlp.
+   */
+  notes: { allow: string[]; youtubeBaseUrl: string; transcriptApiUrl: string | undefined; ytDlpPath: string };
   /** Managed secrets found in the environment (imported into the secret store at start). */
   managedSecretsFromEnv: Partial<Record<ManagedSecretName, string>>;
+  /** Meeting transcripts: largest upload in bytes (specification, Limits → Transcripts: 1 GB). */
+  transcripts: { uploadLimitBytes: number };
 }
 
 export class ConfigError extends Error {
@@ -141,6 +195,9 @@ export class ConfigError extends Error {
 const nonEmpty = (v: string | undefined): string | undefined =>
   v === undefined || v.trim() === '' ? undefined : v.trim();
 const truthy = (v: string | undefined): boolean => v === '1' || v === 'true';
+
+/** Default of `SPEECH_MAX_FILE_BYTES`: 24 MiB, under OpenAI's 25 MB per transcription upload. */
+export const DEFAULT_SPEECH_MAX_FILE_BYTES = 24 * 1024 * 1024;
 
 /**
  * Validate the environment and build the configuration (docs/configuration.md).
@@ -208,10 +265,17 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     speechUrl: nonEmpty(e.SPEECH_URL)?.replace(/\/+$/, ''),
     speechModel: nonEmpty(e.SPEECH_MODEL) ?? 'whisper-1',
     speechKey: nonEmpty(e.SPEECH_KEY),
+    speechMaxFileBytes: e.SPEECH_MAX_FILE_BYTES ? Number(e.SPEECH_MAX_FILE_BYTES) : DEFAULT_SPEECH_MAX_FILE_BYTES,
     ffmpegPath: nonEmpty(e.FFMPEG_PATH) ?? 'ffmpeg',
     ffprobePath: nonEmpty(e.FFPROBE_PATH),
     pageReaderUrl: nonEmpty(e.PAGE_READER_URL)?.replace(/\/+$/, ''),
+    localesDir: path.resolve(nonEmpty(e.LOCALES_DIR) ?? 'locales'),
     messengerApiUrl: (nonEmpty(e.MESSENGER_API_URL) ?? 'https://api.telegram.org').replace(/\/+$/, ''),
+    vendorUrls: {
+      codehostOauth: (nonEmpty(e.CODEHOST_OAUTH_URL) ?? 'https://github.com').replace(/\/+$/, ''),
+      idpOauth: (nonEmpty(e.IDP_OAUTH_URL) ?? 'https://accounts.google.com').replace(/\/+$/, ''),
+      emailApi: (nonEmpty(e.EMAIL_API_URL) ?? 'https://api.resend.com').replace(/\/+$/, ''),
+    },
     payprovApiUrl: (nonEmpty(e.PAYPROV_API_URL) ?? 'https://api.monobank.ua').replace(/\/+$/, ''),
     planPricesUah: {
       min: price(e.PLAN_PRICE_UAH_MIN, 199),
@@ -220,14 +284,42 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     containerRuntime: (nonEmpty(e.CONTAINER_RUNTIME) as Config['containerRuntime'] | undefined) ?? 'process',
     dockerHost: nonEmpty(e.DOCKER_HOST),
+    cloud: {
+      image: nonEmpty(e.CLOUD_IMAGE) ?? 'debian:bookworm-slim',
+      codehostSsh: nonEmpty(e.CLOUD_CODEHOST_SSH) ?? 'git@github.com',
+      terminalIdleMs: e.CLOUD_TERMINAL_IDLE_MS ? Number(e.CLOUD_TERMINAL_IDLE_MS) : 120_000,
+    },
     trustProxy: truthy(e.TRUST_PROXY),
     disableMessengerNotify: truthy(e.CRM_DISABLE_MESSENGER_NOTIFY),
+    webDistDir: nonEmpty(e.WEB_DIST_DIR) ? path.resolve(e.WEB_DIST_DIR!) : undefined,
     logLevel: nonEmpty(e.LOG_LEVEL) ?? 'info',
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS ? Number(e.SHUTDOWN_TIMEOUT_MS) : 10_000,
     files: {
       uploadLimitBytes: e.FILES_UPLOAD_LIMIT_BYTES ? Number(e.FILES_UPLOAD_LIMIT_BYTES) : 100 * 1024 * 1024,
       cloneTimeoutMs: e.FILES_CLONE_TIMEOUT_MS ? Number(e.FILES_CLONE_TIMEOUT_MS) : 60_000,
     },
+    cli: {
+      linkPollMs: e.CLI_LINK_POLL_MS ? Number(e.CLI_LINK_POLL_MS) : 1500,
+      linkTimeoutMs: e.CLI_LINK_TIMEOUT_MS ? Number(e.CLI_LINK_TIMEOUT_MS) : 600_000,
+    },
+    messengerPoll: {
+      timeoutS: e.MESSENGER_POLL_TIMEOUT_S ? Number(e.MESSENGER_POLL_TIMEOUT_S) : 25,
+      leaseMs: e.MESSENGER_LEASE_MS ? Number(e.MESSENGER_LEASE_MS) : 30_000,
+    },
+    notes: {
+      allow: (e.OUTBOUND_ALLOW_PRIVATE ?? '')
+        .split(',')
+        .map((x) => x.trim().replace(/^\[|\]$/g, ''))
+        .filter(Boolean),
+      youtubeBaseUrl: (nonEmpty(e.YOUTUBE_BASE_URL) ?? 'https://www.youtube.com').replace(/\/+$/, ''),
+      transcriptApiUrl: nonEmpty(e.YOUTUBE_TRANSCRIPT_API_URL),
+      ytDlpPath: nonEmpty(e.YTDLP_PATH) ?? 'yt-dlp',
+    },
     managedSecretsFromEnv: managed,
+    transcripts: {
+      uploadLimitBytes: e.TRANSCRIPTS_UPLOAD_LIMIT_BYTES
+        ? Math.min(Number(e.TRANSCRIPTS_UPLOAD_LIMIT_BYTES), 1024 * 1024 * 1024)
+        : 1024 * 1024 * 1024,
+    },
   });
 }

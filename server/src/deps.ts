@@ -28,9 +28,12 @@ import { createLlmProvider, type LlmProvider } from './providers/llm/index.ts';
 import { createSpeech, type SpeechProvider } from './providers/speech/index.ts';
 import { createMedia, type Media } from './lib/media.ts';
 import { createMailer, type Mailer } from './providers/mail/mail.ts';
+import { type ContainerRuntime, createContainerRuntime } from './providers/containers/index.ts';
 import { createBotApiMessenger } from './providers/messenger/bot-api.ts';
 import type { Messenger } from './providers/messenger/messenger.ts';
 import { createSealer, type Sealer } from './secrets/crypto.ts';
+import type { PaymentProvider } from './providers/payments/payments.ts';
+import { createPayprov } from './providers/payments/payprov.ts';
 import type { Keys } from './secrets/keys.ts';
 import { createSecretStore, type SecretStore } from './secrets/secret-store.ts';
 import { type BlobStorage, createBlobStorage } from './storage/storage.ts';
@@ -73,6 +76,10 @@ export interface AppDeps {
   agentEngine: AgentEngine;
   /** The agent's tool definitions (worker runtime). */
   agentTools: ToolRegistry;
+  /** The payment provider's API (`PAYPROV_API_URL`): hosted invoices and saved-card charges. */
+  payments: PaymentProvider;
+  /** Where users' cloud containers run (`CONTAINER_RUNTIME`: bubblewrap sandboxes, Docker, or none). */
+  containers: ContainerRuntime;
 }
 
 /**
@@ -89,6 +96,7 @@ export function createDeps(
   const sealer = overrides.sealer ?? createSealer(keys.secretEncryptionKey);
   const db = database.db;
   const llm = overrides.llm ?? createLlmProvider(config);
+  const media = overrides.media ?? createMedia({ ffmpegPath: config.ffmpegPath, ffprobePath: config.ffprobePath });
   const bus = overrides.bus ?? createBus(database, log);
   return {
     config,
@@ -111,10 +119,12 @@ export function createDeps(
     userCache: overrides.userCache ?? createUserCache({ bus }),
     llm,
     embeddings: overrides.embeddings ?? createEmbedder(config),
-    speech: overrides.speech ?? createSpeech(config),
-    media: overrides.media ?? createMedia({ ffmpegPath: config.ffmpegPath, ffprobePath: config.ffprobePath }),
+    speech: overrides.speech ?? createSpeech(config, media),
+    media,
     messenger: overrides.messenger ?? createBotApiMessenger(config.messengerApiUrl),
     agentEngine: overrides.agentEngine ?? createBuiltinEngine(llm),
     agentTools: overrides.agentTools ?? createDefaultToolRegistry(),
+    payments: overrides.payments ?? createPayprov(config.payprovApiUrl),
+    containers: overrides.containers ?? createContainerRuntime(config),
   };
 }

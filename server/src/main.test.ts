@@ -1,5 +1,5 @@
 /**
- * `npm start` as real processes (issue 10): the embedded database belongs to one process (a lock file with
+ * `npm start` as real processes: the embedded database belongs to one process (a lock file with
  * the owner's pid, taken over after a crash, won by one of two processes starting at once), a taken port
  * stops the start before the database is opened, and SIGTERM to `npm start` finishes in-flight requests and
  * stops the whole process tree within SHUTDOWN_TIMEOUT_MS (a second signal or the bound exits at once).
@@ -11,6 +11,7 @@ import net from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
 import { startLlmStandIn, type ScriptedReply } from '../test/standins/llm.ts';
+import { freePort } from '../test/net.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const ADMIN = { email: 'admin@example.com', password: 'admin-password-123' };
@@ -26,14 +27,6 @@ function tempDir(prefix: string): string {
   const d = fs.mkdtempSync(path.join(path.resolve('.tmp'), `${prefix}-`));
   dirs.push(d);
   return d;
-}
-
-async function freePort(): Promise<number> {
-  const srv = net.createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const port = (srv.address() as net.AddressInfo).port;
-  await new Promise((r) => srv.close(r));
-  return port;
 }
 
 /** Whether nothing listens on the port any more (it can be bound again). */

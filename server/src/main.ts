@@ -1,7 +1,7 @@
 /**
  * Start the service: read the configuration, make sure the port can be bound, open the database (embedded
  * PGlite under DATA_DIR, locked to this process, unless DATABASE_URL names a server), apply migrations, import
- * managed secrets, listen, and shut down gracefully on SIGINT/SIGTERM (CONTRACT.md §2).
+ * managed secrets, listen, and shut down gracefully on SIGINT/SIGTERM; see docs/configuration.md.
  *
  * Start-up failures that have one clear cause (the port is taken, another process holds DATA_DIR) print one
  * line on stderr and exit with code 1; an invalid configuration exits with code 2.
@@ -72,7 +72,11 @@ async function main() {
     }
     throw err;
   }
-  const log = pino(loggerOptions(config.logLevel));
+  // Log lines are buffered and written asynchronously (a synchronous write per request costs more than the rest of
+  // a small request); whatever is buffered is written out when the process exits, whatever the reason.
+  const destination = pino.destination({ dest: 1, sync: false, minLength: 4096 });
+  process.on('exit', () => destination.flushSync());
+  const log = pino(loggerOptions(config.logLevel), destination);
   await assertCanListen(config.host, config.port);
 
   // What is open so far, for a signal that arrives while the service is still starting.

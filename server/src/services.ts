@@ -20,7 +20,15 @@ import { createAnalyticsRepo } from './modules/analytics/analytics.repo.ts';
 import { createRuntimeAnalytics } from './modules/analytics/runtime-analytics.service.ts';
 import { createChatRepo } from './modules/chat/chat.repo.ts';
 import { createChatService } from './modules/chat/chat.service.ts';
+import { createShellPort } from './modules/cloud/cloud.port.ts';
+import { cloudPersonalData } from './modules/cloud/cloud.privacy.ts';
+import { createCloudRepo } from './modules/cloud/cloud.repo.ts';
+import { createCloudService } from './modules/cloud/cloud.service.ts';
+import { cliPersonalData } from './modules/cli/cli.privacy.ts';
+import { createCliRepo } from './modules/cli/cli.repo.ts';
+import { createCliService } from './modules/cli/cli.service.ts';
 import { createDocsService } from './modules/docs/docs.service.ts';
+import { createWebUiService, DEFAULT_WEB_DIST } from './modules/webui/webui.service.ts';
 import { createFilesService } from './modules/files/files.service.ts';
 import { createHelpRepo } from './modules/help/help.repo.ts';
 import { createHelpService } from './modules/help/help.service.ts';
@@ -46,6 +54,14 @@ import { createSkillsPort } from './modules/skills/skills.port.ts';
 import { createSkillsRepo } from './modules/skills/skills.repo.ts';
 import { createSkillsService } from './modules/skills/skills.service.ts';
 import { createSystemService } from './modules/system/system.service.ts';
+import { registerTranscriptJobs } from './modules/transcripts/transcripts.jobs.ts';
+import { createTranscriptPipeline } from './modules/transcripts/transcripts.pipeline.ts';
+import { transcriptsPersonalData } from './modules/transcripts/transcripts.privacy.ts';
+import { createTranscriptsRepo } from './modules/transcripts/transcripts.repo.ts';
+import { createTranscriptsService } from './modules/transcripts/transcripts.service.ts';
+import { voicePersonalData } from './modules/voice/voice.privacy.ts';
+import { createVoiceRepo } from './modules/voice/voice.repo.ts';
+import { createVoiceService } from './modules/voice/voice.service.ts';
 import { createUsageRepo } from './modules/usage/usage.repo.ts';
 import { createUsageService } from './modules/usage/usage.service.ts';
 import { createWikiPort } from './modules/wiki/wiki.port.ts';
@@ -53,7 +69,56 @@ import { createWikiRepo } from './modules/wiki/wiki.repo.ts';
 import { createWikiService } from './modules/wiki/wiki.service.ts';
 import { createWorkersRepo } from './modules/workers/workers.repo.ts';
 import { createWorkersService } from './modules/workers/workers.service.ts';
+// Billing (plans and payments).
+import { createBillingRepo } from './modules/billing/billing.repo.ts';
+import { createBillingService } from './modules/billing/billing.service.ts';
+import { registerBillingJobs } from './modules/billing/billing.jobs.ts';
+import { billingPersonalData } from './modules/billing/billing.privacy.ts';
+// Platform secrets and their audit.
+import { createPlatformRepo } from './modules/platform/platform.repo.ts';
+import { createPlatformService } from './modules/platform/platform.service.ts';
+// Feedback and translation feedback.
+import { createFeedbackRepo } from './modules/feedback/feedback.repo.ts';
+import { createFeedbackService } from './modules/feedback/feedback.service.ts';
+import { feedbackPersonalData } from './modules/feedback/feedback.privacy.ts';
+import { createPoCatalogs } from './modules/feedback/po-catalogs.ts';
 import path from 'node:path';
+// Privacy: export, erasure and retention over every area's personal data.
+import { accountsPersonalData } from './modules/accounts/accounts.privacy.ts';
+import { chatPersonalData } from './modules/chat/chat.privacy.ts';
+import { helpPersonalData } from './modules/help/help.privacy.ts';
+import { issuesPersonalData } from './modules/issues/issues.privacy.ts';
+import { knowledgePersonalData } from './modules/knowledge/knowledge.privacy.ts';
+import { onboardingPersonalData } from './modules/onboarding/onboarding.privacy.ts';
+import { pinsPersonalData } from './modules/pins/pins.privacy.ts';
+import { activityPersonalData } from './modules/privacy/activity.privacy.ts';
+import { registerPrivacyJobs } from './modules/privacy/privacy.jobs.ts';
+import { createPrivacyRepo } from './modules/privacy/privacy.repo.ts';
+import { createPrivacyService } from './modules/privacy/privacy.service.ts';
+import { projectsPersonalData } from './modules/projects/projects.privacy.ts';
+import { runtimePersonalData } from './modules/runtime/runtime.privacy.ts';
+import { skillsPersonalData } from './modules/skills/skills.privacy.ts';
+import { usagePersonalData } from './modules/usage/usage.privacy.ts';
+import { wikiPersonalData } from './modules/wiki/wiki.privacy.ts';
+import { workersPersonalData } from './modules/workers/workers.privacy.ts';
+import { createActivityPrivacy } from './lib/activity.ts';
+import { eraseOutboxFor } from './providers/mail/mail.ts';
+import { forgetSecretAuthor } from './secrets/secret-store.ts';
+// Admin product analytics.
+import { createProductAnalytics } from './modules/analytics/product-analytics.service.ts';
+// Messenger workers that answer.
+import { createMessengerRepo } from './modules/messenger/messenger.repo.ts';
+import { createBotPollerPort, createMessengerService } from './modules/messenger/messenger.service.ts';
+import { messengerPersonalData } from './modules/messenger/messenger.privacy.ts';
+// Marketplace scouting of skills.
+import { catalogLoader, DEFAULT_CATALOG_DIR, loadCatalog } from './modules/sage/catalog.ts';
+import { createSageRepo } from './modules/sage/sage.repo.ts';
+import { createSageService } from './modules/sage/sage.service.ts';
+import { sagePersonalData } from './modules/sage/sage.privacy.ts';
+// Research notes.
+import { createNotesRepo } from './modules/notes/notes.repo.ts';
+import { createNotesService } from './modules/notes/notes.service.ts';
+import { registerNotesJobs } from './modules/notes/notes.jobs.ts';
 
 /** Options of the composition root. */
 export interface ServicesOptions {
@@ -86,6 +151,20 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
   const runtimeRepo = createRuntimeRepo(db);
   const chatRepo = createChatRepo(db);
   const analyticsRepo = createAnalyticsRepo(db);
+  const billingRepo = createBillingRepo(db);
+  const platformRepo = createPlatformRepo(db);
+  const feedbackRepo = createFeedbackRepo(db);
+  const cloudRepo = createCloudRepo(db);
+  const cliRepo = createCliRepo(db);
+  const privacyRepo = createPrivacyRepo(db);
+  const activityPrivacy = createActivityPrivacy(db);
+  const messengerRepo = createMessengerRepo(db);
+  const sageRepo = createSageRepo(db);
+  const catalog = loadCatalog(DEFAULT_CATALOG_DIR, log);
+  const notesRepo = createNotesRepo(db);
+  // Meeting transcripts and voice dictation.
+  const transcriptsRepo = createTranscriptsRepo(db);
+  const voiceRepo = createVoiceRepo(db);
 
   // Accounts and usage: everything else asks these.
   const system = createSystemService({ db, database, breach: deps.breach });
@@ -107,6 +186,18 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
   });
   const invites = createInvitesService({ repo: accountsRepo, mailer, appUrl: config.appUrl });
 
+  // Cloud containers (before the runtime: a message resumes its project owner's paused container).
+  const cloud = createCloudService({
+    repo: cloudRepo,
+    runtime: deps.containers,
+    accounts,
+    emails: accountsRepo,
+    sealer,
+    bus: deps.bus,
+    options: { codehostSsh: config.cloud.codehostSsh, terminalIdleMs: config.cloud.terminalIdleMs },
+    log,
+  });
+
   // Knowledge areas (each owns the documents it indexes).
   const issues = createIssuesService({ repo: issuesRepo, workers: workersRepo, access, activity, jobs, log });
   const skills = createSkillsService({
@@ -125,9 +216,28 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     skills: skillsRepo,
     wiki: wikiRepo,
     workers: workersRepo,
+    notes: notesRepo,
     access,
   });
   const docs = createDocsService();
+  // The web UI: the built app and its catalogs (locales/<locale>/web.po).
+  const webui = createWebUiService({
+    distDir: config.webDistDir ?? DEFAULT_WEB_DIST,
+    localesDir: config.localesDir,
+  });
+
+  // Meeting transcripts (their pipeline, built after the index, embeds through it).
+  const transcriptsRoot = path.join(config.dataDir, 'transcripts');
+  const transcripts = createTranscriptsService({
+    repo: transcriptsRepo,
+    access,
+    jobs,
+    media: deps.media,
+    speech: deps.speech,
+    bus: deps.bus,
+    root: transcriptsRoot,
+    uploadLimitBytes: config.transcripts.uploadLimitBytes,
+  });
 
   // The shared semantic index over all of them.
   const index = createKnowledgeIndex({
@@ -142,15 +252,44 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
       wiki: wiki.loadDocument,
       doc: docs.loader(),
       memory: memoryLoader({ manifest: projectsRepo.manifest, access }),
+      catalog_skill: catalogLoader(catalog),
+      note_source: (projectId, docId) => notes.loadDocument(projectId, docId),
+      transcript: transcripts.loadDocument,
       ...opts.loaders,
     },
+  });
+  // Research notes: sources, chunked uploads, processing, grounded chat (index loader below reads their text).
+  const notes = createNotesService({
+    repo: notesRepo,
+    access,
+    jobs,
+    bus: deps.bus,
+    issues,
+    index: { search: (input) => index.search(input) },
+    llm: deps.llm,
+    llmKeys,
+    usage,
+    media: deps.media,
+    speech: deps.speech,
+    options: {
+      dataDir: config.dataDir,
+      allow: config.notes.allow,
+      pageReaderUrl: config.pageReaderUrl,
+      youtubeBaseUrl: config.notes.youtubeBaseUrl,
+      transcriptApiUrl: config.notes.transcriptApiUrl,
+      ytDlpPath: config.notes.ytDlpPath,
+    },
+    log,
   });
   const knowledge = createKnowledgeService({
     access,
     index,
     jobs,
     log,
-    globalDocs: [{ docType: 'doc', ids: () => docs.allPages() }],
+    globalDocs: [
+      { docType: 'doc', ids: () => docs.allPages() },
+      { docType: 'catalog_skill', ids: () => catalog.skills.map((k) => k.name) },
+    ],
   });
   const help = createHelpService({
     repo: helpRepo,
@@ -182,9 +321,11 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
       skills: createSkillsPort({ skills, access }),
       wiki: createWikiPort({ wiki, access }),
       search: createSearchPort({ index }),
+      shell: createShellPort({ cloud }),
     },
     events: createRunEvents(deps.bus),
     bus: deps.bus,
+    containers: cloud,
     log,
   });
   const chat = createChatService({
@@ -196,6 +337,35 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     events: runtime.events,
   });
   const analytics = createRuntimeAnalytics({ repo: analyticsRepo, activity });
+  const productAnalytics = createProductAnalytics({
+    repo: analyticsRepo,
+    activity,
+    fleet: {
+      // The dashboard's figures are counts; the runtime's name is not one of them.
+      fleetStats: async () => {
+        const { runtime: _runtime, ...counts } = await cloud.fleetStats();
+        return counts;
+      },
+      waitlistStats: () => cloud.waitlistStats(),
+    },
+    dataDir: config.dataDir,
+  });
+
+  const transcriptPipeline = createTranscriptPipeline({
+    repo: transcriptsRepo,
+    media: deps.media,
+    speech: deps.speech,
+    llm: deps.llm,
+    llmKeys,
+    usage,
+    index,
+    jobs,
+    bus: deps.bus,
+    root: transcriptsRoot,
+    embedded: database.kind !== 'postgres',
+    log,
+  });
+  const voice = createVoiceService({ repo: voiceRepo, speech: deps.speech, tmpDir: path.join(config.dataDir, 'tmp') });
 
   // Projects, workers and onboarding.
   const workers = createWorkersService({
@@ -210,6 +380,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     disableNotify: config.disableMessengerNotify,
     usage,
     runs: runtime,
+    bots: createBotPollerPort({ repo: messengerRepo, bus: deps.bus }),
   });
   const projects = createProjectsService({
     repo: projectsRepo,
@@ -232,15 +403,165 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     tmpRoot: path.join(config.dataDir, 'tmp'),
   });
 
+  // Billing: checkout, the provider's callbacks, renewals, cancel, status and summary.
+  const billing = createBillingService({
+    repo: billingRepo,
+    accounts: accountsRepo,
+    usage,
+    holdings: {
+      async countFor(userId) {
+        const ids = await projectsRepo.ownerProjectIds(userId);
+        return { projects: ids.length, workers: ids.length ? await workersRepo.count(db, ids) : 0 };
+      },
+    },
+    llmKeys,
+    cloud,
+    payments: deps.payments,
+    secrets,
+    sealer,
+    mailer,
+    activity,
+    jobs,
+    userCache: deps.userCache,
+    config,
+    log,
+  });
+
+  // Platform secrets (admin) with their append-only audit.
+  const platform = createPlatformService({
+    repo: platformRepo,
+    secrets,
+    llm: deps.llm,
+    messenger: deps.messenger,
+    usage,
+    vendorUrls: config.vendorUrls,
+    log,
+  });
+
+  // Feedback (operator notified through the operator bot) and translation feedback (patches the .po catalogs).
+  const feedback = createFeedbackService({
+    repo: feedbackRepo,
+    accounts: accountsRepo,
+    activity,
+    messenger: deps.messenger,
+    secrets,
+    catalogs: createPoCatalogs(config.localesDir),
+    operatorChatId: config.operatorChatId,
+    log,
+  });
+
+  // The command-line client: devices, session summaries, transcripts, the device link, `arc init` context.
+  const cli = createCliService({
+    repo: cliRepo,
+    access,
+    activity,
+    accounts,
+    projects: projectsRepo,
+    workers: workersRepo,
+    skills: createSkillsPort({ skills, access }),
+    projectDir: access.projectDir,
+    appUrl: config.appUrl,
+    log,
+    linkPollMs: config.cli.linkPollMs,
+    linkTimeoutMs: config.cli.linkTimeoutMs,
+  });
+
+  // Messenger workers that answer: bot pollers over the runtime, workers and issues.
+  const messenger = createMessengerService({
+    repo: messengerRepo,
+    bots: workersRepo,
+    workers,
+    issues,
+    runtime,
+    events: runtime.events,
+    runs: runtimeRepo,
+    accounts: accountsRepo,
+    userCache: deps.userCache,
+    access,
+    activity,
+    mailer,
+    messenger: deps.messenger,
+    sealer,
+    bus: deps.bus,
+    appUrl: config.appUrl,
+    options: config.messengerPoll,
+    log,
+  });
+
+  // Marketplace scouting over the skills, the index and the project's issues, wiki and workers.
+  const sage = createSageService({
+    repo: sageRepo,
+    catalog,
+    skills,
+    issues,
+    wiki,
+    workers,
+    index,
+    access,
+    llm: deps.llm,
+    llmKeys,
+    usage,
+    log,
+  });
+
   // Durable jobs.
   registerKnowledgeJobs(jobs, index);
   registerRuntimeJobs(jobs, runtime);
+  registerBillingJobs(jobs, billing);
+  registerNotesJobs(jobs, notes);
+  registerTranscriptJobs(jobs, transcriptPipeline);
 
   /**
    * What each area holds of a user, for the privacy export and erasure (lib/personal-data.ts). An area that
-   * stores a user's data adds its entry here.
+   * stores a user's data adds its entry here. The order is the erasure's: for each owned project the entries'
+   * `eraseProject` in this order (dependents first; `project` deletes the project row, so it comes after every
+   * project-scoped area), then their `eraseUser` (`profile` deletes the account, so it comes last). A new area
+   * goes before the `project` entry.
    */
-  const personalData: PersonalData[] = [];
+  const personalData: PersonalData[] = [
+    runtimePersonalData({ repo: runtimeRepo, jobs }),
+    chatPersonalData(chatRepo),
+    knowledgePersonalData({ repo: knowledgeRepo, jobs }),
+    issuesPersonalData({ repo: issuesRepo, accounts: accountsRepo }),
+    ...skillsPersonalData({ repo: skillsRepo, accounts: accountsRepo, index: knowledgeRepo, dataDir: config.dataDir }),
+    wikiPersonalData({ repo: wikiRepo, accounts: accountsRepo }),
+    pinsPersonalData({ repo: pinsRepo, accounts: accountsRepo }),
+    activityPersonalData({ activity: activityPrivacy, accounts: accountsRepo }),
+    usagePersonalData(usageRepo),
+    ...workersPersonalData({ repo: workersRepo, storage }),
+    onboardingPersonalData({ repo: onboardingRepo, accounts: accountsRepo }),
+    helpPersonalData(helpRepo),
+    billingPersonalData(billingRepo, billing),
+    feedbackPersonalData(feedbackRepo),
+    cloudPersonalData({ repo: cloudRepo, runtime: deps.containers, log }),
+    cliPersonalData(cliRepo),
+    notes.personalData,
+    // Meeting transcripts and voice dictation.
+    transcriptsPersonalData({ repo: transcriptsRepo, pipeline: transcriptPipeline, jobs }),
+    voicePersonalData(voiceRepo),
+    messengerPersonalData(messengerRepo),
+    sagePersonalData(sageRepo),
+    { area: 'export_history', eraseUser: (tx, userId) => privacyRepo.eraseUser(tx, userId) },
+    projectsPersonalData({ repo: projectsRepo, projectDir: access.projectDir, storage }),
+    ...accountsPersonalData({ repo: accountsRepo, outbox: eraseOutboxFor, secretAuthors: forgetSecretAuthor }),
+  ];
+  const privacy = createPrivacyService({
+    repo: privacyRepo,
+    registry: personalData,
+    accounts: accountsRepo,
+    projects: projectsRepo,
+    jobs,
+    userCache: deps.userCache,
+    purgers: {
+      chat_messages: runtimeRepo.purgeMessages,
+      activity_log: activityPrivacy.purge,
+      auth_events: accountsRepo.purgeAuthEvents,
+      token_usage: usageRepo.purge,
+      export_history: privacyRepo.purge,
+    },
+    log,
+  });
+  registerPrivacyJobs(jobs, privacy);
 
   const lifecycle = {
     /**
@@ -252,12 +573,23 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
       await accounts.start();
       await knowledge.start();
       await runtime.start();
+      cloud.start();
+      notes.start();
       await jobs.start();
+      privacy.start();
+      await messenger.start();
+      await sage.start();
+      await transcriptPipeline.start();
     },
     /** On close: stop sweeps and runs of this process, then the queue (running jobs finish first), then the bus. */
     async stop(): Promise<void> {
+      await messenger.stop();
+      await privacy.stop();
       await knowledge.stop();
       await runtime.stop();
+      cloud.stop();
+      notes.stop();
+      await transcriptPipeline.stop();
       await jobs.stop();
       await deps.bus.stop();
     },
@@ -280,10 +612,23 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     runtime,
     chat,
     analytics,
+    productAnalytics,
     workers,
     projects,
     onboarding,
+    billing,
+    platform,
+    feedback,
+    cloud,
+    cli,
+    messenger,
+    sage,
+    notes,
+    transcripts,
+    voice,
     personalData,
+    privacy,
+    webui,
     lifecycle,
   };
 }

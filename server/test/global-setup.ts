@@ -9,6 +9,7 @@ import type { TestProject } from 'vitest/node';
 import { openDatabase } from '../src/db/database.ts';
 import { migrateToLatest } from '../src/db/migrate.ts';
 import { createJobQueue } from '../src/jobs/queue.ts';
+import { ensureWebBuild } from '../../web/build.js';
 
 const quiet = { error() {}, warn() {} };
 /** Install the job queue's schema once in the template, so test apps start it quickly. */
@@ -28,6 +29,9 @@ declare module 'vitest' {
 }
 
 export default async function setup(project: TestProject) {
+  // Tests that start the service (`node server/start.js`) find the web UI built for the current sources, so no
+  // start spends its time building it (start.js builds when web/ changed since the last build).
+  await ensureWebBuild();
   const url = process.env.TEST_DATABASE_URL;
   const tmp = path.resolve('.tmp');
   fs.mkdirSync(tmp, { recursive: true });

@@ -96,7 +96,7 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
   }
   const memory = opts.url?.startsWith('memory://');
   const dir = memory ? undefined : path.join(opts.dataDir, 'pgdata');
-  // One process per data directory: a second one would open the same files and lose writes (issue 10).
+  // One process per data directory: a second one would open the same files and lose writes.
   const dirLock = dir ? lockDataDir(opts.dataDir) : undefined;
   let pglite: PGliteType;
   try {

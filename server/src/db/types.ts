@@ -417,6 +417,126 @@ export interface IndexHelpTables {
   help_usage: { user_id: number; day: string; used: Generated<number> };
 }
 
+/** Plans and payments (migration 20261124_1401_billing). */
+export interface BillingTables {
+  billing_accounts: {
+    user_id: number;
+    status: ColumnType<BillingStatus, BillingStatus | undefined, BillingStatus>;
+    /** The plan the last successful payment bought. */
+    paid_plan: string | null;
+    billing_failures: Generated<number>;
+    current_period_end: Timestamp | null;
+    /** The provider's wallet of saved cards for this user. */
+    wallet_id: string;
+    /** The provider's card token, sealed (secrets/crypto.ts). */
+    card_token_enc: string | null;
+    masked_pan: string | null;
+    /** The period end the last renewal attempt was for, and its number (1, 2, 3). */
+    renewal_period: Timestamp | null;
+    renewal_attempt: Generated<number>;
+    updated_at: TimestampDefault;
+  };
+  payprov_invoices: {
+    /** Ours, sent as `merchantPaymInfo.reference`; the provider's `invoiceId` is known once it answered. */
+    reference: string;
+    invoice_id: string | null;
+    user_id: number;
+    kind: 'checkout' | 'renewal';
+    plan: string;
+    /** Minor units (kopiyky). */
+    amount: number;
+    status: Generated<string>;
+    last_modified: Timestamp | null;
+    created_at: TimestampDefault;
+  };
+  payprov_events: {
+    id: Generated<number>;
+    invoice_id: string;
+    status: string;
+    modified_date: string;
+    user_id: number | null;
+    failure_reason: string | null;
+    received_at: TimestampDefault;
+  };
+}
+/** Platform secrets' audit, feedback and translation feedback (migration 20261124_1402_platform_feedback). */
+export interface PlatformFeedbackTables {
+  /** Append-only (a trigger refuses UPDATE and DELETE). */
+  platform_audit: {
+    id: Generated<number>;
+    key_name: string;
+    action: 'set' | 'test' | 'restart';
+    ok: boolean | null;
+    client_ip: string | null;
+    user_agent: string | null;
+    actor_email: string | null;
+    created_at: TimestampDefault;
+  };
+  feedback_reports: {
+    id: Generated<number>;
+    user_id: number | null;
+    type: 'bug' | 'feature' | 'other';
+    title: string;
+    description: string;
+    project: string | null;
+    browser: string | null;
+    created_at: TimestampDefault;
+  };
+  translation_feedback: {
+    id: Generated<number>;
+    user_id: number | null;
+    locale: string;
+    msgid: string;
+    suggestion: string;
+    severity: 'minor' | 'major' | 'wrong';
+    current_translation: string | null;
+    page_url: string | null;
+    status: ColumnType<
+      'open' | 'accepted' | 'rejected',
+      'open' | 'accepted' | 'rejected' | undefined,
+      'open' | 'accepted' | 'rejected'
+    >;
+    note: string | null;
+    reviewed_by: string | null;
+    reviewed_at: Timestamp | null;
+    created_at: TimestampDefault;
+  };
+}
+
+/** Subscription status of a user (billing). */
+export type BillingStatus = 'none' | 'active' | 'past_due' | 'cancelled' | 'lapsed';
+
+/** Cloud containers, the cloud waitlist, container log lines, sweep leases (migration 20261124_1501_cloud). */
+export interface CloudTables {
+  cloud_containers: {
+    user_id: number;
+    container_id: string;
+    runtime: string;
+    status: 'provisioning' | 'ready' | 'paused' | 'suspended' | 'deleted';
+    server_ip: string | null;
+    port: number | null;
+    internal_port: number | null;
+    agent_authed: Generated<boolean>;
+    codehost_authed: Generated<boolean>;
+    ssh_public_key: string | null;
+    ssh_private_enc: string | null;
+    last_active: TimestampDefault;
+    created_at: TimestampDefault;
+    updated_at: TimestampDefault;
+  };
+  cloud_waitlist: {
+    id: Generated<number>;
+    user_id: number;
+    status: Generated<'waiting' | 'invited' | 'activated'>;
+    note: string | null;
+    joined_at: TimestampDefault;
+    invited_at: Date | null;
+    activated_at: Date | null;
+  };
+  cloud_log_lines: { id: Generated<number>; user_id: number; line: string; created_at: TimestampDefault };
+  cloud_leases: { name: string; until: Date };
+}
+
 export interface DB
   extends
     Omit<FoundationTables, 'projects' | 'workers'>,
@@ -424,4 +544,217 @@ export interface DB
     UsageTables,
     KnowledgeTables,
     RuntimeTables,
-    IndexHelpTables {}
+    IndexHelpTables,
+    BillingTables,
+    PlatformFeedbackTables,
+    CloudTables,
+    CliTables,
+    PrivacyTables,
+    MessengerSageTables,
+    NotesTables,
+    TranscriptVoiceTables {}
+
+/** The command-line client's devices, device links and session transcripts (migration 20261124_1301_cli). */
+export interface CliTables {
+  cli_devices: {
+    user_id: number;
+    device_id: string;
+    hostname: Generated<string>;
+    platform: Generated<string>;
+    arc_version: Generated<string>;
+    last_project: string | null;
+    first_seen: TimestampDefault;
+    last_seen: TimestampDefault;
+  };
+  cli_links: {
+    code: string;
+    /** SHA-256 (hex) of the link token the CLI holds; the token itself is never stored. */
+    secret_hash: string;
+    user_id: number | null;
+    created_at: TimestampDefault;
+    expires_at: Timestamp;
+    confirmed_at: Timestamp | null;
+    claimed_at: Timestamp | null;
+  };
+  cli_transcripts: {
+    id: Generated<number>;
+    owner_id: number;
+    project_id: number;
+    session_id: string;
+    worker_id: number | null;
+    mode: Generated<string>;
+    device_id: string | null;
+    first_prompt: Generated<string>;
+    message_count: Generated<number>;
+    /** Bytes of the decompressed jsonl. */
+    size_bytes: Generated<number>;
+    gzip: Buffer;
+    created_at: TimestampDefault;
+    updated_at: TimestampDefault;
+  };
+}
+
+/** Privacy (export history, daily retention runs). */
+export interface PrivacyTables {
+  export_history: { id: Generated<number>; user_id: number; created_at: TimestampDefault };
+  retention_runs: {
+    day: string;
+    started_at: TimestampDefault;
+    finished_at: Timestamp | null;
+    deleted: JsonDefault<Record<string, number>>;
+  };
+}
+
+/** Messenger workers that answer, and marketplace scouting of skills (migration `20261124_1801_messenger_sage`). */
+export interface MessengerSageTables {
+  messenger_pollers: {
+    bot_id: string;
+    worker_id: number;
+    /** The next `getUpdates` offset (last handled update id + 1). */
+    update_offset: ColumnType<number, number | undefined, number>;
+    lease_owner: string | null;
+    lease_expires_at: Date | null;
+    polling_since: Date | null;
+    updated_at: TimestampDefault;
+  };
+  messenger_updates: {
+    bot_id: string;
+    update_id: number;
+    worker_id: number | null;
+    chat_id: string | null;
+    kind: string;
+    run_id: number | null;
+    created_at: TimestampDefault;
+  };
+  messenger_replies: {
+    run_id: number;
+    project_id: number;
+    worker_id: number;
+    chat_id: string;
+    created_at: TimestampDefault;
+    sent_at: Date | null;
+  };
+  messenger_link_codes: {
+    code_hash: string;
+    user_id: number;
+    created_at: TimestampDefault;
+    expires_at: Timestamp;
+    used_at: Date | null;
+  };
+  sage_results: {
+    id: Generated<number>;
+    kind: 'analyze' | 'benchmark';
+    skill_ref: string;
+    skill_name: string;
+    user_id: number | null;
+    project_id: number | null;
+    score: number | null;
+    model: string | null;
+    result: Json<Record<string, unknown>>;
+    created_at: TimestampDefault;
+  };
+  sage_catalog_state: {
+    id: Generated<number>;
+    size: Generated<number>;
+    content_hash: string | null;
+    indexed_at: Date | null;
+  };
+}
+
+export interface NotesTables {
+  notes: {
+    id: Generated<number>;
+    project_id: number;
+    title: string;
+    description: Generated<string>;
+    created_by: number | null;
+    created_at: TimestampDefault;
+    updated_at: TimestampDefault;
+  };
+  note_sources: {
+    id: Generated<number>;
+    note_id: number;
+    project_id: number;
+    source_type: NoteSourceType;
+    title: string | null;
+    default_title: string;
+    url: string | null;
+    file_name: string | null;
+    mime: string | null;
+    size_bytes: number | null;
+    status: ColumnType<NoteSourceStatus, NoteSourceStatus | undefined, NoteSourceStatus>;
+    message: Generated<string>;
+    error: string | null;
+    content_text: string | null;
+    duration_seconds: number | null;
+    processing_since: Date | null;
+    created_at: TimestampDefault;
+    updated_at: TimestampDefault;
+  };
+  note_chat_messages: {
+    id: Generated<number>;
+    note_id: number;
+    user_id: number | null;
+    role: 'user' | 'assistant';
+    content: string;
+    sources: JsonDefault<Array<{ source_id: number; title: string }>>;
+    created_at: TimestampDefault;
+  };
+  note_issue_links: { note_id: number; issue_id: number; title: string; created_at: TimestampDefault };
+  note_uploads: {
+    id: string;
+    note_id: number;
+    project_id: number;
+    user_id: number;
+    filename: string;
+    mime: string;
+    source_type: NoteSourceType;
+    size_bytes: number;
+    chunk_size: number;
+    next_index: Generated<number>;
+    received_bytes: Generated<number>;
+    writing_since: Date | null;
+    created_at: TimestampDefault;
+    updated_at: TimestampDefault;
+  };
+}
+
+export type NoteSourceType = 'youtube' | 'web' | 'video' | 'audio' | 'pdf' | 'docx' | 'txt' | 'markdown' | 'image';
+export type NoteSourceStatus = 'queued' | 'processing' | 'done' | 'error';
+
+/** Meeting transcripts and voice dictation. */
+export interface TranscriptVoiceTables {
+  transcripts: {
+    id: Generated<number>;
+    project_id: number;
+    /** The uploader (the project's owner or an admin). */
+    user_id: number;
+    job_id: string;
+    filename: string;
+    mime: string;
+    kind: 'audio' | 'video';
+    size_bytes: number;
+    embed_to_rag: Generated<boolean>;
+    /** The project was in trial mode at upload: model calls use the platform key and draw on the trial. */
+    trial_mode: Generated<boolean>;
+    status: Generated<string>;
+    progress_pct: Generated<number>;
+    step_label: Generated<string>;
+    error: string | null;
+    transcript_text: string | null;
+    summary_json: Json<unknown> | null;
+    frames_json: Json<Array<{ ts_ms: number; description: string | null }>> | null;
+    frames_dropped: Generated<number>;
+    /** Path of the uploaded file relative to DATA_DIR/transcripts; null once deleted. */
+    source_file: string | null;
+    finished_step: string | null;
+    pending: Generated<boolean>;
+    interruptions: Generated<number>;
+    created_at: TimestampDefault;
+    updated_at: TimestampDefault;
+    finished_at: Timestamp | null;
+  };
+  transcript_lease: { id: number; holder: string | null; transcript_id: number | null; expires_at: TimestampDefault };
+  voice_usage: { user_id: number; day: string; seconds: Generated<number> };
+  voice_jobs: { id: Generated<number>; user_id: number; started_at: TimestampDefault; expires_at: Timestamp };
+}

@@ -94,9 +94,9 @@ export function actorFromUser(row: Omit<AuthUserRow, 'password_version'>, operat
  * instance, which drops it too.
  *
  * The bound: a change committed on any instance is honoured by every instance
- *  - before the changing request answers, normally: `changed` waits (at most DELIVERY_WAIT_MS, 250 ms) until
- *    the database server has delivered the message to this instance's own listener, and the server signals
- *    every listening instance at the same moment;
+ *  - before the changing request answers, normally: `changed` waits (at most DELIVERY_WAIT_MS, 1000 ms, as
+ *    long as `ttlMs`) until the database server has delivered the message to this instance's own listener, and
+ *    the server signals every listening instance at the same moment;
  *  - at the latest `ttlMs` (1000 ms) after the commit in every case (a lost or late message): no row is
  *    trusted longer than that after it was read, nothing is cached while the bus is not live (listener
  *    disconnected), and the cache is emptied each time the listener (re)connects.

@@ -1,5 +1,5 @@
 /**
- * Draining on close (issue 10): once `app.close()` begins (SIGTERM/SIGINT, main.ts), Fastify stops accepting
+ * Draining on close: once `app.close()` begins (SIGTERM/SIGINT, main.ts), Fastify stops accepting
  * connections and answers new requests 503, but a keep-alive connection whose request was still running when
  * the close began stays open after its answer, and the server's close waits for the client to drop it (undici
  * keeps one for the server's keep-alive hint, 72 s). So answers sent while closing carry `Connection: close`,

@@ -1,5 +1,5 @@
 /**
- * Hostile input and the envelope (issue 10): the inputs that answered 500, Fastify's own errors, validation
+ * Hostile input and the envelope: the inputs that answered 500, Fastify's own errors, validation
  * messages, the database's data exceptions, and what a failing request leaves in the log.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

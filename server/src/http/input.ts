@@ -126,6 +126,8 @@ export function findTextProblem(
   }
   if (value === null || typeof value !== 'object') return undefined;
   if (depth >= MAX_JSON_DEPTH) return { path: root, message: `is nested more than ${MAX_JSON_DEPTH} levels deep` };
+  // A raw upload body (a stream or bytes) passes as it is: only parsed values are walked.
+  if (ArrayBuffer.isView(value) || typeof (value as { pipe?: unknown }).pipe === 'function') return undefined;
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
       const found = findTextProblem(value[i], `${root}/${i}`, where, depth + 1);

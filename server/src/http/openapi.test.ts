@@ -90,9 +90,12 @@ describe('the OpenAPI document', () => {
     expect(uploads.map((u) => u.where).sort()).toEqual([
       'POST /api/crm/onboarding/setup',
       'POST /api/crm/projects/{name}/files/upload',
+      'POST /api/crm/projects/{name}/notes/{id}/sources',
+      'POST /api/crm/projects/{name}/transcripts/upload',
       'POST /api/crm/projects/{name}/upload-icon',
       'POST /api/crm/projects/{name}/workers/{id}/avatar',
       'POST /api/crm/projects/{name}/workers/{id}/upload-icon',
+      'POST /api/crm/voice/transcribe',
     ]);
     for (const { where, op } of uploads) {
       const schema = op.requestBody.content['multipart/form-data'].schema;

@@ -122,10 +122,12 @@ export const openApiOptions: SwaggerOptions = {
       }
     return doc;
   },
-  // A route's documented multipart fields become its request body.
+  // A route's documented multipart fields become its request body (beside its JSON body when it takes both).
   transform: ({ schema, url }) => {
     if (!schema?.multipart) return { schema, url };
     const { multipart, ...rest } = schema;
-    return { schema: { ...rest, body: { content: { 'multipart/form-data': { schema: multipart } } } }, url };
+    const content: Record<string, { schema: unknown }> = { 'multipart/form-data': { schema: multipart } };
+    if (rest.body) content['application/json'] = { schema: rest.body };
+    return { schema: { ...rest, body: { content } }, url };
   },
 };

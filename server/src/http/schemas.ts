@@ -57,6 +57,7 @@ const ERROR_MEANING: Record<number, string> = {
   413: 'Too large: payload_too_large',
   429: 'Too many requests, or a spent budget (token_budget_exceeded)',
   500: 'Internal error: internal_error with request_id',
+  426: 'The route takes a protocol upgrade (WebSocket) or a newer client, e.g. upgrade_required',
   502: 'The upstream provider failed, e.g. llm_error',
   503: 'A provider is not configured or unavailable, e.g. llm_unavailable',
   504: 'The upstream provider did not answer in time',

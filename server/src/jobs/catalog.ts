@@ -10,4 +10,14 @@ export interface JobCatalog {
   'runtime.run': { run_id: number };
   /** (Re)index one document of the semantic index (modules/knowledge). */
   'knowledge.index': IndexJob;
+  /** Charge the saved card for the next period of a subscription (modules/billing): attempt 1–3, period end ISO. */
+  'billing.renew': { user_id: number; period_end: string; attempt: number };
+  /** After an erasure committed: each area's clean-up outside the rows (modules/privacy). */
+  'privacy.after_erase': { user_id: number; project_ids: number[] };
+  /** The daily retention purge of one UTC day `YYYY-MM-DD` (modules/privacy). */
+  'privacy.retention': { day: string };
+  /** Extract the text of one note source (modules/notes). */
+  'notes.process': { source_id: number };
+  /** Run the transcript pipeline while it has work (modules/transcripts; one instance at a time). */
+  'transcripts.pump': Record<string, never>;
 }

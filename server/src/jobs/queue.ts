@@ -71,6 +71,17 @@ export interface JobQueue<C extends object = JobCatalog> {
   stop(): Promise<void>;
   /** Jobs of `name` not yet finished (created, retry or active). */
   pending(name: JobName<C>): Promise<number>;
+  /**
+   * Drop the jobs of `name` not started yet (created, or waiting for a retry) whose payload field `field` is
+   * one of `values` (the erasure drops an erased user's queued work). Pass `tx` inside a transaction.
+   * @returns the number of jobs dropped
+   */
+  forget(
+    name: JobName<C>,
+    field: string,
+    values: Array<string | number>,
+    tx?: Transaction<DB> | Kysely<DB>,
+  ): Promise<number>;
   readonly started: boolean;
 }
 
@@ -254,6 +265,20 @@ export function createJobQueue<C extends object = JobCatalog>(
     async pending(name) {
       if (!boss) return 0;
       return boss.getQueueSize(name, { before: 'completed' });
+    },
+    async forget(name, field, values, tx) {
+      if (!values.length) return 0;
+      const ex = tx ?? database.db;
+      // Before the queue's first start its tables may not exist yet: then nothing is queued.
+      const t = await sql<{ t: string | null }>`select to_regclass('pgboss.job')::text as t`.execute(ex);
+      if (!t.rows[0]?.t) return 0;
+      const r = await sql<{ n: number }>`
+        with d as (
+          delete from pgboss.job where name = ${name} and state in ('created', 'retry')
+            and data->>${field} in (${sql.join(values.map(String))})
+          returning 1
+        ) select count(*)::int as n from d`.execute(ex);
+      return Number(r.rows[0]?.n ?? 0);
     },
   };
   return queue;

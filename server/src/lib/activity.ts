@@ -4,6 +4,7 @@
  */
 import { type Kysely, sql, type Transaction } from 'kysely';
 import type { DB } from '../db/types.ts';
+import { DELETED_ACTOR, pagedById, purgeOlderThan } from '../db/privacy-sql.ts';
 
 export interface ActivityEvent {
   type: string;
@@ -126,3 +127,45 @@ export function createActivityLog(db: Kysely<DB>, log?: { warn: (o: object, m: s
     },
   };
 }
+
+/**
+ * The activity log's part of personal data and retention (the privacy area calls it through the registry):
+ * a project's events for the export, their erasure, the erased actor's name on events kept elsewhere, and the
+ * daily purge.
+ */
+export function createActivityPrivacy(db: Kysely<DB>) {
+  return {
+    /** The export's `activity` of a project, oldest first, read 500 at a time. */
+    exportProject: (projectId: number) =>
+      pagedById((after, page) =>
+        db
+          .selectFrom('activity_log')
+          .select(['id', 'type', 'actor', 'worker_id', 'title', 'detail', 'payload', 'created_at'])
+          .where('project_id', '=', projectId)
+          .where('id', '>', after)
+          .orderBy('id')
+          .limit(page)
+          .execute(),
+      ),
+    /** Erasure: a project's events. */
+    async eraseProject(tx: Transaction<DB>, projectId: number): Promise<void> {
+      await tx.deleteFrom('activity_log').where('project_id', '=', projectId).execute();
+    },
+    /**
+     * Erasure: the user's events outside any project go; events of other projects stay with the actor
+     * `[deleted]` and no user id.
+     */
+    async eraseUser(tx: Transaction<DB>, userId: number, names: string[]): Promise<void> {
+      await tx.deleteFrom('activity_log').where('user_id', '=', userId).where('project_id', 'is', null).execute();
+      await tx
+        .updateTable('activity_log')
+        .set({ actor: DELETED_ACTOR, user_id: null })
+        .where((eb) => eb.or([eb('user_id', '=', userId), ...(names.length ? [eb('actor', 'in', names)] : [])]))
+        .execute();
+    },
+    /** Retention: delete events older than `before`, in batches. @returns rows deleted. */
+    purge: (before: Date) => purgeOlderThan(db, 'activity_log', 'created_at', before),
+  };
+}
+
+export type ActivityPrivacy = ReturnType<typeof createActivityPrivacy>;

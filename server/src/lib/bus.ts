@@ -6,7 +6,8 @@
  *  - `run.event`: an event of an agent run (text delta, tool result, escalation, end) for chat streams served
  *    by another instance than the one executing the run (modules/runtime/events.ts);
  *  - `run.cancel`: stop a run now wherever it executes;
- *  - `jobs.sent`: jobs were queued, pollers everywhere look at once (jobs/queue.ts).
+ *  - `jobs.sent`: jobs were queued, pollers everywhere look at once (jobs/queue.ts);
+ *  - `messenger.bots`: a worker's bot was bound or unbound, its poller starts or stops within moments.
  *
  * Delivery: `publish` hands a message to this process's subscribers at once (synchronously, before it
  * returns), then to every other instance. The PostgreSQL bus sends `pg_notify` through the pool, in order
@@ -33,6 +34,22 @@ export interface BusCatalog {
   'run.cancel': { run: number };
   /** Jobs of queue `name` were committed: pollers of that queue look now. */
   'jobs.sent': { name: string };
+  /** A stored output line (`id` in cloud_log_lines) of user `user`'s cloud container (modules/cloud). */
+  'cloud.log': { user: number; id: number; line: string };
+  /** User `user`'s cloud container was removed: its log streams end. */
+  'cloud.closed': { user: number };
+  /** A worker's messenger bot was bound, unbound or deleted: bot pollers reconcile now (modules/messenger). */
+  'messenger.bots': { worker_id: number };
+  /** Note source `id` changed (status or progress message): its progress streams read it again. */
+  'notes.source': { id: number };
+  /** Transcript job `job_id` changed status or progress (modules/transcripts). */
+  'transcript.progress': {
+    job_id: string;
+    status: string;
+    progress_pct: number;
+    step_label: string;
+    error: string | null;
+  };
 }
 export type BusChannel = keyof BusCatalog;
 
@@ -79,8 +96,12 @@ export interface Bus {
 const PART_CHARS = 6000;
 /** A message larger than this (JSON bytes) is not sent to other instances (logged). */
 const MAX_MESSAGE_BYTES = 256 * 1024;
-/** How long `publish(…, {delivered:true})` waits for its own echo (ms). */
-export const DELIVERY_WAIT_MS = 250;
+/**
+ * How long `publish(…, {delivered:true})` waits for its own echo (ms). As long as the auth hook's user cache
+ * trusts a row (http/auth.ts), so a change that answers after a late echo finds the other instances' rows of
+ * before the change expired: on a loaded database server the echo took more than the 250 ms this was before.
+ */
+export const DELIVERY_WAIT_MS = 1000;
 const PING_MS = 30_000;
 const PG_CHANNEL = 'crm_bus';
 

@@ -9,7 +9,16 @@
  *   `jobs.send('knowledge.index', { project_id, doc_type, doc_id }, { tx })`.
  */
 
-export type DocType = 'wiki' | 'issue' | 'skill' | 'transcript' | 'note_source' | 'memory' | 'doc';
+export type DocType =
+  | 'wiki'
+  | 'issue'
+  | 'skill'
+  | 'transcript'
+  | 'note_source'
+  | 'memory'
+  | 'doc'
+  // the shipped skill catalog (modules/sage)
+  | 'catalog_skill';
 
 export interface IndexJob {
   /** null for global documents (global skills, public docs). */

@@ -10,9 +10,13 @@ import type { DB } from '../db/types.ts';
 export interface PersonalData {
   /** The area's name; also its key in the export (a section, or a key inside each project). */
   area: string;
-  /** The user's own rows outside projects, for the export. JSON-serialisable; never a secret, hash or token. */
+  /**
+   * The user's own rows outside projects, for the export. JSON-serialisable; never a secret, hash or token.
+   * A section that may be large resolves to an async iterable of rows instead, written to the download as a
+   * JSON array while it is read (see `pagedById` in db/privacy-sql.ts).
+   */
   exportUser?(userId: number): Promise<unknown>;
-  /** One of the user's projects' rows, for the export's `projects[i][area]`. */
+  /** One of the user's projects' rows, for the export's `projects[i][area]` (an async iterable streams, as above). */
   exportProject?(projectId: number): Promise<unknown>;
   /** Delete one of the user's projects' rows of this area, inside the erasure transaction. */
   eraseProject?(tx: Transaction<DB>, projectId: number): Promise<void>;

@@ -7,6 +7,8 @@ import type { Services } from '../services.ts';
 import { accountsRoutes } from './accounts/accounts.routes.ts';
 import { runtimeAnalyticsRoutes } from './analytics/runtime-analytics.routes.ts';
 import { chatRoutes } from './chat/chat.routes.ts';
+import { cloudRoutes } from './cloud/cloud.routes.ts';
+import { cliRoutes } from './cli/cli.routes.ts';
 import { docsRoutes } from './docs/docs.routes.ts';
 import { filesRoutes } from './files/files.routes.ts';
 import { helpRoutes } from './help/help.routes.ts';
@@ -14,12 +16,23 @@ import { issuesRoutes } from './issues/issues.routes.ts';
 import { knowledgeRoutes } from './knowledge/knowledge.routes.ts';
 import { onboardingRoutes } from './onboarding/onboarding.routes.ts';
 import { pinsRoutes } from './pins/pins.routes.ts';
+import { privacyRoutes } from './privacy/privacy.routes.ts';
+import { productAnalyticsRoutes } from './analytics/product-analytics.routes.ts';
 import { projectsRoutes } from './projects/projects.routes.ts';
 import { runtimeRoutes } from './runtime/runtime.routes.ts';
 import { skillsRoutes } from './skills/skills.routes.ts';
 import { systemRoutes } from './system/system.routes.ts';
+import { transcriptsRoutes } from './transcripts/transcripts.routes.ts';
+import { voiceRoutes } from './voice/voice.routes.ts';
 import { wikiRoutes } from './wiki/wiki.routes.ts';
 import { workersRoutes } from './workers/workers.routes.ts';
+import { billingRoutes } from './billing/billing.routes.ts';
+import { platformRoutes } from './platform/platform.routes.ts';
+import { feedbackRoutes } from './feedback/feedback.routes.ts';
+import { messengerRoutes } from './messenger/messenger.routes.ts';
+import { sageRoutes } from './sage/sage.routes.ts';
+import { notesRoutes } from './notes/notes.routes.ts';
+import { webUiRoutes } from './webui/webui.routes.ts';
 
 export function registerRoutes(app: TypedApp, s: Services): void {
   systemRoutes(app, s);
@@ -38,4 +51,18 @@ export function registerRoutes(app: TypedApp, s: Services): void {
   runtimeRoutes(app, s);
   chatRoutes(app, s);
   runtimeAnalyticsRoutes(app, s);
+  billingRoutes(app, s);
+  platformRoutes(app, s);
+  feedbackRoutes(app, s);
+  cloudRoutes(app, s);
+  cliRoutes(app, s);
+  privacyRoutes(app, s);
+  productAnalyticsRoutes(app, s);
+  messengerRoutes(app, s);
+  sageRoutes(app, s);
+  notesRoutes(app, s);
+  // Meeting transcripts and voice dictation.
+  transcriptsRoutes(app, s);
+  voiceRoutes(app, s);
+  webUiRoutes(app, s);
 }

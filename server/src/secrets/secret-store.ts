@@ -2,15 +2,18 @@
  * The secret store: named platform secrets sealed with AES-256-GCM in the `secrets` table
  * (docs/configuration.md, Managed secrets; specification, Platform settings).
  */
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { DB } from '../db/types.ts';
 import type { Sealer } from './crypto.ts';
 
 export interface SecretStore {
   /** The plain value, or undefined when not set. */
   get(name: string): Promise<string | undefined>;
-  /** Write atomically (insert or replace). `by` is the acting user's e-mail for the record. */
-  set(name: string, value: string, by?: string): Promise<void>;
+  /**
+   * Write atomically (insert or replace). `by` is the acting user's e-mail for the record; pass `ex` (a
+   * transaction) to write together with other rows.
+   */
+  set(name: string, value: string, by?: string, ex?: Kysely<DB> | Transaction<DB>): Promise<void>;
   delete(name: string): Promise<void>;
   /** Metadata without values. */
   list(): Promise<Array<{ name: string; updated_at: Date; updated_by: string | null }>>;
@@ -24,9 +27,9 @@ export function createSecretStore(db: Kysely<DB>, sealer: Sealer): SecretStore {
       const row = await db.selectFrom('secrets').select('value_enc').where('name', '=', name).executeTakeFirst();
       return row ? sealer.open(row.value_enc) : undefined;
     },
-    async set(name, value, by) {
+    async set(name, value, by, ex = db) {
       const value_enc = sealer.seal(value);
-      await db
+      await ex
         .insertInto('secrets')
         .values({ name, value_enc, updated_by: by ?? null })
         .onConflict((oc) =>
@@ -54,4 +57,13 @@ export function createSecretStore(db: Kysely<DB>, sealer: Sealer): SecretStore {
       return imported;
     },
   };
+}
+
+/**
+ * Erasure: secrets last written by one of `names` (an erased admin's e-mail) keep no name of theirs
+ * (`updated_by` becomes `[deleted]`); the values are the platform's and stay.
+ */
+export async function forgetSecretAuthor(ex: Kysely<DB>, names: string[]): Promise<void> {
+  if (names.length)
+    await ex.updateTable('secrets').set({ updated_by: '[deleted]' }).where('updated_by', 'in', names).execute();
 }

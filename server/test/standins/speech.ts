@@ -2,6 +2,7 @@
  * A local stand-in of an OpenAI-compatible speech server: `POST /v1/audio/transcriptions` (multipart `file`,
  * `model`, `language`, `response_format`) answering `{text, language, duration, segments}` (verbose_json) or
  * `{text}`. Replies are scripted; every request is recorded with its fields and the file's size and first bytes.
+ * With `maxBytes`, a larger file is refused with 413 as OpenAI's API refuses files over 25 MB.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -25,7 +26,9 @@ export interface SpeechReply {
   delayMs?: number;
 }
 
-export async function startSpeechStandIn(opts: { respond?: (req: SpeechRequest) => SpeechReply } = {}) {
+export async function startSpeechStandIn(
+  opts: { respond?: (req: SpeechRequest) => SpeechReply; maxBytes?: number } = {},
+) {
   const requests: SpeechRequest[] = [];
   let respond: (req: SpeechRequest) => SpeechReply = opts.respond ?? ((r) => ({ text: `heard ${r.bytes} bytes` }));
   const server = http.createServer(async (req, res) => {
@@ -56,6 +59,8 @@ export async function startSpeechStandIn(opts: { respond?: (req: SpeechRequest) 
       head: buf.subarray(0, 12),
     };
     requests.push(rec);
+    if (opts.maxBytes !== undefined && buf.length > opts.maxBytes)
+      return json(413, { error: { message: `Maximum content size limit (${opts.maxBytes}) exceeded` } });
     const reply = respond(rec);
     if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
     if (reply.status && reply.status !== 200) return json(reply.status, { error: { message: 'scripted failure' } });

@@ -11,6 +11,19 @@ import * as m0601 from './20261122_0601_worker_runtime.ts';
 import * as m0501 from './20261122_0501_knowledge_help.ts';
 import * as m0900 from './20261123_0900_usage_budgets.ts';
 import * as m20261124_0100 from './20261124_0100_unique_project_names.ts';
+// Billing (plans and payments).
+import * as m20261124_1401 from './20261124_1401_billing.ts';
+// Platform secrets' audit, feedback, translation feedback.
+import * as m20261124_1402 from './20261124_1402_platform_feedback.ts';
+import * as m20261124_1501 from './20261124_1501_cloud.ts';
+import * as m20261124_1301 from './20261124_1301_cli.ts';
+import * as m20261124_1700 from './20261124_1700_privacy.ts';
+// Messenger workers that answer, marketplace scouting.
+import * as m20261124_1801 from './20261124_1801_messenger_sage.ts';
+// Research notes (notes area).
+import * as m20261124_1101 from './20261124_1101_notes.ts';
+// Meeting transcripts and voice dictation.
+import * as m20261124_1201 from './20261124_1201_transcripts_voice.ts';
 
 export const migrations: Record<string, Migration> = {
   '20261121_0001_foundation': m0001,
@@ -21,4 +34,16 @@ export const migrations: Record<string, Migration> = {
   '20261122_0501_knowledge_help': m0501,
   '20261123_0900_usage_budgets': m0900,
   '20261124_0100_unique_project_names': m20261124_0100,
+  // Billing (plans and payments).
+  '20261124_1401_billing': m20261124_1401,
+  // Platform secrets' audit, feedback, translation feedback.
+  '20261124_1402_platform_feedback': m20261124_1402,
+  '20261124_1501_cloud': m20261124_1501,
+  '20261124_1301_cli': m20261124_1301,
+  '20261124_1700_privacy': m20261124_1700,
+  '20261124_1801_messenger_sage': m20261124_1801,
+  // Research notes (notes area).
+  '20261124_1101_notes': m20261124_1101,
+  // Meeting transcripts and voice dictation.
+  '20261124_1201_transcripts_voice': m20261124_1201,
 };

@@ -9,6 +9,7 @@
  */
 import { type Kysely, sql, type Transaction } from 'kysely';
 import type { DB } from '../../db/types.ts';
+import { pagedById, purgeOlderThan } from '../../db/privacy-sql.ts';
 import type { AuthUserRow } from '../../http/auth.ts';
 import type { Owner } from '../usage/plans.ts';
 
@@ -53,6 +54,10 @@ export function createAccountsRepo(db: Kysely<DB>) {
     /** The user with this (normalized) e-mail, or undefined. */
     userByEmail: (email: string, ex: Executor = db): Promise<AuthUserRow | undefined> =>
       ex.selectFrom('users').select(USER_COLS).where('email', '=', email).executeTakeFirst(),
+
+    /** The user with this id, or undefined. */
+    userById: (id: number, ex: Executor = db): Promise<AuthUserRow | undefined> =>
+      ex.selectFrom('users').select(USER_COLS).where('id', '=', id).executeTakeFirst(),
 
     /** The user with this (normalized) e-mail and their argon2id password hash (login), or undefined. */
     credentialsByEmail: (email: string): Promise<(AuthUserRow & { password_hash: string }) | undefined> =>
@@ -147,6 +152,24 @@ export function createAccountsRepo(db: Kysely<DB>) {
         .returning('plan')
         .executeTakeFirst();
       return r?.plan;
+    },
+
+    /** A user's plan, the row locked for the rest of the transaction (billing decides on it). */
+    async planForUpdate(tx: Transaction<DB>, userId: number): Promise<string | undefined> {
+      const r = await tx.selectFrom('users').select('plan').where('id', '=', userId).forUpdate().executeTakeFirst();
+      return r?.plan;
+    },
+
+    /**
+     * Change a user's plan inside the caller's transaction, locking the row first (billing).
+     * @returns the plan before and after, or undefined for an unknown user.
+     */
+    async replacePlan(ex: Executor, userId: number, plan: string): Promise<{ from: string; to: string } | undefined> {
+      const old = await ex.selectFrom('users').select('plan').where('id', '=', userId).forUpdate().executeTakeFirst();
+      if (!old) return undefined;
+      if (old.plan !== plan)
+        await ex.updateTable('users').set({ plan, updated_at: new Date() }).where('id', '=', userId).execute();
+      return { from: old.plan, to: plan };
     },
 
     /** The newest `limit` users (by id, descending). */
@@ -410,6 +433,95 @@ export function createAccountsRepo(db: Kysely<DB>) {
       const rows = await db.selectFrom('users').select(['id', 'email']).where('id', 'in', ids).execute();
       return new Map(rows.map((r) => [r.id, r.email]));
     },
+
+    // Personal data (privacy export and erasure, retention).
+
+    /** The names a user's rows carry as their author elsewhere: the display name (`name`, else the e-mail) and the e-mail. */
+    async actorNames(ex: Executor, userId: number): Promise<string[]> {
+      const u = await ex.selectFrom('users').select(['email', 'name']).where('id', '=', userId).executeTakeFirst();
+      return u ? [...new Set([u.name || u.email, u.email, `user ${userId}`])] : [];
+    },
+
+    /** Lock the user row for the erasure transaction. @returns false when the user does not exist. */
+    async lockUser(tx: Transaction<DB>, userId: number): Promise<boolean> {
+      return !!(await tx.selectFrom('users').select('id').where('id', '=', userId).forUpdate().executeTakeFirst());
+    },
+
+    /** The export's `profile`: the user row without the password hash or version; undefined when missing. */
+    exportProfile: (userId: number) =>
+      db
+        .selectFrom('users')
+        .select([
+          'id',
+          'email',
+          'name',
+          'role',
+          'plan',
+          'email_verified',
+          'chat_id',
+          'heard_source',
+          'created_at',
+          'updated_at',
+        ])
+        .where('id', '=', userId)
+        .executeTakeFirst(),
+
+    /** The export's `account_settings`: whether a key is stored (never the key), the transcript flag. */
+    async exportSettings(userId: number) {
+      const s = await db
+        .selectFrom('account_settings')
+        .select(['llm_key_enc', 'upload_transcripts', 'updated_at'])
+        .where('user_id', '=', userId)
+        .executeTakeFirst();
+      return s
+        ? { llm_key_set: !!s.llm_key_enc, upload_transcripts: s.upload_transcripts, updated_at: s.updated_at }
+        : { llm_key_set: false, upload_transcripts: false, updated_at: null };
+    },
+
+    /** The export's `auth_events`, oldest first, read 500 at a time. */
+    exportAuthEvents: (userId: number) =>
+      pagedById((after, page) =>
+        db
+          .selectFrom('auth_events')
+          .select(['id', 'type', 'ip', 'user_agent', 'created_at'])
+          .where('user_id', '=', userId)
+          .where('id', '>', after)
+          .orderBy('id')
+          .limit(page)
+          .execute(),
+      ),
+
+    /**
+     * Erase the account, last step of the erasure transaction: its tokens, auth events, settings, signups, the
+     * invites it used, its waitlist applications (by e-mail), the e-mail in invite notes, and the user row;
+     * invites it created stay without their creator. @returns the erased e-mail (undefined: no such user).
+     */
+    async eraseUser(tx: Transaction<DB>, userId: number): Promise<string | undefined> {
+      const u = await tx.selectFrom('users').select(['email']).where('id', '=', userId).executeTakeFirst();
+      await tx.deleteFrom('email_tokens').where('user_id', '=', userId).execute();
+      await tx.deleteFrom('auth_events').where('user_id', '=', userId).execute();
+      await tx.deleteFrom('account_settings').where('user_id', '=', userId).execute();
+      await tx.deleteFrom('signups').where('user_id', '=', userId).execute();
+      await tx.deleteFrom('invites').where('used_by', '=', userId).execute();
+      await tx.updateTable('invites').set({ created_by: null }).where('created_by', '=', userId).execute();
+      if (u) {
+        const email = u.email.toLowerCase();
+        await tx
+          .deleteFrom('beta_waitlist')
+          .where(sql`lower(email)`, '=', email)
+          .execute();
+        await tx
+          .updateTable('invites')
+          .set({ note: null })
+          .where(sql`strpos(lower(note), ${email})`, '>', 0)
+          .execute();
+      }
+      await tx.deleteFrom('users').where('id', '=', userId).execute();
+      return u?.email;
+    },
+
+    /** Retention: delete auth events older than `before`, in batches. @returns rows deleted. */
+    purgeAuthEvents: (before: Date) => purgeOlderThan(db, 'auth_events', 'created_at', before),
   };
 }
 

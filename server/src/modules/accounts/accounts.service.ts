@@ -181,6 +181,17 @@ export function createAccountsService(deps: AccountsDeps) {
       return { token: await issueToken(row), user: toPublicUser(row), needs_verification: !row.email_verified };
     },
 
+    /**
+     * A fresh token for user `id`, signed in elsewhere (a CLI device link that user confirmed), with an auth event
+     * `cli_login`. @returns `{token, user}`, or undefined when the user no longer exists.
+     */
+    async tokenForUser(id: number, meta: RequestMeta) {
+      const row = await repo.userById(id);
+      if (!row) return undefined;
+      await authEvent(row.id, 'cli_login', meta);
+      return { token: await issueToken(row), user: toPublicUser(row) };
+    },
+
     /** POST /api/auth/verify-email `{token}` → `{ok:true, email_verified:true}`; 400 `invalid_token` when unknown, used or expired. */
     async verifyEmail(token: string) {
       const done = await repo.transaction(async (tx) => {

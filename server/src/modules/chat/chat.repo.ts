@@ -2,7 +2,7 @@
  * SQL of the chat area: `chat_active_roles` (the worker a user's chat in a project talks to by default).
  * Messages and runs belong to the runtime (runtime.repo.ts), workers to the workers area.
  */
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { DB } from '../../db/types.ts';
 
 /** The repository of the chat area (see the module header). */
@@ -28,6 +28,18 @@ export function createChatRepo(db: Kysely<DB>) {
           oc.columns(['project_id', 'user_id']).doUpdateSet({ worker_id: workerId, updated_at: new Date() }),
         )
         .execute();
+    },
+
+    // Personal data (privacy export and erasure, retention).
+
+    /** Erasure: a project's active roles. */
+    async eraseProject(tx: Transaction<DB>, projectId: number): Promise<void> {
+      await tx.deleteFrom('chat_active_roles').where('project_id', '=', projectId).execute();
+    },
+
+    /** Erasure: the user's active roles in any project. */
+    async eraseUser(tx: Transaction<DB>, userId: number): Promise<void> {
+      await tx.deleteFrom('chat_active_roles').where('user_id', '=', userId).execute();
     },
   };
 }

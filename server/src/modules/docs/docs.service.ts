@@ -21,7 +21,7 @@ export type Lang = (typeof LANGS)[number];
  * The folder of the checkout holding this code: the nearest one above it with a package.json (the sources run
  * from `server/src/...`, `npm start` from one bundle under `node_modules/.cache`).
  */
-function checkoutRoot(from: string): string {
+export function checkoutRoot(from: string): string {
   for (let dir = from; ; dir = path.dirname(dir)) {
     if (fs.existsSync(path.join(dir, 'package.json'))) return dir;
     if (path.dirname(dir) === dir) return from;

@@ -5,6 +5,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { api, buildTestApp, createProject, createUser, type TestApp } from '../../../test/helpers.ts';
+import { freePort } from '../../../test/net.ts';
 import { loadConfig } from '../../config.ts';
 import { CLONE_TIMEOUT_MS, UPLOAD_LIMIT_BYTES } from './files.service.ts';
 
@@ -21,14 +22,6 @@ let daemon: ChildProcess | undefined;
 let gitPort: number;
 let hang: net.Server;
 let hangPort: number;
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
 
 beforeAll(async () => {
   t = await buildTestApp({ env: { FILES_UPLOAD_LIMIT_BYTES: '4096', FILES_CLONE_TIMEOUT_MS: '1500' } });

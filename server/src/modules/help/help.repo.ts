@@ -2,8 +2,9 @@
  * SQL of the help assistant: `help_messages` (the callers' question and answer history) and `help_usage`
  * (messages per user per UTC day, for the daily cap).
  */
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, sql, type Transaction } from 'kysely';
 import type { DB } from '../../db/types.ts';
+import { pagedById } from '../../db/privacy-sql.ts';
 
 /** The current UTC day, by the database clock. */
 const today = sql<string>`(now() at time zone 'utc')::date`;
@@ -64,6 +65,27 @@ export function createHelpRepo(db: Kysely<DB>) {
     /** Delete a user's messages (the daily count stays). */
     async deleteHistory(userId: number): Promise<void> {
       await db.deleteFrom('help_messages').where('user_id', '=', userId).execute();
+    },
+
+    // Personal data (privacy export and erasure, retention).
+
+    /** The export's `arc_help_history`: the user's help messages, oldest first, 500 at a time. */
+    exportUser: (userId: number) =>
+      pagedById((after, page) =>
+        db
+          .selectFrom('help_messages')
+          .select(['id', 'role', 'text', 'sources', 'created_at'])
+          .where('user_id', '=', userId)
+          .where('id', '>', after)
+          .orderBy('id')
+          .limit(page)
+          .execute(),
+      ),
+
+    /** Erasure: the user's help messages and daily counters. */
+    async eraseUser(tx: Transaction<DB>, userId: number): Promise<void> {
+      await tx.deleteFrom('help_messages').where('user_id', '=', userId).execute();
+      await tx.deleteFrom('help_usage').where('user_id', '=', userId).execute();
     },
   };
 }

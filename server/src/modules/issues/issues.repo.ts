@@ -5,6 +5,7 @@
  */
 import { type Kysely, sql, type Transaction, type Updateable } from 'kysely';
 import type { DB, IssuePriority, IssueStatus } from '../../db/types.ts';
+import { DELETED_ACTOR } from '../../db/privacy-sql.ts';
 
 type Executor = Kysely<DB> | Transaction<DB>;
 
@@ -202,6 +203,55 @@ export function createIssuesRepo(db: Kysely<DB>) {
         .orderBy('number', 'desc')
         .limit(limit)
         .execute(),
+
+    // Personal data (privacy export and erasure, retention).
+
+    /** The export's `issues` of a project with their entries (`activity`), by number, 200 issues at a time. */
+    async *exportProject(projectId: number) {
+      let after = 0;
+      for (;;) {
+        const rows = await db
+          .selectFrom('issues')
+          .select(SUMMARY)
+          .where('project_id', '=', projectId)
+          .where('number', '>', after)
+          .orderBy('number')
+          .limit(200)
+          .execute();
+        if (!rows.length) return;
+        const entries = await db
+          .selectFrom('issue_activity')
+          .select(['issue_number', ...ENTRY])
+          .where('project_id', '=', projectId)
+          .where(
+            'issue_number',
+            'in',
+            rows.map((r) => r.id),
+          )
+          .orderBy('id')
+          .execute();
+        const by = new Map<number, unknown[]>();
+        for (const { issue_number, ...e } of entries) by.set(issue_number, [...(by.get(issue_number) ?? []), e]);
+        for (const r of rows) yield { ...r, activity: by.get(r.id) ?? [] };
+        if (rows.length < 200) return;
+        after = rows[rows.length - 1].id;
+      }
+    },
+
+    /** Erasure: a project's issue entries, issues and counter. */
+    async eraseProject(tx: Transaction<DB>, projectId: number): Promise<void> {
+      await tx.deleteFrom('issue_activity').where('project_id', '=', projectId).execute();
+      await tx.deleteFrom('issues').where('project_id', '=', projectId).execute();
+      await tx.deleteFrom('issue_counters').where('project_id', '=', projectId).execute();
+    },
+
+    /** Erasure: in other projects, issues and entries the user wrote or holds keep no name of theirs. */
+    async eraseUser(tx: Transaction<DB>, names: string[]): Promise<void> {
+      if (!names.length) return;
+      await tx.updateTable('issue_activity').set({ author: DELETED_ACTOR }).where('author', 'in', names).execute();
+      await tx.updateTable('issues').set({ created_by: DELETED_ACTOR }).where('created_by', 'in', names).execute();
+      await tx.updateTable('issues').set({ assignee: DELETED_ACTOR }).where('assignee', 'in', names).execute();
+    },
   };
 }
 

@@ -59,6 +59,8 @@ export interface SearchInput {
   includeGlobal: boolean;
   /** Restrict to these document types; undefined: all. */
   docTypes?: string[];
+  /** Restrict to these document ids (with `docTypes`, e.g. one note's sources); undefined: all. */
+  docIds?: string[];
 }
 
 export type IndexOutcome = 'indexed' | 'unchanged' | 'removed' | 'no_loader';
@@ -155,6 +157,7 @@ export function createKnowledgeIndex(deps: {
     projectIds: input.projectIds,
     includeGlobal: input.includeGlobal,
     docTypes: input.docTypes,
+    docIds: input.docIds,
     embedder: embedder.id,
     dims,
   });

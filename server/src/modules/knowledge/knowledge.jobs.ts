@@ -8,8 +8,9 @@ export function registerKnowledgeJobs(jobs: JobQueue, index: Pick<KnowledgeIndex
     async (job) => {
       await index.indexDocument(job);
     },
-    // A batch of up to 20 jobs per poll (pg-boss waits the polling interval between fetches); a failure retries
-    // the whole batch, which is harmless because indexing is idempotent (unchanged content is skipped).
-    { batchSize: 20, retryLimit: 5, retryDelay: 10, expireInSeconds: 300, pollingIntervalSeconds: 0.5 },
+    // A batch of up to 20 jobs per poll; a send wakes the poller at once, so the interval (2 s) only bounds retries
+    // and lost wake-ups. A failure retries the whole batch, which is harmless because indexing is idempotent
+    // (unchanged content is skipped).
+    { batchSize: 20, retryLimit: 5, retryDelay: 10, expireInSeconds: 300, pollingIntervalSeconds: 2 },
   );
 }

@@ -3,7 +3,7 @@
  * `(coalesce(project_id, 0), doc_type, doc_id)`) and `knowledge_chunks` (text, heading path, `real[]` vector,
  * tsvector). The index (knowledge.index.ts) decides what to run; this file says how.
  */
-import { type Kysely, type RawBuilder, sql } from 'kysely';
+import { type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
 import type { DB } from '../../db/types.ts';
 import type { DocType, IndexJob } from '../../lib/doc-sources.ts';
 
@@ -13,6 +13,8 @@ export interface ChunkScope {
   includeGlobal: boolean;
   /** Restrict to these document types; undefined or empty: all. */
   docTypes?: string[];
+  /** Restrict to these document ids; undefined: all (an empty list matches nothing). */
+  docIds?: string[];
   embedder: string;
   dims: number;
 }
@@ -64,7 +66,8 @@ function scopeFilter(s: ChunkScope): RawBuilder<boolean> {
   if (s.includeGlobal) parts.push(sql`c.scope = 'global'`);
   const scope = parts.length ? sql`(${sql.join(parts, sql` or `)})` : sql`false`;
   const types = s.docTypes?.length ? sql` and c.doc_type in (${sql.join(s.docTypes)})` : sql``;
-  return sql<boolean>`c.dims = ${sql.lit(s.dims)} and c.embedder = ${s.embedder} and ${scope}${types}`;
+  const ids = s.docIds ? (s.docIds.length ? sql` and c.doc_id in (${sql.join(s.docIds)})` : sql` and false`) : sql``;
+  return sql<boolean>`c.dims = ${sql.lit(s.dims)} and c.embedder = ${s.embedder} and ${scope}${types}${ids}`;
 }
 
 function distanceExpr(qv: number[], dims: number, how: Distance) {
@@ -241,6 +244,32 @@ export function createKnowledgeRepo(db: Kysely<DB>) {
         order by ts_rank_cd(c.tsv, query) desc, c.id
         limit ${limit}`.execute(db);
       return r.rows;
+    },
+
+    // Personal data (privacy export and erasure, retention).
+
+    /** Erasure: every chunk (vector) and document of a project in the semantic index. */
+    async eraseProject(tx: Transaction<DB>, projectId: number): Promise<void> {
+      await tx.deleteFrom('knowledge_chunks').where('project_id', '=', projectId).execute();
+      await tx.deleteFrom('knowledge_documents').where('project_id', '=', projectId).execute();
+    },
+
+    /** Erasure: global documents of a type (e.g. the user's published skills) with their chunks. */
+    async eraseGlobalDocuments(tx: Transaction<DB>, docType: string, docIds: string[]): Promise<void> {
+      if (!docIds.length) return;
+      const docs = tx
+        .selectFrom('knowledge_documents')
+        .select('id')
+        .where('project_id', 'is', null)
+        .where('doc_type', '=', docType)
+        .where('doc_id', 'in', docIds);
+      await tx.deleteFrom('knowledge_chunks').where('document_id', 'in', docs).execute();
+      await tx
+        .deleteFrom('knowledge_documents')
+        .where('project_id', 'is', null)
+        .where('doc_type', '=', docType)
+        .where('doc_id', 'in', docIds)
+        .execute();
     },
   };
 }

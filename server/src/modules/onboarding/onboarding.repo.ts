@@ -4,6 +4,7 @@
  */
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { DB } from '../../db/types.ts';
+import { DELETED_ACTOR } from '../../db/privacy-sql.ts';
 
 export type Executor = Kysely<DB> | Transaction<DB>;
 
@@ -77,6 +78,27 @@ export function createOnboardingRepo(db: Kysely<DB>) {
           oc.column('slot').doUpdateSet({ url, seconds, title, updated_by: updatedBy, updated_at: new Date() }),
         )
         .execute();
+    },
+
+    // Personal data (privacy export and erasure, retention).
+
+    /** The export's `onboarding` progress of a user (null when untouched). */
+    exportUser: async (userId: number) =>
+      (await db
+        .selectFrom('onboarding_progress')
+        .select(['state', 'source', 'completed_at', 'dismissed_at', 'started_at', 'updated_at'])
+        .where('user_id', '=', userId)
+        .executeTakeFirst()) ?? null,
+
+    /** Erasure: the user's progress; videos they updated keep no name of theirs. */
+    async eraseUser(tx: Transaction<DB>, userId: number, names: string[]): Promise<void> {
+      await tx.deleteFrom('onboarding_progress').where('user_id', '=', userId).execute();
+      if (names.length)
+        await tx
+          .updateTable('onboarding_videos')
+          .set({ updated_by: DELETED_ACTOR })
+          .where('updated_by', 'in', names)
+          .execute();
     },
   };
 }

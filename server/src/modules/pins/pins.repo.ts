@@ -1,10 +1,9 @@
 /**
  * SQL of the pins area: `pins` (pinned notes of a project, by position) and `learnings` (short lessons).
- * Also the knowledge graph's optional read of notes (`notes`, `note_issue_links`), tables of a notes area
- * that may not exist in this database.
  */
 import { type Kysely, sql, type Transaction } from 'kysely';
 import type { DB } from '../../db/types.ts';
+import { DELETED_ACTOR } from '../../db/privacy-sql.ts';
 
 type Executor = Kysely<DB> | Transaction<DB>;
 
@@ -13,11 +12,6 @@ const LEARNING = ['id', 'text', 'source', 'tags', 'author', 'created_at'] as con
 
 /** The pins area's queries over `db`; methods taking `ex` run in the caller's transaction. */
 export function createPinsRepo(db: Kysely<DB>) {
-  async function tableExists(name: string): Promise<boolean> {
-    const r = await sql<{ t: string | null }>`select to_regclass(${name})::text as t`.execute(db);
-    return !!r.rows[0]?.t;
-  }
-
   return {
     /** Run `fn` in one transaction. */
     transaction: <T>(fn: (tx: Transaction<DB>) => Promise<T>): Promise<T> => db.transaction().execute(fn),
@@ -88,27 +82,37 @@ export function createPinsRepo(db: Kysely<DB>) {
         .returning(LEARNING)
         .executeTakeFirstOrThrow(),
 
-    /**
-     * The notes of a project and their issue links, when the notes area's tables exist (`links` empty
-     * without `note_issue_links`). @returns null without a `notes` table.
-     */
-    async notes(projectId: number): Promise<{
-      notes: Array<{ id: number; title: string }>;
-      links: Array<{ note_id: number; issue_id: number }>;
-    } | null> {
-      if (!(await tableExists('notes'))) return null;
-      const notes = await sql<{
-        id: number;
-        title: string;
-      }>`select id, title from notes where project_id = ${projectId}`.execute(db);
-      if (!(await tableExists('note_issue_links'))) return { notes: notes.rows, links: [] };
-      const links = await sql<{
-        note_id: number;
-        issue_id: number;
-      }>`select l.note_id, l.issue_id from note_issue_links l join notes n on n.id = l.note_id where n.project_id = ${projectId}`.execute(
-        db,
-      );
-      return { notes: notes.rows, links: links.rows };
+    // Personal data (privacy export and erasure, retention).
+
+    /** The export's `pins` of a project: pins and learnings. */
+    async exportProject(projectId: number) {
+      return {
+        pins: await db
+          .selectFrom('pins')
+          .select(['id', 'text', 'issue_id', 'path', 'position', 'created_by', 'created_at'])
+          .where('project_id', '=', projectId)
+          .orderBy('position')
+          .execute(),
+        learnings: await db
+          .selectFrom('learnings')
+          .select(['id', 'text', 'source', 'tags', 'author', 'created_at'])
+          .where('project_id', '=', projectId)
+          .orderBy('id')
+          .execute(),
+      };
+    },
+
+    /** Erasure: a project's pins and learnings. */
+    async eraseProject(tx: Transaction<DB>, projectId: number): Promise<void> {
+      await tx.deleteFrom('pins').where('project_id', '=', projectId).execute();
+      await tx.deleteFrom('learnings').where('project_id', '=', projectId).execute();
+    },
+
+    /** Erasure: pins and learnings of other projects keep no name of the user. */
+    async eraseUser(tx: Transaction<DB>, names: string[]): Promise<void> {
+      if (!names.length) return;
+      await tx.updateTable('pins').set({ created_by: DELETED_ACTOR }).where('created_by', 'in', names).execute();
+      await tx.updateTable('learnings').set({ author: DELETED_ACTOR }).where('author', 'in', names).execute();
     },
   };
 }

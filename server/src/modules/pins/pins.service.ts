@@ -7,9 +7,9 @@
  *   go last unless `position` is given; listed by position.
  * - Learning: a short lesson `{id, text, source, tags, author, created_at}`; listed newest first.
  * - Knowledge graph: nodes `{id: '<type>:<key>', type, label}` for issues (the newest 2000), skills the
- *   project sees, wiki pages, notes (when a `notes` table exists) and workers; edges `{source, target, type}`:
+ *   project sees, wiki pages, research notes (the notes area) and workers; edges `{source, target, type}`:
  *   `assignment` (worker → issue it is assigned), `uses` (worker → skill in its context_assets),
- *   `fork` (fork → global skill), `link` (note → issue, when the notes area's `note_issue_links` table exists)
+ *   `fork` (fork → global skill), `link` (note → issue, from the notes area)
  *   and `reference` for `#12` and `[[Page]]` (page title or path) found in issue, wiki and skill text.
  */
 import type { Static } from '@sinclair/typebox';
@@ -18,6 +18,7 @@ import type { Access } from '../../access/access.ts';
 import { NotFound } from '../../http/errors.ts';
 import { projectPathRefusal, resolveInside } from '../../lib/paths.ts';
 import type { IssuesRepo } from '../issues/issues.repo.ts';
+import type { NotesRepo } from '../notes/notes.repo.ts';
 import type { SkillsRepo } from '../skills/skills.repo.ts';
 import type { WikiRepo } from '../wiki/wiki.repo.ts';
 import type { WorkersRepo } from '../workers/workers.repo.ts';
@@ -42,6 +43,8 @@ export interface PinsDeps {
   wiki: Pick<WikiRepo, 'forGraph'>;
   /** The workers area: the graph's workers. */
   workers: Pick<WorkersRepo, 'refs'>;
+  /** The notes area: the graph's notes and their note → issue links. */
+  notes: Pick<NotesRepo, 'graph'>;
   access: Access;
 }
 
@@ -126,11 +129,9 @@ export function createPinsService(deps: PinsDeps) {
       for (const s of skills) nodes.push({ id: `skill:${s.id}`, type: 'skill', label: s.name });
       for (const p of pages) nodes.push({ id: `wiki:${p.path}`, type: 'wiki', label: p.title });
       for (const w of workers) nodes.push({ id: `worker:${w.id}`, type: 'worker', label: w.label });
-      const notes = await repo.notes(project.id);
-      if (notes) {
-        for (const n of notes.notes) nodes.push({ id: `note:${n.id}`, type: 'note', label: n.title });
-        for (const l of notes.links) edge(`note:${l.note_id}`, `issue:${l.issue_id}`, 'link');
-      }
+      const notes = await deps.notes.graph(project.id);
+      for (const n of notes.notes) nodes.push({ id: `note:${n.id}`, type: 'note', label: n.title });
+      for (const l of notes.links) edge(`note:${l.note_id}`, `issue:${l.issue_id}`, 'link');
       const issueIds = new Set(issues.map((i) => i.number));
       const pageKey = new Map<string, string>();
       for (const p of pages) {

@@ -163,6 +163,42 @@ export function createProjectsRepo(db: Kysely<DB>) {
         .orderBy('created_at', 'desc')
         .orderBy('id', 'desc')
         .executeTakeFirst(),
+
+    // Personal data (privacy export and erasure, retention).
+
+    /** The export's project record (its settings and rules). */
+    exportProject: (projectId: number) =>
+      db
+        .selectFrom('projects')
+        .select([
+          'id',
+          'name',
+          'display_name',
+          'description',
+          'icon',
+          'color',
+          'niche',
+          'team_preset',
+          'config',
+          'protocol',
+          'trial_mode',
+          'uses_platform_key',
+          'created_at',
+          'updated_at',
+        ])
+        .where('id', '=', projectId)
+        .executeTakeFirst(),
+
+    /** Erasure: a project's issue bindings, then the project row (after every other area's rows of it). */
+    async eraseProject(tx: Transaction<DB>, projectId: number): Promise<void> {
+      await tx.deleteFrom('active_issue_bindings').where('project_id', '=', projectId).execute();
+      await tx.deleteFrom('projects').where('id', '=', projectId).execute();
+    },
+
+    /** Erasure: the user's issue bindings in other projects. */
+    async eraseUser(tx: Transaction<DB>, userId: number): Promise<void> {
+      await tx.deleteFrom('active_issue_bindings').where('user_id', '=', userId).execute();
+    },
   };
 }
 

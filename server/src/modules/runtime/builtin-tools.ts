@@ -334,9 +334,48 @@ export const searchTools: AgentTool[] = [
   },
 ];
 
+/** Longest command and time limit of `run_command`. */
+const COMMAND_LIMIT = 8000;
+const COMMAND_TIMEOUT_MS = 120_000;
+
+export const shellTools: AgentTool[] = [
+  {
+    name: 'run_command',
+    group: 'shell',
+    needs: 'shell',
+    description:
+      "Run a shell command inside the project owner's cloud container (its home directory) and get its output. Only available when the owner has a cloud container.",
+    input_schema: {
+      type: 'object',
+      properties: { command: { type: 'string', description: 'run with sh -c; 2 minutes at most' } },
+      required: ['command'],
+    },
+    async run(ctx, input) {
+      const command = str(input.command);
+      if (command.length > COMMAND_LIMIT)
+        return { content: `The command is longer than ${COMMAND_LIMIT} characters.`, is_error: true };
+      const res = await ctx.ports.shell!.run(ctx.userId, command, { timeoutMs: COMMAND_TIMEOUT_MS });
+      if (!res)
+        return {
+          content: 'There is no cloud container: commands run only inside the owner’s container, never elsewhere.',
+          is_error: true,
+        };
+      const tail = res.output.slice(-20_000);
+      return {
+        content: res.timedOut
+          ? `Stopped after ${COMMAND_TIMEOUT_MS / 1000} s.\n${tail}`
+          : `Exit code ${res.code}.\n${tail}`,
+        is_error: res.code !== 0,
+        data: { exit_code: res.code, timed_out: res.timedOut },
+      };
+    },
+  },
+];
+
 /** A registry holding every built-in tool. */
 export function createDefaultToolRegistry(): ToolRegistry {
   const reg = createToolRegistry();
-  for (const t of [...fileTools, ...issueTools, ...skillTools, ...wikiTools, ...searchTools]) reg.register(t);
+  for (const t of [...fileTools, ...issueTools, ...skillTools, ...wikiTools, ...searchTools, ...shellTools])
+    reg.register(t);
   return reg;
 }

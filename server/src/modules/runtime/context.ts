@@ -22,8 +22,50 @@ async function readManifest(dir: string): Promise<string | null> {
   return null;
 }
 
+/** A worker's context without the runtime's workspace section: what a run and the CLI's `arc init` share. */
+export interface WorkerContext {
+  /** System prompt, `# Project rules`, `# Project manifest`, `# Skills`, then one `## Skill: <name>` per auto-loaded skill. */
+  parts: string[];
+  /** The skills listed (visible to the project), names and one-line descriptions. */
+  skills: Array<{ name: string; description: string }>;
+  /** The auto-loaded skills (`context_assets`), each cut to 3000 characters. */
+  autoloaded: Array<{ name: string; content: string }>;
+}
+
 /**
- * Assemble the system text of a run.
+ * Assemble a worker's context: the system prompt, the project rules, the manifest (≤ 8000 characters) after
+ * the rules and before the skills list, then each `context_assets` skill (≤ 3000 characters each).
+ */
+export async function buildWorkerContext(input: {
+  project: { id: number; display_name: string; dir: string; protocol: string };
+  worker: { label: string; system_prompt: string; context_assets: string[] };
+  skills?: SkillsPort;
+}): Promise<WorkerContext> {
+  const { project, worker } = input;
+  const parts: string[] = [
+    worker.system_prompt.trim() || `You are ${worker.label}, an AI worker of the project ${project.display_name}.`,
+  ];
+  if (project.protocol.trim()) parts.push(`# Project rules\n${project.protocol.trim()}`);
+  const manifest = await readManifest(project.dir);
+  if (manifest?.trim()) parts.push(`# Project manifest\n${manifest.slice(0, MANIFEST_LIMIT)}`);
+  const autoloaded: WorkerContext['autoloaded'] = [];
+  let list: WorkerContext['skills'] = [];
+  if (input.skills) {
+    list = await input.skills.list(project.id);
+    if (list.length) parts.push(`# Skills\n${list.map((s) => `- ${s.name}: ${s.description}`).join('\n')}`);
+    for (const name of worker.context_assets) {
+      const skill = await input.skills.get(project.id, name);
+      if (!skill) continue;
+      const content = skill.content.slice(0, AUTOLOAD_SKILL_LIMIT);
+      autoloaded.push({ name: skill.name, content });
+      parts.push(`## Skill: ${skill.name}\n${content}`);
+    }
+  }
+  return { parts, skills: list, autoloaded };
+}
+
+/**
+ * Assemble the system text of a run: the worker's context (`buildWorkerContext`) and the workspace section.
  * @returns the system text and the names of the auto-loaded skills.
  */
 export async function buildSystem(input: {
@@ -33,23 +75,9 @@ export async function buildSystem(input: {
   toolNames: string[];
 }): Promise<{ system: string; autoloaded: string[] }> {
   const { project, worker } = input;
-  const parts: string[] = [
-    worker.system_prompt.trim() || `You are ${worker.label}, an AI worker of the project ${project.display_name}.`,
-  ];
-  if (project.protocol.trim()) parts.push(`# Project rules\n${project.protocol.trim()}`);
-  const manifest = await readManifest(project.dir);
-  if (manifest?.trim()) parts.push(`# Project manifest\n${manifest.slice(0, MANIFEST_LIMIT)}`);
-  const autoloaded: string[] = [];
-  if (input.skills) {
-    const list = await input.skills.list(project.id);
-    if (list.length) parts.push(`# Skills\n${list.map((s) => `- ${s.name}: ${s.description}`).join('\n')}`);
-    for (const name of worker.context_assets) {
-      const skill = await input.skills.get(project.id, name);
-      if (!skill) continue;
-      autoloaded.push(skill.name);
-      parts.push(`## Skill: ${skill.name}\n${skill.content.slice(0, AUTOLOAD_SKILL_LIMIT)}`);
-    }
-  }
+  const ctx = await buildWorkerContext(input);
+  const parts = ctx.parts;
+  const autoloaded = ctx.autoloaded.map((s) => s.name);
   const roots = focusRoots(project.dir, worker.focus_dirs).map(
     (r) => path.relative(path.resolve(project.dir), r) || '.',
   );

@@ -73,8 +73,25 @@ export interface SearchPort {
   ): Promise<Array<{ doc_type: string; doc_id: string; text: string; distance: number }>>;
 }
 
+/**
+ * Commands for the agent: they run inside the project owner's cloud container (resumed first when paused),
+ * never on the service's host (the cloud area's `cloud.port.ts`).
+ */
+export interface ShellPort {
+  /**
+   * Run `command` with `sh -c` in the home of user `userId`'s container, with a time limit.
+   * @returns exit code (null on the time limit) and output (last 64 KB), or null when the user has no container.
+   */
+  run(
+    userId: number,
+    command: string,
+    opts: { timeoutMs: number },
+  ): Promise<{ code: number | null; output: string; timedOut: boolean } | null>;
+}
+
 /** The registered ports; absent ones disable their tools. */
 export interface AgentPorts {
+  shell?: ShellPort;
   issues?: IssuesPort;
   skills?: SkillsPort;
   wiki?: WikiPort;

@@ -3,9 +3,10 @@ import type { JobQueue } from '../../jobs/queue.ts';
 import type { RuntimeService } from './runtime.service.ts';
 
 /**
- * Runs executing at once in this process (job pollers, one run each). The queue's poller sleeps up to
- * its polling interval (0.5 s) between fetches even when jobs wait, so a burst drains at about
- * RUN_CONCURRENCY / 0.5 s runs per second at most; a local send wakes an idle poller at once.
+ * Runs executing at once in this process (job pollers, one run each). A send wakes the pollers at once, here
+ * and on the other instances (the event bus), and a poller that found work looks again at once; the polling
+ * interval only bounds how late a retry or a wake-up lost in transit is noticed, so it is long: 16 pollers
+ * polling every 0.5 s cost the embedded database ~32 queries a second at idle.
  */
 export const RUN_CONCURRENCY = 16;
 
@@ -15,6 +16,6 @@ export function registerRuntimeJobs(jobs: JobQueue, runtime: Pick<RuntimeService
     retryLimit: 2,
     retryDelay: 5,
     expireInSeconds: 3600,
-    pollingIntervalSeconds: 0.5,
+    pollingIntervalSeconds: 5,
   });
 }

@@ -5,6 +5,7 @@
  */
 import { type ExpressionBuilder, type Kysely, type Selectable, sql, type Transaction, type Updateable } from 'kysely';
 import type { DB } from '../../db/types.ts';
+import { pagedById, purgeOlderThan } from '../../db/privacy-sql.ts';
 
 type Executor = Kysely<DB> | Transaction<DB>;
 
@@ -296,6 +297,56 @@ export function createRuntimeRepo(db: Kysely<DB>) {
       if (q.before !== undefined) query = query.where('id', '<', q.before);
       return query.orderBy('id', 'desc').limit(q.limit).execute();
     },
+
+    // Personal data (privacy export and erasure, retention).
+
+    /** The export's `messages` of a project, oldest first, read 500 at a time. */
+    exportMessages: (projectId: number) =>
+      pagedById((after, page) =>
+        db
+          .selectFrom('chat_messages')
+          .select(['id', 'worker_id', 'role', 'content', 'run_id', 'created_at'])
+          .where('project_id', '=', projectId)
+          .where('id', '>', after)
+          .orderBy('id')
+          .limit(page)
+          .execute(),
+      ),
+
+    /** Ids of a project's runs, or of the runs a user asked for elsewhere (their queued jobs are dropped). */
+    async runIds(ex: Executor, by: { projectId: number } | { userId: number }): Promise<number[]> {
+      const q = ex.selectFrom('agent_runs').select('id');
+      const rows = await (
+        'projectId' in by
+          ? q.where('project_id', '=', by.projectId)
+          : q.where((eb) =>
+              eb.or([
+                eb('user_id', '=', by.userId),
+                eb('message_id', 'in', eb.selectFrom('chat_messages').select('id').where('user_id', '=', by.userId)),
+              ]),
+            )
+      ).execute();
+      return rows.map((r) => r.id);
+    },
+
+    /** Erasure: a project's runs and messages. */
+    async eraseProject(tx: Transaction<DB>, projectId: number): Promise<void> {
+      await tx.deleteFrom('agent_runs').where('project_id', '=', projectId).execute();
+      await tx.deleteFrom('chat_messages').where('project_id', '=', projectId).execute();
+    },
+
+    /** Erasure: the runs the user asked for and the messages stored for them in other projects. */
+    async eraseUser(tx: Transaction<DB>, userId: number): Promise<void> {
+      const mine = tx.selectFrom('chat_messages').select('id').where('user_id', '=', userId);
+      await tx
+        .deleteFrom('agent_runs')
+        .where((eb) => eb.or([eb('user_id', '=', userId), eb('message_id', 'in', mine)]))
+        .execute();
+      await tx.deleteFrom('chat_messages').where('user_id', '=', userId).execute();
+    },
+
+    /** Retention: delete chat messages older than `before` (their runs go with them), in batches. */
+    purgeMessages: (before: Date) => purgeOlderThan(db, 'chat_messages', 'created_at', before),
   };
 }
 

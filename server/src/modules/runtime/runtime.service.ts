@@ -71,6 +71,11 @@ export interface RuntimeDeps {
   events: RunEvents;
   /** Cancels reach the instance executing the run (`run.cancel`). */
   bus: Pick<Bus, 'publish' | 'subscribe'>;
+  /**
+   * The project owner's cloud container: a message (web or messenger, both come through `submit`) resumes it
+   * first when paused (a no-op without one).
+   */
+  containers?: { resumeUser(userId: number): Promise<void> };
   log: { warn(o: object, m: string): void; error(o: object, m: string): void };
 }
 
@@ -300,7 +305,10 @@ export function createRuntimeService(deps: RuntimeDeps) {
      * `POST /projects/:name/message`: send `text` to one worker (`worker_id`) or several in parallel
      * (`worker_ids`), with an optional `model`; answers 202 `{message_id, run_ids}`.
      * A stopped (idle) worker starts automatically: its run is queued at once. Records `browser_chat_message`.
-     * @param opts.beforeCommit called with the run ids inside the transaction (streams subscribe there).
+     * @param opts.beforeCommit called with the run ids and the transaction before it commits (streams subscribe
+     *   there; the messenger records the update it answers in the same transaction, and throws to roll back).
+     * @param opts.eventType the activity event of the message (`browser_chat_message` by default;
+     *   `messenger_message` for a message that came through a worker's bot).
      * @returns `{message_id, run_ids}` (202).
      * @throws 400 `invalid_request` (no worker), 404 `worker_not_found`, 400 `llm_key_required`,
      *   503 `llm_unavailable`, 429 `token_budget_exceeded`.
@@ -309,9 +317,15 @@ export function createRuntimeService(deps: RuntimeDeps) {
       actor: Actor,
       name: string,
       body: SubmitBody,
-      opts: { beforeCommit?: (runIds: number[]) => void } = {},
+      opts: {
+        beforeCommit?: (runIds: number[], tx: Transaction<DB>) => void | Promise<void>;
+        eventType?: 'browser_chat_message' | 'messenger_message';
+      } = {},
     ) {
       const project = await deps.access.project(actor, name);
+      await deps.containers?.resumeUser(project.owner_id).catch((err: Error) => {
+        deps.log.warn({ err: err.message, user: project.owner_id }, 'cloud container not resumed');
+      });
       const ids = [...new Set(body.worker_ids ?? (body.worker_id !== undefined ? [body.worker_id] : []))];
       if (!ids.length)
         throw new BadRequest('invalid_request', 'Name the worker with worker_id, or several with worker_ids.');
@@ -333,7 +347,7 @@ export function createRuntimeService(deps: RuntimeDeps) {
         const runIds = await enqueueRuns(tx, project, actor.id, messageId, ids, body.model ?? null, null);
         await deps.activity.record(
           {
-            type: 'browser_chat_message',
+            type: opts.eventType ?? 'browser_chat_message',
             userId: actor.id,
             actor: actor.email,
             projectId: project.id,
@@ -344,7 +358,7 @@ export function createRuntimeService(deps: RuntimeDeps) {
           },
           tx,
         );
-        opts.beforeCommit?.(runIds);
+        await opts.beforeCommit?.(runIds, tx);
         return { message_id: messageId, run_ids: runIds };
       });
     },

@@ -5,6 +5,7 @@
  */
 import type { Kysely, Transaction } from 'kysely';
 import type { DB } from '../../db/types.ts';
+import { DELETED_ACTOR } from '../../db/privacy-sql.ts';
 
 type Executor = Kysely<DB> | Transaction<DB>;
 export type UpdateStatus = 'pending' | 'approved' | 'rejected';
@@ -23,6 +24,25 @@ const SKILL = [
   's.created_at',
   's.updated_at',
 ] as const;
+
+/**
+ * Erase skills by id: forks of them keep their copy (no origin), updates offered from or to them and their
+ * versions go, then the skills.
+ */
+async function eraseSkills(tx: Transaction<DB>, ids: number[]): Promise<void> {
+  if (!ids.length) return;
+  await tx
+    .updateTable('skills')
+    .set({ forked_from: null, forked_version: null })
+    .where('forked_from', 'in', ids)
+    .execute();
+  await tx
+    .deleteFrom('skill_updates')
+    .where((eb) => eb.or([eb('fork_id', 'in', ids), eb('source_id', 'in', ids)]))
+    .execute();
+  await tx.deleteFrom('skill_versions').where('skill_id', 'in', ids).execute();
+  await tx.deleteFrom('skills').where('id', 'in', ids).execute();
+}
 
 /** The skills area's queries over `db`; methods taking `tx`/`ex` run in the caller's transaction. */
 export function createSkillsRepo(db: Kysely<DB>) {
@@ -255,6 +275,68 @@ export function createSkillsRepo(db: Kysely<DB>) {
         .select(['id', 'name', 'content', 'description', 'forked_from', 'owner_project'])
         .where((eb) => eb.or([eb('owner_project', 'is', null), eb('owner_project', '=', projectId)]))
         .execute(),
+
+    // Personal data (privacy export and erasure, retention).
+
+    /** The export's `skills` of a project. */
+    exportProject: (projectId: number) =>
+      db
+        .selectFrom('skills')
+        .select(['id', 'name', 'description', 'content', 'version', 'forked_from', 'created_at', 'updated_at'])
+        .where('owner_project', '=', projectId)
+        .orderBy('id')
+        .execute(),
+
+    /** The export's `published_skills`: global skills the user published. */
+    exportPublished: (userId: number) =>
+      db
+        .selectFrom('skills')
+        .select(['id', 'name', 'description', 'content', 'version', 'created_at', 'updated_at'])
+        .where('owner_project', 'is', null)
+        .where('created_by', '=', userId)
+        .orderBy('id')
+        .execute(),
+
+    /** Erasure: a project's skills (their versions, updates offered to or from them; forks keep their copy). */
+    async eraseProject(tx: Transaction<DB>, projectId: number): Promise<void> {
+      const ids = (await tx.selectFrom('skills').select('id').where('owner_project', '=', projectId).execute()).map(
+        (r) => r.id,
+      );
+      await tx.deleteFrom('skill_updates').where('project_id', '=', projectId).execute();
+      await eraseSkills(tx, ids);
+    },
+
+    /**
+     * Erasure: the global skills the user published (as a project's), and their name on versions and decisions
+     * elsewhere. @returns the ids of the erased global skills (their documents leave the semantic index).
+     */
+    async eraseUser(tx: Transaction<DB>, userId: number, names: string[]): Promise<number[]> {
+      const ids = (
+        await tx
+          .selectFrom('skills')
+          .select('id')
+          .where('owner_project', 'is', null)
+          .where('created_by', '=', userId)
+          .execute()
+      ).map((r) => r.id);
+      await eraseSkills(tx, ids);
+      await tx.updateTable('skills').set({ created_by: null }).where('created_by', '=', userId).execute();
+      if (names.length) {
+        await tx.updateTable('skill_versions').set({ author: DELETED_ACTOR }).where('author', 'in', names).execute();
+        await tx
+          .updateTable('skill_updates')
+          .set({ decided_by: DELETED_ACTOR })
+          .where('decided_by', 'in', names)
+          .execute();
+      }
+      return ids;
+    },
+
+    /** Names of every global skill (the sweep of skill folders left by erased skills). */
+    globalNames: async (): Promise<Set<string>> =>
+      new Set(
+        (await db.selectFrom('skills').select('name').where('owner_project', 'is', null).execute()).map((r) => r.name),
+      ),
   };
 }
 

@@ -1,5 +1,5 @@
 /**
- * The breached-password check fails open, visibly (issue 10): with the range API down or too slow,
+ * The breached-password check fails open, visibly: with the range API down or too slow,
  * registration still succeeds, the log warns once per period, and /readyz stays 200 with
  * `checks.breach = 'degraded'` until the API answers again.
  */

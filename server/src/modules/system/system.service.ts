@@ -2,7 +2,7 @@
  * Health and readiness (our own additions: `GET /healthz`, `GET /readyz`). Ready means the database
  * answers and no migration is pending. Dependencies the service can run without are reported in `checks`
  * (`ok` or `degraded`, `off` when not configured) without making it unready: the breached-password range
- * API (passwords are accepted unchecked while it is down, issue 10).
+ * API (passwords are accepted unchecked while it is down).
  */
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../../db/database.ts';

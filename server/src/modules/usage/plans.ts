@@ -50,6 +50,17 @@ export function dailyTokenCap(owner: Owner): number | null {
   return owner.plan in DAILY_TOKEN_CAPS ? DAILY_TOKEN_CAPS[owner.plan] : DAILY_TOKEN_CAPS.free;
 }
 
+/** Plans that include a cloud container (specification, Cloud container status: provision needs the cloud plan). */
+export const CLOUD_PLANS: readonly string[] = ['cloud', 'starter_cloud'];
+
+/**
+ * Whether an owner may have a cloud container: a cloud plan, or the plan-limit bypass of Authentication
+ * rule 10 (admins and `beta` owners).
+ */
+export function includesCloud(owner: Owner): boolean {
+  return owner.role === 'admin' || owner.plan === 'beta' || CLOUD_PLANS.includes(owner.plan);
+}
+
 /** The project and worker limits of a plan; `null` when the plan bypasses them (beta). Unknown plans: free. */
 export function planLimits(plan: string): { projects: number; workers: number } | null {
   if (plan === 'beta') return null;
@@ -141,4 +152,35 @@ export function grantableOutput(budget: Budget | null, promptTokens: number, max
  */
 export function estimatePromptTokens(parts: { text: string; messages: number }): number {
   return Math.ceil(Buffer.byteLength(parts.text, 'utf8') / 3) + 16 * Math.max(1, parts.messages);
+}
+
+/** Plans sold through the hosted checkout (specification, Plan names: checkout accepts `min` or `cloud`). */
+export const CHECKOUT_PLANS = ['min', 'cloud'] as const;
+export type CheckoutPlan = (typeof CHECKOUT_PLANS)[number];
+
+/** Paid plans: cancelling or three failed payments drop them to free (specification, Plan changes). */
+export const PAID_PLANS: readonly string[] = ['min', 'cloud', 'max', 'starter', 'starter_cloud'];
+
+/** Order of plans for upgrades: a checkout plan ranked above the current one is an upgrade. */
+const PLAN_RANK: Record<string, number> = { free: 0, starter: 1, min: 2, starter_cloud: 3, cloud: 3, max: 4, beta: 5 };
+
+/** What a plan includes, as `GET /billing/status` shows it (`features`). Unknown plans: free. */
+export function planFeatures(plan: string): {
+  cloud_container: boolean;
+  own_llm_key: boolean;
+  unmetered: boolean;
+  plan_limit_bypass: boolean;
+} {
+  return {
+    cloud_container: includesCloud({ plan, role: 'user' } as Owner),
+    own_llm_key: true,
+    unmetered: plan === 'beta',
+    plan_limit_bypass: plan === 'beta',
+  };
+}
+
+/** The checkout plans that are an upgrade from `plan` (none from cloud, max or beta). */
+export function upgradesFrom(plan: string): CheckoutPlan[] {
+  const rank = PLAN_RANK[plan] ?? 0;
+  return CHECKOUT_PLANS.filter((p) => PLAN_RANK[p] > rank);
 }

@@ -6,9 +6,11 @@ import {
   grantableOutput,
   MIN_OUTPUT_TOKENS,
   nextUtcDay,
+  planFeatures,
   planLimits,
   tightestBudget,
   trialRemaining,
+  upgradesFrom,
   utcDayStart,
 } from './plans.ts';
 
@@ -85,5 +87,23 @@ describe('the UTC day', () => {
     const t = new Date('2026-11-23T23:59:59.999Z');
     expect(utcDayStart(t).toISOString()).toBe('2026-11-23T00:00:00.000Z');
     expect(nextUtcDay(t).toISOString()).toBe('2026-11-24T00:00:00.000Z');
+  });
+});
+
+describe('checkout plans and features', () => {
+  it('upgrades: free → min, cloud; min → cloud; cloud, max, beta → none', () => {
+    expect(upgradesFrom('free')).toEqual(['min', 'cloud']);
+    expect(upgradesFrom('starter')).toEqual(['min', 'cloud']);
+    expect(upgradesFrom('min')).toEqual(['cloud']);
+    expect(upgradesFrom('cloud')).toEqual([]);
+    expect(upgradesFrom('max')).toEqual([]);
+    expect(upgradesFrom('beta')).toEqual([]);
+    expect(upgradesFrom('unknown')).toEqual(['min', 'cloud']);
+  });
+  it('the cloud container comes with cloud plans; beta is unmetered', () => {
+    expect(planFeatures('cloud').cloud_container).toBe(true);
+    expect(planFeatures('min').cloud_container).toBe(false);
+    expect(planFeatures('free')).toMatchObject({ cloud_container: false, unmetered: false });
+    expect(planFeatures('beta')).toMatchObject({ unmetered: true, plan_limit_bypass: true });
   });
 });

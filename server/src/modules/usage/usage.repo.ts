@@ -4,6 +4,7 @@
  */
 import { type Kysely, sql, type Transaction } from 'kysely';
 import type { DB } from '../../db/types.ts';
+import { pagedById, purgeOlderThan } from '../../db/privacy-sql.ts';
 
 export type Executor = Kysely<DB> | Transaction<DB>;
 
@@ -199,6 +200,32 @@ export function createUsageRepo(db: Kysely<DB>) {
       return { total: Number(t.total), input: Number(t.input), output: Number(t.output) };
     },
 
+    /** Token sums per model of a user's calls since `since`, optionally of some key sources only (billing spend). */
+    async byModelSince(
+      userId: number,
+      since: Date,
+      keySources?: KeySource[],
+    ): Promise<Array<{ model: string | null; input: number; output: number; cache: number }>> {
+      let q = db
+        .selectFrom('token_usage')
+        .select([
+          'model',
+          sql<number>`coalesce(sum(input_tokens), 0)::bigint`.as('input'),
+          sql<number>`coalesce(sum(output_tokens), 0)::bigint`.as('output'),
+          sql<number>`coalesce(sum(cache_tokens), 0)::bigint`.as('cache'),
+        ])
+        .where('user_id', '=', userId)
+        .where('created_at', '>=', since);
+      if (keySources?.length) q = q.where('key_source', 'in', keySources);
+      const rows = await q.groupBy('model').execute();
+      return rows.map((r) => ({
+        model: r.model,
+        input: Number(r.input),
+        output: Number(r.output),
+        cache: Number(r.cache),
+      }));
+    },
+
     /** Tokens per project of a user's given projects (all time). */
     async byProject(userId: number, projectIds: number[]): Promise<Map<number, number>> {
       if (!projectIds.length) return new Map();
@@ -239,6 +266,50 @@ export function createUsageRepo(db: Kysely<DB>) {
         .execute();
       return rows.map((r) => ({ day: r.day, n: Number(r.n), last: new Date(r.last) }));
     },
+
+    // Personal data (privacy export and erasure, retention).
+
+    /** The export's `token_usage` of a user, oldest first, read 500 at a time. */
+    exportUser: (userId: number) =>
+      pagedById((after, page) =>
+        db
+          .selectFrom('token_usage')
+          .select([
+            'id',
+            'project_name',
+            'worker_id',
+            'model',
+            'source',
+            'key_source',
+            'input_tokens',
+            'output_tokens',
+            'cache_tokens',
+            'total_tokens',
+            'created_at',
+          ])
+          .where('user_id', '=', userId)
+          .where('id', '>', after)
+          .orderBy('id')
+          .limit(page)
+          .execute(),
+      ),
+
+    /** Erasure: a project's reservations and usage rows (whoever made them); a trial forgets the project. */
+    async eraseProject(tx: Transaction<DB>, projectId: number): Promise<void> {
+      await tx.deleteFrom('token_reservations').where('project_id', '=', projectId).execute();
+      await tx.deleteFrom('token_usage').where('project_id', '=', projectId).execute();
+      await tx.updateTable('trials').set({ project_id: null }).where('project_id', '=', projectId).execute();
+    },
+
+    /** Erasure: the user's reservations, usage rows (in any project) and trial. */
+    async eraseUser(tx: Transaction<DB>, userId: number): Promise<void> {
+      await tx.deleteFrom('token_reservations').where('user_id', '=', userId).execute();
+      await tx.deleteFrom('token_usage').where('user_id', '=', userId).execute();
+      await tx.deleteFrom('trials').where('user_id', '=', userId).execute();
+    },
+
+    /** Retention: delete usage rows older than `before`, in batches. @returns rows deleted. */
+    purge: (before: Date) => purgeOlderThan(db, 'token_usage', 'created_at', before),
   };
 }
 

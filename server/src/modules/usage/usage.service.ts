@@ -239,6 +239,10 @@ export function createUsageService(deps: UsageDeps) {
     /** Token sums of a user since a time (billing summaries). */
     totalsSince: (userId: number, since?: Date) => repo.totalsForUser(userId, since),
 
+    /** Token sums per model of a user's calls since a time, optionally of some key sources (billing spend). */
+    byModelSince: (userId: number, since: Date, keySources?: KeySource[]) =>
+      repo.byModelSince(userId, since, keySources),
+
     /** Tokens per project of a user's given projects. */
     byProject: (userId: number, projectIds: number[]) => repo.byProject(userId, projectIds),
 

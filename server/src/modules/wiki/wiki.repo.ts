@@ -4,6 +4,7 @@
  */
 import type { Kysely, Transaction } from 'kysely';
 import type { DB } from '../../db/types.ts';
+import { DELETED_ACTOR } from '../../db/privacy-sql.ts';
 
 type Executor = Kysely<DB> | Transaction<DB>;
 
@@ -69,6 +70,32 @@ export function createWikiRepo(db: Kysely<DB>) {
     /** Every page of a project with its text (the knowledge graph). */
     forGraph: (projectId: number) =>
       db.selectFrom('wiki_pages').select(['path', 'title', 'content']).where('project_id', '=', projectId).execute(),
+
+    // Personal data (privacy export and erasure, retention).
+
+    /** The export's `wiki` pages of a project. */
+    exportProject: (projectId: number) =>
+      db
+        .selectFrom('wiki_pages')
+        .select(['path', 'title', 'content', 'updated_by', 'created_at', 'updated_at'])
+        .where('project_id', '=', projectId)
+        .orderBy('path')
+        .execute(),
+
+    /** Erasure: a project's pages. */
+    async eraseProject(tx: Transaction<DB>, projectId: number): Promise<void> {
+      await tx.deleteFrom('wiki_pages').where('project_id', '=', projectId).execute();
+    },
+
+    /** Erasure: pages of other projects keep no name of the user. */
+    async eraseUser(tx: Transaction<DB>, names: string[]): Promise<void> {
+      if (names.length)
+        await tx
+          .updateTable('wiki_pages')
+          .set({ updated_by: DELETED_ACTOR })
+          .where('updated_by', 'in', names)
+          .execute();
+    },
   };
 }
 

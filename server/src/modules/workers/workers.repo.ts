@@ -407,6 +407,51 @@ export function createWorkersRepo(db: Kysely<DB>) {
         .execute();
     },
 
+    /**
+     * Every worker with a bound messenger bot: `{worker_id, project_id, label, bot_id, bot_username, token_enc}`
+     * (the token sealed), for the messenger area's pollers.
+     */
+    boundBots: () =>
+      db
+        .selectFrom('workers')
+        .select([
+          'id as worker_id',
+          'project_id',
+          'label',
+          'messenger_bot_id as bot_id',
+          'messenger_bot_username as bot_username',
+          'messenger_token_enc as token_enc',
+        ])
+        .where('messenger_token_enc', 'is not', null)
+        .where('messenger_bot_id', 'is not', null)
+        .orderBy('id')
+        .execute() as Promise<
+        Array<{
+          worker_id: number;
+          project_id: number;
+          label: string;
+          bot_id: string;
+          bot_username: string | null;
+          token_enc: string;
+        }>
+      >,
+
+    /** Remove the worker's bot only while it is still bot `botId` (a revoked token; a rebind meanwhile stays). */
+    async clearBotIf(id: number, botId: string): Promise<boolean> {
+      const r = await db
+        .updateTable('workers')
+        .set({
+          messenger_token_enc: null,
+          messenger_bot_id: null,
+          messenger_bot_username: null,
+          updated_at: new Date(),
+        })
+        .where('id', '=', id)
+        .where('messenger_bot_id', '=', botId)
+        .executeTakeFirst();
+      return Number(r.numUpdatedRows) > 0;
+    },
+
     /** Remove the worker's bot (token, id and username). */
     async clearBot(id: number): Promise<void> {
       await db
@@ -500,6 +545,62 @@ export function createWorkersRepo(db: Kysely<DB>) {
     /** Delete template `id` when `ownerId` owns it. */
     async deleteTemplate(id: number, ownerId: number): Promise<void> {
       await db.deleteFrom('worker_templates').where('id', '=', id).where('owner_id', '=', ownerId).execute();
+    },
+
+    // Personal data (privacy export and erasure, retention).
+
+    /** The export's `workers` of a project (never the sealed bot token). */
+    exportProject: (projectId: number) =>
+      db
+        .selectFrom('workers')
+        .select([
+          'id',
+          'label',
+          'icon',
+          'type',
+          'model',
+          'max_turns',
+          'tools',
+          'system_prompt',
+          'focus_dirs',
+          'context_assets',
+          'prompt_style',
+          'avatar_pack',
+          'role',
+          'position',
+          'messenger_bot_username',
+          'created_at',
+          'updated_at',
+        ])
+        .where('project_id', '=', projectId)
+        .orderBy('position')
+        .orderBy('id')
+        .execute(),
+
+    /** The export's `worker_templates` of a user. */
+    exportTemplates: (userId: number) =>
+      db
+        .selectFrom('worker_templates')
+        .select(['id', 'name', 'description', 'config', 'is_public', 'created_at'])
+        .where('owner_id', '=', userId)
+        .orderBy('id')
+        .execute(),
+
+    /** Erasure: a project's workers. */
+    async eraseProject(tx: Transaction<DB>, projectId: number): Promise<void> {
+      await tx.deleteFrom('workers').where('project_id', '=', projectId).execute();
+    },
+
+    /** Erasure: the user's worker templates. */
+    async eraseUser(tx: Transaction<DB>, userId: number): Promise<void> {
+      await tx.deleteFrom('worker_templates').where('owner_id', '=', userId).execute();
+    },
+
+    /** Which of `ids` are workers that exist (the sweep of images left by erased workers). */
+    async existing(ids: number[]): Promise<Set<number>> {
+      if (!ids.length) return new Set();
+      const rows = await db.selectFrom('workers').select('id').where('id', 'in', ids).execute();
+      return new Set(rows.map((r) => r.id));
     },
   };
 }

@@ -56,6 +56,11 @@ export interface WorkersDeps {
   >;
   /** Whether an agent run of the worker is live (the runtime area). */
   runs: { hasLiveRun(workerId: number): Promise<boolean> };
+  /**
+   * The messenger area's pollers: `changed` after a bot is bound, unbound or its worker deleted (every instance
+   * reconciles at once); `started` waits briefly until an instance polls the bot.
+   */
+  bots: { changed(workerId: number): Promise<void>; started(botId: string, waitMs?: number): Promise<boolean> };
 }
 
 /** The workers service (module header); built once by the composition root. */
@@ -200,6 +205,7 @@ export function createWorkersService(deps: WorkersDeps) {
       const p = await access.project(actor, name);
       const w = await workerRow(p, id);
       await repo.remove(p.id, id);
+      if (w.messenger_token_enc) await deps.bots.changed(id);
       for (const key of [w.avatar_key, w.icon_key]) if (key) await storage.delete(key);
       return { ok: true, id };
     },
@@ -276,8 +282,8 @@ export function createWorkersService(deps: WorkersDeps) {
     },
 
     /**
-     * POST …/telegram-token `{token}`: validated with getMe, stored sealed.
-     * `started` is false: the bot's message loop belongs to the worker runtime, which picks bound bots up.
+     * POST …/telegram-token `{token}`: validated with getMe, stored sealed; the messenger area's pollers pick
+     * the bot up at once. `started` is true once an instance polls it (waits up to 3 s).
      * @throws 400 `invalid_bot_token`, 409 `bot_already_bound`, 502 `messenger_unavailable`.
      */
     async bindBot(actor: Actor, name: string, id: number, token: string) {
@@ -294,7 +300,8 @@ export function createWorkersService(deps: WorkersDeps) {
         title: `Bot @${bot.username} bound`,
         payload: { bot_username: bot.username },
       });
-      return { ok: true, started: false, bot_username: bot.username };
+      await deps.bots.changed(id);
+      return { ok: true, started: await deps.bots.started(bot.id), bot_username: bot.username };
     },
 
     /** DELETE …/telegram-token → `{ok, removed}`. */
@@ -302,6 +309,7 @@ export function createWorkersService(deps: WorkersDeps) {
       const p = await access.project(actor, name);
       const w = await workerRow(p, id);
       await repo.clearBot(id);
+      await deps.bots.changed(id);
       return { ok: true, removed: !!w.messenger_token_enc };
     },
 

@@ -249,7 +249,7 @@ describe('messenger bot', () => {
       token: owner.token,
       body: { token: TOKEN_A },
     });
-    expect(bind.body).toEqual({ ok: true, started: false, bot_username: 'crew_dev_bot' });
+    expect(bind.body).toEqual({ ok: true, started: true, bot_username: 'crew_dev_bot' });
     const got = await api(t.app, 'GET', `${B}/${w1}/telegram-token`, { token: owner.token });
     expect(got.body).toEqual({ bound: true, token_masked: '111111111:••••defg', bot_username: 'crew_dev_bot' });
     expect(got.text).not.toContain('AAWorkerBotTokenNumberOne');
@@ -372,6 +372,12 @@ describe('activity and runtime', () => {
   });
 
   it('activity: feed types only, merged with daily token snapshots, newest first, at most 50', async () => {
+    /** `ms` ago, but never before today's UTC midnight: "today" is the UTC day, and CI may run at 00:01. */
+    const todayAgo = (ms: number) => {
+      const midnight = new Date();
+      midnight.setUTCHours(0, 0, 0, 0);
+      return new Date(Math.max(Date.now() - ms, midnight.getTime()));
+    };
     const mk = (type: string, minsAgo: number) => ({
       type,
       project_id: projectId,
@@ -401,7 +407,7 @@ describe('activity and runtime', () => {
           input_tokens: 100,
           output_tokens: 50,
           total_tokens: 150,
-          created_at: new Date(Date.now() - 2 * 60_000),
+          created_at: todayAgo(2 * 60_000),
         },
         {
           user_id: owner.id,
@@ -412,7 +418,7 @@ describe('activity and runtime', () => {
           input_tokens: 0,
           output_tokens: 0,
           total_tokens: 1000,
-          created_at: new Date(Date.now() - 90_000),
+          created_at: todayAgo(90_000),
         },
       ])
       .execute();

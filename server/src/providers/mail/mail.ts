@@ -116,3 +116,14 @@ export function createMailer(opts: MailerOptions): Mailer {
     },
   };
 }
+
+/**
+ * Erasure: forget the messages kept or sent to an address (inside the erasure transaction), whatever their
+ * state. @param email compared without case
+ */
+export async function eraseOutboxFor(ex: Kysely<DB>, email: string): Promise<void> {
+  await ex
+    .deleteFrom('outbox')
+    .where(sql`lower(to_addr)`, '=', email.toLowerCase())
+    .execute();
+}

@@ -1,6 +1,7 @@
 /**
  * The messenger seen from the service (the bot API at `MESSENGER_API_URL`): validate a bot
- * token and send a message through a bot. The vendor file (`bot-api.ts`) speaks the bot API over HTTP.
+ * token, send a message through a bot, acknowledge a button press, and receive its updates by long polling. The vendor file
+ * (`bot-api.ts`) speaks the bot API over HTTP.
  */
 
 export interface BotIdentity {
@@ -27,11 +28,47 @@ export interface Messenger {
    * @throws MessengerUnavailable on a network failure or any non-ok answer.
    */
   sendMessage(token: string, msg: { chatId: string; text: string; buttons?: InlineButton[][] }): Promise<void>;
+  /**
+   * `answerCallbackQuery` `{callback_query_id}`: acknowledge a press on an inline button, so the messenger stops
+   * showing it as pending (the reply itself comes as a message).
+   * @throws MessengerUnavailable on a network failure or any non-ok answer.
+   */
+  answerCallbackQuery(token: string, callbackId: string): Promise<void>;
+  /**
+   * `getUpdates` `{offset, timeout, allowed_updates}` (long polling): waits up to `timeoutS` seconds for updates
+   * with an id of at least `offset`; the messenger forgets updates below the offset it was last asked for.
+   * @param signal aborts the wait (the poller stops).
+   * @returns the updates, oldest first (possibly none).
+   * @throws MessengerRevoked on 401 (the token was revoked), MessengerFlood on 429 (`retryAfterS`),
+   *   MessengerUnavailable on anything else that is not ok.
+   */
+  getUpdates(token: string, q: { offset: number; timeoutS: number; signal?: AbortSignal }): Promise<BotUpdate[]>;
+}
+
+/** One incoming update: a text message, or a press on an inline button (`callback`). */
+export interface BotUpdate {
+  update_id: number;
+  message?: { chatId: string; text: string; fromUsername?: string };
+  callback?: { id: string; chatId: string; data: string };
 }
 
 /** The messenger could not be reached or refused the call; carries no token. */
 export class MessengerUnavailable extends Error {
   constructor(readonly detail: string) {
     super(`messenger unavailable: ${detail}`);
+  }
+}
+
+/** The messenger answered 401: the bot token is no longer valid. */
+export class MessengerRevoked extends MessengerUnavailable {
+  constructor() {
+    super('unauthorized');
+  }
+}
+
+/** The messenger answered 429: wait `retryAfterS` seconds before the next call with this token. */
+export class MessengerFlood extends MessengerUnavailable {
+  constructor(readonly retryAfterS: number) {
+    super(`flood limit, retry after ${retryAfterS} s`);
   }
 }

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSpeechStandIn } from '../../../test/standins/speech.ts';
 import { createMedia, MediaError, MediaToolMissing } from '../../lib/media.ts';
 import { createSpeech, SpeechError, SpeechUnavailable } from './index.ts';
+import { pieceSeconds } from './pieces.ts';
 
 let s: Awaited<ReturnType<typeof startSpeechStandIn>>;
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'speech-'));
@@ -52,6 +53,54 @@ describe('ffmpeg and the speech server', () => {
     const none = createSpeech({ speechUrl: undefined, speechModel: 'm', speechKey: undefined });
     expect(none.available).toBe(false);
     await expect(none.transcribe({ file: wav })).rejects.toBeInstanceOf(SpeechUnavailable);
+  });
+
+  it('sends audio longer than the server takes in pieces, in order, and joins texts and segments', async () => {
+    // A server that refuses files over 500,000 bytes (as OpenAI's refuses 25 MB) and 40 s of audio (1.28 MB).
+    const small = await startSpeechStandIn({ maxBytes: 500_000 });
+    try {
+      const wav = path.join(dir, 'long.wav');
+      await media.ffmpeg(['-y', '-f', 'lavfi', '-i', 'sine=frequency=300:duration=40', path.join(dir, 'long.mp3')]);
+      await media.toSpeechWav(path.join(dir, 'long.mp3'), wav);
+      expect(fs.statSync(wav).size).toBeGreaterThan(1_200_000);
+      const config = { speechUrl: small.url, speechModel: 'm', speechKey: undefined, speechMaxFileBytes: 500_000 };
+
+      // Whole, the server refuses it.
+      const whole = await createSpeech(config)
+        .transcribe({ file: wav })
+        .catch((e) => e);
+      expect(whole).toBeInstanceOf(SpeechError);
+      expect(whole.status).toBe(413);
+
+      let n = 0;
+      small.respond(() => ({ text: `part ${++n}` }));
+      small.requests.length = 0;
+      const t = await createSpeech(config, media).transcribe({ file: wav, filename: 'long.wav', language: 'en' });
+      expect(pieceSeconds(500_000)).toBe(14);
+      expect(pieceSeconds(100_000)).toBe(2); // the smallest SPEECH_MAX_FILE_BYTES still fits
+      expect(small.requests.map((r) => r.filename)).toEqual(['long-1.wav', 'long-2.wav', 'long-3.wav']);
+      expect(small.requests.every((r) => r.bytes <= 500_000 && r.language === 'en')).toBe(true);
+      expect(t.text).toBe('part 1 part 2 part 3');
+      expect(t.segments!.map((s) => Math.round(s.start))).toEqual([0, 14, 28]);
+      expect(t.segments!.map((s) => s.text)).toEqual(['part 1', 'part 2', 'part 3']);
+      expect(t.duration).toBeCloseTo(40, 0);
+      // The pieces are gone.
+      expect(fs.readdirSync(dir).filter((f) => f.startsWith('.speech-pieces-'))).toEqual([]);
+
+      // A failing piece stops the rest and fails the whole; the pieces are gone then too.
+      n = 0;
+      small.requests.length = 0;
+      small.respond(() => (++n >= 2 ? { status: 500 } : { text: 'ok' }));
+      const err = await createSpeech(config, media)
+        .transcribe({ file: wav })
+        .catch((e) => e);
+      expect(err).toBeInstanceOf(SpeechError);
+      // The client retries a 500 once; the third piece is never sent.
+      expect(small.requests.map((r) => r.filename)).toEqual(['audio-1.wav', 'audio-2.wav', 'audio-2.wav']);
+      expect(fs.readdirSync(dir).filter((f) => f.startsWith('.speech-pieces-'))).toEqual([]);
+    } finally {
+      await small.close();
+    }
   });
 
   it('names a missing ffmpeg and refuses a file that is not media', async () => {

@@ -1,0 +1,632 @@
+/**
+ * The per-user cloud container (specification: Cloud container, Cloud container status, Cloud waitlist,
+ * the Cloud container routes, Authentication 6, Limits → Cloud).
+ *
+ * - Status: (none) → provisioning → ready ⇄ paused → deleted. The row is the truth shared by every instance;
+ *   every move is one conditional UPDATE, so concurrent calls on several instances cannot move it twice.
+ * - Provision needs a cloud plan (402 `cloud_plan_required`) and a runtime that can run containers
+ *   (503 `container_runtime_unavailable`); it is idempotent: an existing container is answered as it is.
+ * - Lifecycle: every 5 minutes one instance (a lease in `cloud_leases`) pauses the containers idle for 30
+ *   minutes; `resumeUser` (a chat message, a terminal socket, any container command) unfreezes first.
+ * - The terminal and every command run inside the container; their output lines are stored in
+ *   `cloud_log_lines` and published on the bus (`cloud.log`), so the log stream of any instance follows them.
+ * - Container endpoints act on the caller's own container; the socket and the stream also require the path's
+ *   user id to equal the token's chat id (403 `container_owner_mismatch`).
+ */
+import ssh2 from 'ssh2';
+import type { Actor } from '../../http/auth.ts';
+import { requireAdmin } from '../../access/access.ts';
+import { AppError, Conflict, Forbidden, NotFound, PaymentRequired, Upstream } from '../../http/errors.ts';
+import type { Bus } from '../../lib/bus.ts';
+import type { Sealer } from '../../secrets/crypto.ts';
+import {
+  type ContainerRuntime,
+  type ExecResult,
+  RuntimeUnavailable,
+  type ShellSession,
+} from '../../providers/containers/index.ts';
+import type { AccountsRepo } from '../accounts/accounts.repo.ts';
+import type { AccountsService } from '../accounts/accounts.service.ts';
+import { includesCloud } from '../usage/plans.ts';
+import type { CloudRepo, ContainerRow, WaitlistEntry } from './cloud.repo.ts';
+
+/** A ready container idle this long is paused (specification, Limits → Cloud: 30 minutes). */
+export const IDLE_PAUSE_SECONDS = 30 * 60;
+/** The lifecycle sweep's period (5 minutes). */
+export const LIFECYCLE_MS = 5 * 60 * 1000;
+/** The log stream starts from the last 50 lines of the last hour. */
+export const LOG_TAIL_LINES = 50;
+export const LOG_WINDOW_SECONDS = 60 * 60;
+/** Stored log lines are kept one day. */
+const LOG_KEEP_SECONDS = 24 * 60 * 60;
+/** A stored log line is cut to this many characters (a bus message must stay small). */
+const MAX_LINE = 2000;
+/** Output of a verify command shown in the answer (last characters). */
+const MAX_OUTPUT = 4000;
+/** `last_active` is refreshed at most this often by terminal traffic (ms). */
+const TOUCH_EVERY_MS = 30_000;
+
+export interface CloudDeps {
+  repo: CloudRepo;
+  runtime: ContainerRuntime;
+  /** The waitlist invite upgrades the plan (admin only; invalidates the user's cached row). */
+  accounts: Pick<AccountsService, 'setPlan'>;
+  /** E-mail addresses of waitlist entries (admin list). */
+  emails: Pick<AccountsRepo, 'emails'>;
+  /** The SSH private key is kept sealed. */
+  sealer: Pick<Sealer, 'seal'>;
+  /** Log lines and closes to the streams of every instance. */
+  bus: Pick<Bus, 'publish' | 'subscribe'>;
+  options: { codehostSsh: string; terminalIdleMs: number };
+  log: { warn(o: object, m: string): void; error(o: object, m: string): void; info?(o: object, m: string): void };
+}
+
+/** The container as POST /cloud/provision answers it. */
+export interface ProvisionAnswer {
+  container_id: string;
+  status: string;
+  server_ip: string | null;
+  port: number | null;
+  agent_authed: boolean;
+  codehost_authed: boolean;
+}
+
+/** The container as GET /cloud/status answers it. */
+export interface StatusAnswer {
+  status: string;
+  container_id?: string;
+  server_ip?: string | null;
+  internal_port?: number | null;
+  agent_authed?: boolean;
+  codehost_authed?: boolean;
+  docker_running?: boolean;
+  last_active?: Date;
+  created_at?: Date;
+}
+
+/** One event of the log stream: a line, or the end. */
+export type LogEvent = { line: string } | { closed: true };
+
+const provisionView = (r: ContainerRow): ProvisionAnswer => ({
+  container_id: r.container_id,
+  status: r.status,
+  server_ip: r.server_ip,
+  port: r.port,
+  agent_authed: r.agent_authed,
+  codehost_authed: r.codehost_authed,
+});
+
+const unavailable = (err: RuntimeUnavailable) => new Upstream(503, 'container_runtime_unavailable', err.message);
+
+/** Strip terminal escape sequences and carriage returns from a line of pty output. */
+export function cleanLine(s: string): string {
+  return (
+    (
+      s
+        // CSI sequences, OSC sequences (to BEL or ST), other two-character escapes.
+        .replace(/\x1b\[[0-?]*[ -/]*[@-~]/g, '')
+        .replace(/\x1b\][^\x07\x1b]*(\x07|\x1b\\)/g, '')
+        .replace(/\x1b[@-_]/g, '')
+        // a line redrawn with \r keeps what was written last
+        .split('\r')
+        .filter((p) => p.length)
+        .pop() ?? ''
+    )
+      .replace(/[\x00-\x08\x0b-\x1f\x7f]/g, '')
+      .slice(0, MAX_LINE)
+  );
+}
+
+/**
+ * Split a byte stream into lines (UTF-8 across chunk boundaries kept whole). `push` returns the complete lines
+ * so far; `flush` the rest.
+ */
+export function lineSplitter() {
+  const decoder = new TextDecoder('utf-8');
+  let rest = '';
+  return {
+    push(chunk: Buffer): string[] {
+      rest += decoder.decode(chunk, { stream: true });
+      const parts = rest.split('\n');
+      rest = parts.pop() ?? '';
+      // A runaway line without a newline is cut into pieces.
+      while (rest.length > MAX_LINE * 4) {
+        parts.push(rest.slice(0, MAX_LINE));
+        rest = rest.slice(MAX_LINE * 4);
+      }
+      return parts;
+    },
+    flush(): string[] {
+      const last = rest + decoder.decode();
+      rest = '';
+      return last ? [last] : [];
+    },
+  };
+}
+
+export function createCloudService(deps: CloudDeps) {
+  const { repo, runtime, bus, log } = deps;
+
+  /** Call the runtime; its unavailability becomes 503 `container_runtime_unavailable`. */
+  const rt = async <T>(fn: () => Promise<T>): Promise<T> => {
+    try {
+      return await fn();
+    } catch (err) {
+      if (err instanceof RuntimeUnavailable) {
+        log.warn({ detail: err.detail }, err.message);
+        throw unavailable(err);
+      }
+      if (err instanceof AppError) throw err;
+      // Any other failure of the runtime (a sandbox exiting while its tree is removed, an engine error) is the
+      // runtime's, answered as such; the cause stays in the log.
+      log.error({ err }, 'container runtime operation failed');
+      throw new Upstream(502, 'container_runtime_error', 'The container runtime failed; try again.');
+    }
+  };
+
+  /** The caller's live container (resumed when paused). @throws NotFound `container_not_found`. */
+  const readyContainer = async (userId: number): Promise<ContainerRow> => {
+    const row = await repo.container(userId);
+    if (!row || row.status === 'deleted' || row.status === 'provisioning')
+      throw new NotFound('You have no cloud container; provision one first.', 'container_not_found');
+    await service.resumeUser(userId);
+    return (await repo.container(userId)) ?? row;
+  };
+
+  /** Path user id vs the token's chat id (Authentication 6). */
+  const assertOwner = (actor: Actor, pathUserId: string) => {
+    if (pathUserId !== actor.chat_id)
+      throw new Forbidden('This container belongs to another user.', 'container_owner_mismatch');
+  };
+
+  /** Store output lines of user `userId`'s container and publish them to every instance's log streams. */
+  const recordLines = async (userId: number, lines: string[]) => {
+    const clean = lines.map(cleanLine).filter((l) => l.trim().length > 0);
+    if (!clean.length) return;
+    const rows = await repo.appendLines(userId, clean);
+    for (const r of rows) await bus.publish('cloud.log', { user: userId, id: r.id, line: r.line });
+  };
+
+  /** Run a command inside the caller's container; its output also goes to the container log. */
+  const execIn = async (
+    row: ContainerRow,
+    argv: string[],
+    opts: { timeoutMs?: number; input?: string } = {},
+  ): Promise<ExecResult> => {
+    const res = await rt(() => runtime.exec(row.container_id, row.user_id, argv, opts));
+    await recordLines(row.user_id, [`$ ${argv.join(' ')}`, ...res.output.split('\n')]).catch((err) =>
+      log.warn({ err: (err as Error).message }, 'cloud log lines not stored'),
+    );
+    return res;
+  };
+
+  let timer: NodeJS.Timeout | undefined;
+  /** The log streams open on this instance (ended when the service stops). */
+  const openStreams = new Set<() => void>();
+
+  const service = {
+    /**
+     * POST /cloud/provision → `{container_id, status, server_ip, port, agent_authed, codehost_authed}`.
+     * Idempotent: an existing container (or an attempt under way) is answered as it is.
+     * @throws PaymentRequired 402 `cloud_plan_required` without a cloud plan; Upstream 503
+     *   `container_runtime_unavailable` when the runtime cannot run containers (nothing is stored then).
+     */
+    async provision(actor: Actor): Promise<ProvisionAnswer> {
+      if (!includesCloud(actor))
+        throw new PaymentRequired('cloud_plan_required', 'A cloud container needs the cloud plan.', {
+          plan: actor.plan,
+        });
+      const existing = await repo.container(actor.id);
+      if (existing && existing.status !== 'deleted' && existing.status !== 'provisioning')
+        return provisionView(existing);
+      await rt(() => runtime.check());
+      if (!(await repo.beginProvisioning(actor.id, runtime.kind))) {
+        const now = await repo.container(actor.id);
+        if (now) return provisionView(now);
+      }
+      try {
+        const created = await rt(() => runtime.create(actor.id));
+        const row = await repo.markReady(actor.id, created);
+        await repo.activateWaitlist(actor.id);
+        return provisionView(row);
+      } catch (err) {
+        await repo.dropProvisioning(actor.id);
+        throw err;
+      }
+    },
+
+    /**
+     * GET /cloud/status → the container with live reconciliation (the runtime's view corrects a stored
+     * ready/paused), `docker_running`, and a refreshed `last_active`; `{status:'none'}` without a container.
+     */
+    async status(actor: Actor): Promise<StatusAnswer> {
+      let row = await repo.container(actor.id);
+      if (!row) return { status: 'none' };
+      let running = false;
+      if (row.status !== 'deleted' && row.status !== 'provisioning') {
+        let live: Awaited<ReturnType<ContainerRuntime['inspect']>> | undefined;
+        try {
+          live = await runtime.inspect(row.container_id, row.user_id);
+        } catch (err) {
+          log.warn({ err: (err as Error).message }, 'container runtime unreachable for status');
+        }
+        running = live === 'running' || live === 'paused';
+        if (live === 'paused' && row.status === 'ready')
+          row = (await repo.setStatus(actor.id, ['ready'], 'paused')) ?? row;
+        else if (live === 'running' && row.status === 'paused')
+          row = (await repo.setStatus(actor.id, ['paused'], 'ready')) ?? row;
+        row = (await repo.touch(actor.id)) ?? row;
+      }
+      return {
+        status: row.status,
+        container_id: row.container_id,
+        server_ip: row.server_ip,
+        internal_port: row.internal_port,
+        agent_authed: row.agent_authed,
+        codehost_authed: row.codehost_authed,
+        docker_running: running,
+        last_active: row.last_active,
+        created_at: row.created_at,
+      };
+    },
+
+    /**
+     * POST /cloud/deprovision → `{ok:true, container_id}`: stops and removes the container and its network,
+     * status stored as deleted; the log streams end. @throws NotFound `container_not_found`.
+     */
+    async deprovision(actor: Actor): Promise<{ ok: true; container_id: string }> {
+      const row = await repo.container(actor.id);
+      if (!row || row.status === 'deleted') throw new NotFound('You have no cloud container.', 'container_not_found');
+      await rt(() => runtime.remove(row.container_id, row.user_id));
+      await repo.setStatus(actor.id, ['provisioning', 'ready', 'paused', 'suspended'], 'deleted');
+      await bus.publish('cloud.closed', { user: actor.id });
+      return { ok: true, container_id: row.container_id };
+    },
+
+    /**
+     * POST /cloud/ssh-keygen → `{public_key}`: an ed25519 key pair for the code host, kept (private part
+     * sealed) and placed in the container's `~/.ssh/`. Idempotent: the stored key is answered again.
+     */
+    async sshKeygen(actor: Actor): Promise<{ public_key: string }> {
+      const row = await readyContainer(actor.id);
+      if (row.ssh_public_key) return { public_key: row.ssh_public_key };
+      const pair = ssh2.utils.generateKeyPairSync('ed25519', { comment: `crm-cloud-${actor.id}` });
+      const kept = await repo.keepSshKey(actor.id, pair.public, deps.sealer.seal(pair.private));
+      if (kept !== pair.public) return { public_key: kept ?? pair.public };
+      const res = await rt(() =>
+        runtime.exec(
+          row.container_id,
+          row.user_id,
+          ['sh', '-c', 'umask 077 && mkdir -p "$HOME/.ssh" && cat > "$HOME/.ssh/id_ed25519"'],
+          { input: pair.private, timeoutMs: 15_000 },
+        ),
+      );
+      if (res.code !== 0) log.warn({ code: res.code }, 'ssh key not placed in the container');
+      await rt(() =>
+        runtime.exec(row.container_id, row.user_id, ['sh', '-c', 'cat > "$HOME/.ssh/id_ed25519.pub"'], {
+          input: `${pair.public}\n`,
+          timeoutMs: 15_000,
+        }),
+      );
+      return { public_key: pair.public };
+    },
+
+    /**
+     * POST /cloud/ssh-verify → `{ok, output}`: tries the code host's SSH login from inside the container;
+     * on success `codehost_authed` becomes true.
+     */
+    async sshVerify(actor: Actor): Promise<{ ok: boolean; output: string }> {
+      const row = await readyContainer(actor.id);
+      const res = await execIn(
+        row,
+        [
+          'ssh',
+          '-T',
+          '-o',
+          'BatchMode=yes',
+          '-o',
+          'StrictHostKeyChecking=accept-new',
+          '-o',
+          'ConnectTimeout=10',
+          deps.options.codehostSsh,
+        ],
+        { timeoutMs: 20_000 },
+      );
+      const ok = /successfully authenticated|welcome to/i.test(res.output);
+      if (ok) await repo.setFlag(actor.id, 'codehost_authed');
+      return { ok, output: res.output.trim().slice(-MAX_OUTPUT) };
+    },
+
+    /**
+     * POST /cloud/claude-verify → `{ok, output}`: the agent CLI's version inside the container
+     * (`claude --version`); on success `agent_authed` becomes true.
+     */
+    async claudeVerify(actor: Actor): Promise<{ ok: boolean; output: string }> {
+      const row = await readyContainer(actor.id);
+      const res = await execIn(row, ['claude', '--version'], { timeoutMs: 20_000 });
+      const ok = res.code === 0 && res.output.trim().length > 0;
+      if (ok) await repo.setFlag(actor.id, 'agent_authed');
+      return { ok, output: res.output.trim().slice(-MAX_OUTPUT) };
+    },
+
+    /**
+     * Run a command inside user `userId`'s container when it has one (resumed first), for the agent's tools.
+     * @returns the result, or null when the user has no live container (the command is not run anywhere).
+     */
+    async runCommand(userId: number, argv: string[], opts: { timeoutMs?: number } = {}): Promise<ExecResult | null> {
+      const row = await repo.container(userId);
+      if (!row || row.status === 'deleted' || row.status === 'provisioning') return null;
+      await service.resumeUser(userId);
+      return execIn(row, argv, opts);
+    },
+
+    /** Pause user `userId`'s container (no-op without a ready one): billing's cancel, the lifecycle. */
+    async pauseUser(userId: number): Promise<void> {
+      const row = await repo.setStatus(userId, ['ready'], 'paused');
+      if (!row) return;
+      try {
+        await runtime.pause(row.container_id, userId);
+      } catch (err) {
+        await repo.setStatus(userId, ['paused'], 'ready');
+        log.warn({ err: (err as Error).message, user: userId }, 'container pause failed');
+      }
+    },
+
+    /**
+     * Unfreeze user `userId`'s paused container and refresh `last_active` (no-op without one): a chat
+     * message from the web or a messenger, a terminal socket, any container command.
+     */
+    async resumeUser(userId: number): Promise<void> {
+      const row = await repo.setStatus(userId, ['paused', 'suspended'], 'ready');
+      if (!row) {
+        await repo.touch(userId);
+        return;
+      }
+      try {
+        await runtime.resume(row.container_id, userId);
+      } catch (err) {
+        log.warn({ err: (err as Error).message, user: userId }, 'container resume failed');
+      }
+    },
+
+    /** The fleet for the admin dashboard: containers per status (deleted ones not counted). */
+    async fleetStats(): Promise<{
+      total: number;
+      running: number;
+      paused: number;
+      stopped: number;
+      provisioning: number;
+      runtime: string;
+    }> {
+      const by = await repo.countByStatus();
+      const running = by.ready ?? 0;
+      const paused = by.paused ?? 0;
+      const stopped = by.suspended ?? 0;
+      const provisioning = by.provisioning ?? 0;
+      return {
+        total: running + paused + stopped + provisioning,
+        running,
+        paused,
+        stopped,
+        provisioning,
+        runtime: runtime.kind,
+      };
+    },
+
+    /** Waitlist entries per status, for the admin dashboard. */
+    waitlistStats: () => repo.waitlistStats(),
+
+    /**
+     * One lifecycle sweep: when this instance takes the lease (once per period across instances), pause every
+     * ready container idle for 30 minutes and drop log lines older than a day.
+     * @returns how many containers were paused, or null when another instance holds the lease.
+     */
+    async lifecycleSweep(): Promise<{ paused: number } | null> {
+      if (!(await repo.takeLease('cloud.lifecycle', LIFECYCLE_MS / 1000 - 10))) return null;
+      const claimed = await repo.claimIdle(IDLE_PAUSE_SECONDS);
+      for (const c of claimed) {
+        try {
+          await runtime.pause(c.container_id, c.user_id);
+        } catch (err) {
+          await repo.setStatus(c.user_id, ['paused'], 'ready');
+          log.warn({ err: (err as Error).message, user: c.user_id }, 'idle container not paused');
+        }
+      }
+      await repo.purgeLines(LOG_KEEP_SECONDS);
+      return { paused: claimed.length };
+    },
+
+    // Waitlist.
+
+    /**
+     * POST /cloud/waitlist → `{position, status, joined_at, message}`; idempotent.
+     * @throws Conflict 409 `already_on_cloud` (cloud plan) or `container_exists`.
+     */
+    async joinWaitlist(actor: Actor, body: { note?: string } = {}) {
+      if (includesCloud(actor)) throw new Conflict('already_on_cloud', 'You already have the cloud plan.');
+      const row = await repo.container(actor.id);
+      if (row && row.status !== 'deleted')
+        throw new Conflict('container_exists', 'You already have a cloud container.');
+      await repo.joinWaitlist(actor.id, body.note ?? null);
+      const e = (await repo.waitlistEntry(actor.id))!;
+      return {
+        position: e.position,
+        status: e.status,
+        joined_at: e.joined_at,
+        message: `You are number ${e.position} on the cloud waitlist.`,
+      };
+    },
+
+    /** GET /cloud/waitlist/status → `{position, status, joined_at, invited_at}` or `{status:'not_joined'}`. */
+    async waitlistStatus(actor: Actor) {
+      const e = await repo.waitlistEntry(actor.id);
+      if (!e) return { status: 'not_joined' as const };
+      return { position: e.position, status: e.status, joined_at: e.joined_at, invited_at: e.invited_at };
+    },
+
+    /** GET /cloud/waitlist (admin) → `{stats:{total, waiting, invited, activated}, list}` in order of joining. */
+    async listWaitlist(actor: Actor, limit = 500) {
+      requireAdmin(actor);
+      const [stats, list] = await Promise.all([repo.waitlistStats(), repo.listWaitlist(limit)]);
+      const emails = await deps.emails.emails(list.map((e) => e.user_id));
+      return { stats, list: list.map((e: WaitlistEntry) => ({ ...e, email: emails.get(e.user_id) ?? '' })) };
+    },
+
+    /**
+     * POST /cloud/waitlist/invite (admin) `{user_id}` → `{ok, user_id, position}`: the entry becomes invited
+     * (one is made when the user had none) and the plan cloud. @throws NotFound `user_not_found`.
+     */
+    async invite(actor: Actor, userId: number) {
+      requireAdmin(actor);
+      await deps.accounts.setPlan(actor, userId, 'cloud');
+      await repo.inviteFromWaitlist(userId);
+      const e = await repo.waitlistEntry(userId);
+      return { ok: true, user_id: userId, position: e?.position ?? null };
+    },
+
+    // Terminal and logs.
+
+    /** The terminal socket's idle timeout (ms): closed after this long without a frame either way. */
+    terminalIdleMs: deps.options.terminalIdleMs,
+
+    /**
+     * Before the terminal socket is upgraded: the path's user id must be the token's chat id and the caller
+     * must have a container. @throws Forbidden `container_owner_mismatch`, NotFound `container_not_found`.
+     */
+    async checkTerminal(actor: Actor, pathUserId: string): Promise<void> {
+      assertOwner(actor, pathUserId);
+      const row = await repo.container(actor.id);
+      if (!row || row.status === 'deleted' || row.status === 'provisioning')
+        throw new NotFound('You have no cloud container; provision one first.', 'container_not_found');
+    },
+
+    /**
+     * Open the terminal of the caller's container: checks the path's user id against the token's chat id,
+     * resumes a paused container, then starts a pty shell inside it. Output lines go to the container log.
+     * @throws Forbidden `container_owner_mismatch`, NotFound `container_not_found`, Upstream 503.
+     */
+    async openTerminal(actor: Actor, pathUserId: string, size: { cols: number; rows: number }) {
+      assertOwner(actor, pathUserId);
+      const row = await readyContainer(actor.id);
+      const session: ShellSession = await rt(() => runtime.shell(row.container_id, row.user_id, size));
+      const split = lineSplitter();
+      let pending: string[] = [];
+      let flushing: Promise<void> = Promise.resolve();
+      const flush = () => {
+        const lines = pending;
+        pending = [];
+        if (lines.length)
+          flushing = flushing
+            .then(() => recordLines(actor.id, lines))
+            .catch((err) => log.warn({ err: (err as Error).message }, 'cloud log lines not stored'));
+      };
+      const tick = setInterval(flush, 200);
+      let lastTouch = Date.now();
+      session.onData((chunk) => {
+        pending.push(...split.push(chunk));
+        if (pending.length >= 100) flush();
+      });
+      session.onExit(() => {
+        pending.push(...split.flush());
+        clearInterval(tick);
+        flush();
+      });
+      return {
+        session,
+        idleMs: deps.options.terminalIdleMs,
+        /** Terminal traffic: refresh `last_active` now and then. */
+        activity() {
+          if (Date.now() - lastTouch < TOUCH_EVERY_MS) return;
+          lastTouch = Date.now();
+          void repo.touch(actor.id).catch(() => {});
+        },
+        /** Wait until the output so far is stored. */
+        settled: () => {
+          flush();
+          return flushing;
+        },
+      };
+    },
+
+    /**
+     * The log stream of the caller's container: the last 50 lines of the last hour, then every new line from
+     * any instance, then `{closed:true}` when the container is removed.
+     * @throws Forbidden `container_owner_mismatch`, NotFound `container_not_found` (checked before streaming).
+     */
+    async logs(actor: Actor, pathUserId: string): Promise<{ events: AsyncGenerator<LogEvent>; close(): void }> {
+      assertOwner(actor, pathUserId);
+      const row = await repo.container(actor.id);
+      if (!row) throw new NotFound('You have no cloud container.', 'container_not_found');
+      const userId = actor.id;
+      // Subscribe before reading the tail, so no line falls between them.
+      const queue: ({ id: number; line: string } | 'closed' | 'end')[] = [];
+      let wake: (() => void) | undefined;
+      const push = (e: { id: number; line: string } | 'closed' | 'end') => {
+        queue.push(e);
+        wake?.();
+      };
+      const offLine = bus.subscribe('cloud.log', (p) => {
+        if (p.user === userId) push({ id: p.id, line: p.line });
+      });
+      const offClosed = bus.subscribe('cloud.closed', (p) => {
+        if (p.user === userId) push('closed');
+      });
+      const tail = await repo.tail(userId, LOG_TAIL_LINES, LOG_WINDOW_SECONDS);
+      const closedAtStart = row.status === 'deleted';
+      const events = (async function* (): AsyncGenerator<LogEvent> {
+        try {
+          let last = 0;
+          for (const l of tail) {
+            last = l.id;
+            yield { line: l.line };
+          }
+          if (closedAtStart) {
+            yield { closed: true as const };
+            return;
+          }
+          for (;;) {
+            while (queue.length) {
+              const e = queue.shift()!;
+              if (e === 'end') return;
+              if (e === 'closed') {
+                yield { closed: true as const };
+                return;
+              }
+              if (e.id <= last) continue;
+              last = e.id;
+              yield { line: e.line };
+            }
+            await new Promise<void>((r) => (wake = r));
+            wake = undefined;
+          }
+        } finally {
+          offLine();
+          offClosed();
+        }
+      })();
+      // The client left: end the stream even while it waits for a line.
+      const close = () => {
+        openStreams.delete(close);
+        push('end');
+      };
+      openStreams.add(close);
+      return { events, close };
+    },
+
+    /** Start the lifecycle sweep (every 5 minutes; the lease makes one instance do the work). */
+    start(): void {
+      timer ??= setInterval(() => {
+        service.lifecycleSweep().catch((err) => log.error({ err: (err as Error).message }, 'cloud lifecycle failed'));
+      }, LIFECYCLE_MS);
+      timer.unref();
+    },
+    stop(): void {
+      if (timer) clearInterval(timer);
+      timer = undefined;
+      for (const close of [...openStreams]) close();
+    },
+  };
+  return service;
+}
+
+export type CloudService = ReturnType<typeof createCloudService>;

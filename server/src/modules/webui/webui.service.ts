@@ -1,0 +1,81 @@
+/**
+ * The web UI served by the service itself: the built single-page app (`web/dist`, made by `web/build.js`) and
+ * its translation catalogs, gettext `.po` files at `<locales>/<locale>/web.po`, read at run time so an
+ * accepted translation shows without a rebuild.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { po as gettextPo } from 'gettext-parser';
+import { NotFound, Upstream } from '../../http/errors.ts';
+
+/** The folder of the checkout holding this code: the nearest one above it with a package.json. */
+function checkoutRoot(from: string): string {
+  for (let dir = from; ; dir = path.dirname(dir)) {
+    if (fs.existsSync(path.join(dir, 'package.json'))) return dir;
+    if (path.dirname(dir) === dir) return from;
+  }
+}
+
+const ROOT = checkoutRoot(path.dirname(fileURLToPath(import.meta.url)));
+/** `<repo>/web/dist`: where `web/build.js` writes the built app. */
+export const DEFAULT_WEB_DIST = path.join(ROOT, 'web', 'dist');
+/** `<repo>/locales`: gettext catalogs, `<locale>/<domain>.po`. */
+export const DEFAULT_LOCALES_DIR = path.join(ROOT, 'locales');
+
+/** Locales the web UI ships catalogs for; a locale code is two lower-case letters. */
+export const WEB_LOCALES = ['en', 'uk'] as const;
+
+export interface WebCatalog {
+  locale: string;
+  /** msgid → msgstr; untranslated entries (empty msgstr) are left out, so the UI shows the msgid. */
+  messages: Record<string, string>;
+}
+
+/**
+ * @param deps.distDir the built app's folder (holds `index.html` and `assets/`)
+ * @param deps.localesDir the catalogs' folder (`<locale>/web.po`)
+ */
+export function createWebUiService(deps: { distDir: string; localesDir: string }) {
+  const cache = new Map<string, { mtimeMs: number; size: number; catalog: WebCatalog }>();
+  return {
+    /** The built app's folder. */
+    distDir: deps.distDir,
+
+    /** True when `index.html` exists in the built app's folder. */
+    built(): boolean {
+      return fs.existsSync(path.join(deps.distDir, 'index.html'));
+    },
+
+    /**
+     * The web UI's catalog of a locale, parsed from `<localesDir>/<locale>/web.po` (re-read when the file
+     * changed: size or mtime). Throws 404 `locale_not_found` when there is no such catalog, 502
+     * `catalog_unreadable` when the file does not parse.
+     */
+    catalog(locale: string): WebCatalog {
+      const file = path.join(deps.localesDir, locale, 'web.po');
+      const st = fs.statSync(file, { throwIfNoEntry: false });
+      if (!/^[a-z]{2}$/.test(locale) || !st?.isFile())
+        throw new NotFound('There is no web catalog for this locale.', 'locale_not_found');
+      const hit = cache.get(locale);
+      if (hit && hit.mtimeMs === st.mtimeMs && hit.size === st.size) return hit.catalog;
+      let parsed: ReturnType<typeof gettextPo.parse>;
+      try {
+        parsed = gettextPo.parse(fs.readFileSync(file));
+      } catch {
+        throw new Upstream(502, 'catalog_unreadable', 'The catalog of this locale cannot be read.');
+      }
+      const messages: Record<string, string> = {};
+      for (const context of Object.values(parsed.translations))
+        for (const [id, entry] of Object.entries(context)) {
+          const str = entry.msgstr?.[0];
+          if (id && str) messages[id] = str;
+        }
+      const catalog = { locale, messages };
+      cache.set(locale, { mtimeMs: st.mtimeMs, size: st.size, catalog });
+      return catalog;
+    },
+  };
+}
+
+export type WebUiService = ReturnType<typeof createWebUiService>;

@@ -1,0 +1,113 @@
+/**
+ * The web UI as the service serves it: page paths answer the app (a reload works), built assets are served
+ * immutable and pre-compressed, API paths keep their 404 envelope, and the catalogs come from the .po files.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import zlib from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { api, buildTestApp, type TestApp } from '../../../test/helpers.ts';
+
+const html = { accept: 'text/html,application/xhtml+xml' };
+
+describe('web UI', () => {
+  let t: TestApp;
+  let missing: TestApp;
+  const dist = fs.mkdtempSync(path.join(path.resolve('.tmp'), 'web-dist-'));
+  const INDEX =
+    '<!doctype html><html><body><div id="root"></div><script src="/assets/app-abc123.js"></script></body></html>';
+  const JS = `console.log(${JSON.stringify('x'.repeat(2000))});`;
+
+  beforeAll(async () => {
+    fs.mkdirSync(path.join(dist, 'assets'));
+    fs.writeFileSync(path.join(dist, 'index.html'), INDEX);
+    fs.writeFileSync(path.join(dist, 'assets', 'app-abc123.js'), JS);
+    fs.writeFileSync(path.join(dist, 'assets', 'app-abc123.js.gz'), zlib.gzipSync(JS));
+    fs.writeFileSync(path.join(dist, 'secret.txt'), 'not an asset');
+    t = await buildTestApp({ env: { WEB_DIST_DIR: dist } });
+    missing = await buildTestApp({ env: { WEB_DIST_DIR: path.join(dist, 'nothing-here') } });
+  });
+  afterAll(async () => {
+    await t?.close();
+    await missing?.close();
+    fs.rmSync(dist, { recursive: true, force: true });
+  });
+
+  it('every page path, with its query and deeper segments, answers the app, never cached', async () => {
+    for (const url of [
+      '/',
+      '/login',
+      '/verify-email?token=abc',
+      '/reset-password?token=abc',
+      '/projects/market-study',
+      '/projects/market-study/issues',
+      '/account?tab=notifications',
+      '/cli/link?code=ABCD-1234',
+      '/admin/users',
+    ]) {
+      const res = await api(t.app, 'GET', url, { headers: html });
+      expect(res.status, url).toBe(200);
+      expect(res.headers['content-type'], url).toMatch(/^text\/html/);
+      expect(res.headers['cache-control'], url).toBe('no-cache');
+      expect(res.text, url).toBe(INDEX);
+    }
+  });
+
+  it('assets are immutable and sent pre-compressed to clients that accept gzip', async () => {
+    const plain = await api(t.app, 'GET', '/assets/app-abc123.js');
+    expect(plain.status).toBe(200);
+    expect(plain.text).toBe(JS);
+    expect(plain.headers['cache-control']).toMatch(/immutable/);
+    const gz = await t.app.inject({
+      method: 'GET',
+      url: '/assets/app-abc123.js',
+      headers: { 'accept-encoding': 'gzip' },
+    });
+    expect(gz.headers['content-encoding']).toBe('gzip');
+    expect(zlib.gunzipSync(gz.rawPayload).toString()).toBe(JS);
+  });
+
+  it('a missing asset, a path leaving the assets folder and API paths keep the 404 envelope', async () => {
+    for (const url of [
+      '/assets/nope.js',
+      '/assets/..%2fsecret.txt',
+      '/assets/%2e%2e/secret.txt',
+      '/assets/.build-key',
+      '/secret.txt',
+      '/api/crm/no-such-thing',
+      '/api/no-such-thing',
+    ]) {
+      const res = await api(t.app, 'GET', url, { headers: html });
+      expect(res.status, url).toBe(404);
+      expect(res.body.error, url).toBe('not_found');
+      expect(res.text, url).not.toMatch(/not an asset|<html/);
+    }
+    const post = await api(t.app, 'POST', '/api/crm/no-such-thing', { body: {} });
+    expect(post.status).toBe(404);
+  });
+
+  it('without a build the pages answer 503 web_ui_not_built, and the API still works', async () => {
+    const res = await api(missing.app, 'GET', '/projects', { headers: html });
+    expect(res.status).toBe(503);
+    expect(res.body.error).toBe('web_ui_not_built');
+    expect((await api(missing.app, 'GET', '/healthz')).status).toBe(200);
+  });
+
+  it('the catalogs: Ukrainian translations from locales/uk/web.po; English leaves msgids to the UI', async () => {
+    const uk = await api(t.app, 'GET', '/api/crm/i18n/web/uk');
+    expect(uk.status).toBe(200);
+    expect(uk.body.locale).toBe('uk');
+    expect(uk.body.messages['Sign in']).toBe('Увійти');
+    const en = await api(t.app, 'GET', '/api/crm/i18n/web/en');
+    expect(en.status).toBe(200);
+    expect(en.body.messages).toEqual({});
+    const unknown = await api(t.app, 'GET', '/api/crm/i18n/web/fr');
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.error).toBe('locale_not_found');
+    for (const bad of ['UK', 'u-k', 'ukr', 'u%00']) {
+      const res = await api(t.app, 'GET', `/api/crm/i18n/web/${bad}`);
+      expect(res.status, bad).toBe(400);
+      expect(res.body.error, bad).toBe('invalid_request');
+    }
+  });
+});

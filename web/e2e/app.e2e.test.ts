@@ -1,0 +1,573 @@
+/**
+ * The web UI end to end, in Debian's Chromium (playwright-core, no browser download) against the real service
+ * (`node server/start.js`, what `npm start` runs) on the embedded database, with the stand-in LLM and SMTP
+ * servers: register with an invite → verify from the e-mailed link → onboarding → a project with workers from a
+ * team preset → a chat reply streamed from the LLM → an issue dragged across the board → (the areas' own steps)
+ * → the language switch.
+ * A screenshot of each main page is saved under `.tmp/screenshots/`.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startLlmStandIn } from '../../server/test/standins/llm.ts';
+import { startSmtpStandIn } from '../../server/test/standins/smtp.ts';
+import { startSpeechStandIn } from '../../server/test/standins/speech.ts';
+import { startPayprovStandIn } from '../../server/test/standins/payprov.ts';
+import { ensureWebBuild } from '../build.js';
+import { freePort } from '../../server/test/net.ts';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const SHOTS = path.join(ROOT, '.tmp', 'screenshots');
+const ADMIN = { email: 'admin@example.com', password: 'admin-pass-0123' };
+const USER = { name: 'Ann', email: 'ann@example.com', password: 'a long passphrase 42' };
+const REPLY = 'Hello from the stand-in model.';
+const MERCHANT_TOKEN = 'merchant-e2e-0123456789';
+/** What the stand-in speech server hears in any recording (meetings and dictation). */
+const HEARD = 'We ship the survey on Friday.';
+const SUMMARY = {
+  tldr: 'The survey ships on Friday.',
+  key_points: ['The survey is ready'],
+  action_items: [{ task: 'Send the survey', owner: 'Ann' }],
+  decisions: ['Ship on Friday'],
+  topics: ['survey'],
+};
+const SANDBOX = (process.env.PATH ?? '').split(':').some((d) => d && fs.existsSync(path.join(d, 'bwrap')));
+
+describe.skipIf(!fs.existsSync(CHROMIUM))('web UI in a browser', () => {
+  let llm: Awaited<ReturnType<typeof startLlmStandIn>>;
+  let smtp: Awaited<ReturnType<typeof startSmtpStandIn>>;
+  let speech: Awaited<ReturnType<typeof startSpeechStandIn>>;
+  let payprov: Awaited<ReturnType<typeof startPayprovStandIn>>;
+  let proc: ChildProcess;
+  let browser: Browser;
+  let page: Page;
+  let base = '';
+  let dataDir = '';
+  let logs = '';
+  /** Uncaught errors of the page (a failed render shows the router's error page): none are expected. */
+  const pageErrors: string[] = [];
+
+  const shot = async (name: string) => {
+    await page.waitForLoadState('networkidle');
+    await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+  };
+  const apiCall = async (method: string, url: string, body?: unknown, token?: string) => {
+    const res = await fetch(`${base}${url}`, {
+      method,
+      headers: {
+        ...(body ? { 'content-type': 'application/json' } : {}),
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+      },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    return { status: res.status, body: (await res.json()) as any };
+  };
+
+  beforeAll(async () => {
+    await ensureWebBuild();
+    fs.mkdirSync(SHOTS, { recursive: true });
+    dataDir = fs.mkdtempSync(path.join(ROOT, '.tmp', 'e2e-'));
+    llm = await startLlmStandIn({
+      // The meeting summary asks for JSON (its prompt names `tldr`); everything else gets the fixed reply.
+      responder: (r) =>
+        JSON.stringify(r.body).includes('tldr')
+          ? {
+              content: [{ type: 'text', text: JSON.stringify(SUMMARY) }],
+              usage: { input_tokens: 40, output_tokens: 20 },
+            }
+          : { content: [{ type: 'text', text: REPLY }], usage: { input_tokens: 12, output_tokens: 7 } },
+    });
+    smtp = await startSmtpStandIn();
+    speech = await startSpeechStandIn({ respond: () => ({ text: HEARD }) });
+    payprov = await startPayprovStandIn(MERCHANT_TOKEN);
+    const port = await freePort();
+    base = `http://127.0.0.1:${port}`;
+    proc = spawn(process.execPath, ['server/start.js'], {
+      cwd: ROOT,
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        DATA_DIR: dataDir,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        APP_URL: base,
+        LOG_LEVEL: 'warn',
+        BREACH_CHECK_URL: 'off',
+        ADMIN_EMAIL: ADMIN.email,
+        ADMIN_PASSWORD: ADMIN.password,
+        LLM_PROVIDER: 'anthropic',
+        LLM_BASE_URL: llm.anthropicUrl,
+        PLATFORM_LLM_KEY: 'sk-ant-platform-test-0123456789',
+        SMTP_URL: smtp.url,
+        SPEECH_URL: speech.url,
+        PAYPROV_API_URL: payprov.url,
+        PAYPROV_MERCHANT_TOKEN: MERCHANT_TOKEN,
+        // The real sandbox runtime where bubblewrap is installed (CI installs it); otherwise none.
+        CONTAINER_RUNTIME: SANDBOX ? 'process' : 'none',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    proc.stdout!.on('data', (d) => (logs += d));
+    proc.stderr!.on('data', (d) => (logs += d));
+    const deadline = Date.now() + 180_000;
+    for (;;) {
+      if (proc.exitCode !== null) throw new Error(`the service exited: ${logs.slice(-2000)}`);
+      try {
+        if ((await fetch(`${base}/readyz`)).ok) break;
+      } catch {
+        // not listening yet
+      }
+      if (Date.now() > deadline) throw new Error(`the service did not start: ${logs.slice(-2000)}`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        // A fake microphone, allowed without a prompt (voice dictation).
+        '--use-fake-device-for-media-stream',
+        '--use-fake-ui-for-media-stream',
+      ],
+    });
+    page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    page.on('pageerror', (err) => pageErrors.push(err.stack ?? String(err)));
+  });
+
+  afterEach(async () => {
+    // A step that left an uncaught error in the page, or a page that failed to render, fails.
+    expect(pageErrors.splice(0)).toEqual([]);
+    expect(await page.getByText('Unexpected Application Error!').count()).toBe(0);
+  });
+
+  afterAll(async () => {
+    // The page as the test left it (the last step's state when it failed).
+    await page?.screenshot({ path: path.join(SHOTS, 'last.png'), fullPage: true }).catch(() => {});
+    await browser?.close();
+    if (proc && proc.exitCode === null) {
+      const exited = new Promise((r) => proc.once('exit', r));
+      proc.kill('SIGTERM');
+      await exited;
+    }
+    await smtp?.close();
+    await speech?.close();
+    await payprov?.close();
+    await llm?.close?.();
+    if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('walks a new user from registration to a streamed reply and a moved issue', async () => {
+    // An invite code from the admin.
+    const admin = await apiCall('POST', '/api/auth/login', ADMIN);
+    expect(admin.status).toBe(200);
+    const invite = await apiCall('POST', '/api/crm/admin/invites', { count: 1 }, admin.body.token);
+    const code: string = invite.body.codes[0];
+
+    // A page path reloads into the app; a guest is sent to sign in.
+    await page.goto(`${base}/projects`);
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    await shot('01-sign-in');
+
+    // Register with the invite code.
+    await page.getByRole('link', { name: 'Register with an invite code' }).click();
+    await page.getByLabel('Name').fill(USER.name);
+    await page.getByLabel('E-mail').fill(USER.email);
+    await page.getByLabel('Password').fill(USER.password);
+    await page.getByLabel('Invite code').fill(code);
+    await shot('02-register');
+    await page.getByRole('button', { name: 'Create account' }).click();
+    await page.getByRole('heading', { name: 'Getting started' }).waitFor();
+    await page.getByText(/Check your inbox/).waitFor();
+
+    // Verify the address from the link in the e-mail.
+    const deadline = Date.now() + 20_000;
+    while (!smtp.messages.some((m) => m.to.includes(USER.email)) && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 100));
+    const mail = smtp.messages.find((m) => m.to.includes(USER.email))!;
+    const link = /https?:\/\/[^\s"<>]+\/verify-email\?token=[A-Za-z0-9_-]+/.exec(mail.decoded)?.[0];
+    expect(link?.startsWith(`${base}/verify-email?token=`)).toBe(true);
+    await page.goto(link!);
+    await page.getByText('Your e-mail address is verified.').waitFor();
+    await shot('03-verify-email');
+
+    // Onboarding: skip one step, then the setup wizard with a team preset on the trial.
+    await page.getByRole('link', { name: 'Continue' }).click();
+    await page.getByRole('heading', { name: 'Getting started' }).waitFor();
+    await page
+      .locator('li.step')
+      .filter({ hasText: 'Link the command-line client' })
+      .getByRole('button', { name: 'Skip' })
+      .click();
+    await page.getByText('Skipped').waitFor();
+    await shot('04-onboarding');
+    await page.getByRole('link', { name: 'Set up a project' }).click();
+    await page.getByLabel('Project name').fill('Market study');
+    await page.getByLabel('What is it about? (niche)').fill('market research');
+    await page.getByRole('button', { name: 'Next' }).click();
+    await page.getByLabel('Research').check();
+    await page.getByRole('button', { name: 'Next' }).click();
+    await shot('05-setup-wizard');
+    await page.getByRole('button', { name: 'Create the project' }).click();
+    await page.waitForURL('**/projects/market-study/workers');
+    await page.locator('ol.workers > li').nth(1).waitFor();
+    expect(await page.locator('ol.workers > li').count()).toBe(2);
+    await page
+      .getByText(/tokens today/)
+      .first()
+      .waitFor();
+    await shot('06-workers');
+
+    // Chat: the reply streams in from the stand-in model.
+    await page.getByRole('link', { name: 'Chat' }).click();
+    await page.getByLabel('Message').fill('Plan the survey, please.');
+    await page.getByRole('button', { name: 'Send', exact: true }).click();
+    await page.locator('li.msg.assistant').filter({ hasText: REPLY }).waitFor();
+    // The stream is over: the composer offers Send again (not Stop).
+    await page.getByRole('button', { name: 'Send', exact: true }).waitFor();
+    expect(llm.requests.some((r) => r.path.endsWith('/v1/messages'))).toBe(true);
+    await shot('07-chat');
+
+    // Issues: create one, drag it from Open to In progress.
+    await page.getByRole('link', { name: 'Issues' }).click();
+    await page.getByRole('button', { name: 'New issue' }).click();
+    await page.getByLabel('Title').fill('Write the survey questions');
+    await page.getByRole('button', { name: 'Create' }).click();
+    const card = page.locator('section[data-status="open"] li.issue').filter({ hasText: 'Write the survey questions' });
+    await card.waitFor();
+    await card.dragTo(page.locator('section[data-status="in_progress"]'));
+    await page
+      .locator('section[data-status="in_progress"] li.issue')
+      .filter({ hasText: 'Write the survey questions' })
+      .waitFor();
+    const token = await page.evaluate(() => localStorage.getItem('crm.token'));
+    const issues = await apiCall('GET', '/api/crm/projects/market-study/issues', undefined, token!);
+    expect(issues.body.issues.map((i: any) => [i.title, i.status])).toEqual([
+      ['Write the survey questions', 'in_progress'],
+    ]);
+    await shot('08-issues-board');
+
+    // Account, and the projects list in Ukrainian at phone width.
+    await page.getByRole('link', { name: 'Account' }).click();
+    await page.getByRole('heading', { name: 'Own LLM key' }).waitFor();
+    await shot('09-account');
+  });
+
+  // Areas add their own steps here, each as its own `it` (they run in order, in the same signed-in page),
+  // before the last one, which switches the language and the width.
+
+  // ---- notes ----
+  it('collects a text source in a research note, shows its text and answers from it', async () => {
+    await page.goto(`${base}/projects/market-study/notes`);
+    await page.getByRole('heading', { name: 'Research notes' }).waitFor();
+    await page.getByLabel('Title').fill('Competitor prices');
+    await page.getByLabel('Description').fill('What the rivals charge');
+    await page.getByRole('button', { name: 'Create note' }).click();
+    await page.getByRole('heading', { name: 'Competitor prices' }).waitFor();
+    expect(new URL(page.url()).search).toMatch(/^\?note=\d+$/);
+    await page.getByLabel('File', { exact: true }).setInputFiles({
+      name: 'prices.txt',
+      mimeType: 'text/plain',
+      buffer: Buffer.from('Rival A charges 12 euros a month.\nRival B charges 9 euros a month.\n'),
+    });
+    const row = page.locator('li.note-source').filter({ hasText: 'prices.txt' });
+    await row.locator('[data-status="done"]').waitFor({ timeout: 30_000 });
+    await row.getByRole('button', { name: 'Show text' }).click();
+    await page
+      .getByRole('dialog')
+      .getByText(/Rival A charges 12 euros/)
+      .waitFor();
+    await shot('20-notes');
+    await page.keyboard.press('Escape');
+
+    // A reload keeps the note (its id is in the address); the chat answers from the source.
+    await page.reload();
+    await page.getByRole('heading', { name: 'Competitor prices' }).waitFor();
+    await page.getByLabel('Question').fill('Which rival is cheaper?');
+    await page.getByRole('button', { name: 'Ask', exact: true }).click();
+    await page.locator('.note-chat li.msg.assistant').filter({ hasText: REPLY }).waitFor();
+    await page.getByRole('button', { name: 'Ask', exact: true }).waitFor();
+    await shot('21-notes-chat');
+
+    // At phone width the note reads in one column.
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.getByRole('heading', { name: 'Ask the sources' }).waitFor();
+    await shot('22-notes-phone');
+    await page.setViewportSize({ width: 1280, height: 800 });
+  });
+
+  // ---- account ----
+  it('shows the plan, exports the data, links the CLI and offers the cloud container', async () => {
+    const token = (await page.evaluate(() => localStorage.getItem('crm.token')))!;
+    const me = await apiCall('GET', '/api/auth/me', undefined, token);
+
+    // Plan and payment: buy `min` on the provider's hosted invoice page; its callback reaches the service and
+    // the browser comes back to the billing tab, which waits for the plan to change.
+    await page.goto(`${base}/account?tab=billing`);
+    await page.getByRole('heading', { name: 'Your plan' }).waitFor();
+    await page.getByRole('button', { name: 'Buy min' }).click();
+    await page.waitForURL(`${payprov.url}/pay/**`);
+    await page.getByRole('button', { name: 'Pay' }).click();
+    await page.waitForURL(/\/account\?tab=billing/);
+    await page.getByRole('status').filter({ hasText: 'Thank you: your plan is now min.' }).waitFor();
+    expect((await apiCall('GET', '/api/crm/billing/status', undefined, token)).body.plan).toBe('min');
+    await shot('40-billing');
+
+    // Export: the downloaded JSON holds the user's e-mail and the project.
+    await page.getByRole('tab', { name: 'Export and erasure' }).click();
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Download the export' }).click(),
+    ]);
+    expect(download.suggestedFilename()).toMatch(/^crm-export-\d{4}-\d{2}-\d{2}\.json$/);
+    const exported = fs.readFileSync((await download.path())!, 'utf8');
+    const data = JSON.parse(exported);
+    expect(data.profile.email).toBe(USER.email);
+    expect(exported).toContain('"market-study"');
+    await shot('41-export');
+
+    // The CLI link page confirms a device's code; a check-in lists the device on the CLI tab.
+    const link = await apiCall('POST', '/api/cli/link');
+    expect(link.status).toBe(201);
+    await page.goto(`${base}/cli/link?code=${encodeURIComponent(link.body.code)}`);
+    await page.getByRole('button', { name: 'Yes, link this device' }).click();
+    await page.getByText(/The CLI is linked/).waitFor();
+    const beat = await apiCall(
+      'POST',
+      '/api/cli/heartbeat',
+      { device_id: 'laptop-1', hostname: 'ann-laptop', platform: 'linux', version: '1.0.16', project: 'market-study' },
+      token,
+    );
+    expect(beat.body.recorded).toBe(true);
+    await page.getByRole('link', { name: 'See your devices' }).click();
+    await page.getByRole('cell', { name: 'ann-laptop' }).waitFor();
+    await page.getByText(/You use the CLI/).waitFor();
+    await page.getByRole('button', { name: 'Show the install steps' }).click();
+    await page.getByText(/arc login --server/).waitFor();
+    await shot('42-cli');
+
+    // Cloud: without the plan, the waitlist; once the admin invites Ann (plan cloud), the container: with the
+    // sandbox runtime a real shell in the page's terminal and the log; without one, a plain "cannot run".
+    await page.getByRole('tab', { name: 'Cloud container' }).click();
+    await page.getByText('A cloud container needs the cloud plan.').waitFor();
+    await page.getByRole('button', { name: 'Join the cloud waitlist' }).click();
+    await page.getByText(/You are number 1 on the cloud waitlist/).waitFor();
+    const admin = await apiCall('POST', '/api/auth/login', ADMIN);
+    const invited = await apiCall('POST', '/api/crm/cloud/waitlist/invite', { user_id: me.body.id }, admin.body.token);
+    expect(invited.status).toBe(200);
+    await page.reload();
+    await page.getByRole('button', { name: 'Create my container' }).click();
+    if (!SANDBOX) {
+      await page.getByText('This server cannot run cloud containers right now. Try again later.').waitFor();
+      expect(await page.getByText('A cloud container needs the cloud plan.').count()).toBe(0);
+      await shot('43-cloud');
+      return;
+    }
+    await page.getByTestId('cloud-status').filter({ hasText: 'Ready' }).waitFor({ timeout: 30_000 });
+    await page.getByRole('button', { name: 'Open the terminal' }).click();
+    await page.getByText('Connected. The terminal closes after two minutes without activity.').waitFor();
+    await page.getByRole('application', { name: 'Terminal' }).click();
+    await page.keyboard.type('echo sum=$((6*7)) && whoami\n');
+    await page.locator('.terminal').getByText('sum=42').waitFor({ timeout: 15_000 });
+    await page.getByRole('button', { name: 'Show the log' }).click();
+    await shot('43-cloud');
+    // The sandbox outlives the service by design: remove it.
+    await page.getByRole('button', { name: 'Remove the container' }).click();
+    await page.getByRole('button', { name: 'Yes, remove it' }).click();
+    await page
+      .getByTestId('cloud-status')
+      .filter({ hasText: /Removed|No container/ })
+      .waitFor({ timeout: 30_000 });
+  });
+
+  // ---- admin ----
+  it('lets the admin read the dashboard and analytics, rotate a platform secret and review feedback', async () => {
+    // Something to review: a feedback report and two translation suggestions from Ann.
+    const token = await page.evaluate(() => localStorage.getItem('crm.token'));
+    const report = await apiCall(
+      'POST',
+      '/api/crm/feedback',
+      {
+        type: 'bug',
+        title: 'The board scrolls sideways',
+        description: 'On a phone the board is wider than the screen.',
+      },
+      token!,
+    );
+    expect(report.status).toBe(200);
+    for (const suggestion of ['Огляд', 'Пульт'])
+      expect(
+        (
+          await apiCall(
+            'POST',
+            '/api/crm/feedback/translation',
+            { locale: 'uk', msgid: 'Dashboard', suggestion, severity: 'minor', current_translation: 'Панель' },
+            token!,
+          )
+        ).status,
+      ).toBe(201);
+
+    // The admin in a browser context of its own, so Ann stays signed in on `page`.
+    const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const p = await ctx.newPage();
+    const adminShot = async (name: string) => {
+      await p.waitForLoadState('networkidle');
+      await p.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+    };
+    try {
+      await p.goto(`${base}/login`);
+      await p.getByLabel('E-mail').fill(ADMIN.email);
+      await p.getByLabel('Password').fill(ADMIN.password);
+      await p.getByRole('button', { name: 'Sign in' }).click();
+      await p.waitForURL((u) => !u.pathname.startsWith('/login'));
+
+      // Dashboard: host figures, users per plan, recent events.
+      await p.goto(`${base}/admin`);
+      await p.getByRole('tab', { name: 'Dashboard', selected: true }).waitFor();
+      await p.getByRole('table', { name: 'Users per plan' }).waitFor();
+      await p.getByText('Memory used').waitFor();
+      expect(
+        await p.getByRole('table', { name: 'The last 50 activity events' }).locator('tbody tr').count(),
+      ).toBeGreaterThan(0);
+      await adminShot('50-admin-dashboard');
+
+      // Analytics: the lifecycle funnel's seven steps as bars with their figures.
+      await p.getByRole('tab', { name: 'Analytics' }).click();
+      await p.waitForURL('**/admin?tab=analytics');
+      const funnel = p.getByRole('table', { name: 'Users who reached each step (strict funnel)' });
+      await funnel.getByRole('rowheader', { name: 'Came back on day 2' }).waitFor();
+      expect(await funnel.locator('tbody tr').count()).toBe(7);
+      await funnel.getByRole('rowheader', { name: 'Signed up' }).waitFor();
+      await p.getByLabel('Signed up in').selectOption('7');
+      await funnel.getByRole('rowheader', { name: 'Signed up' }).waitFor();
+      for (const name of ['Events by type', 'Time per stage of an agent run (bars: p90)', 'By worker'])
+        await p.getByRole('table', { name }).waitFor();
+      await adminShot('51-admin-analytics');
+
+      // Platform secrets: set the e-mail key, see its preview and the audit row; test the LLM key.
+      await p.getByRole('tab', { name: 'Platform secrets' }).click();
+      const email = p.locator('li.secret').filter({ hasText: 'EMAIL_API_KEY' });
+      await email.getByLabel('New value of EMAIL_API_KEY').fill('re_e2e_0123456789abcdefghijklmnopqrstuvw');
+      await email.getByRole('button', { name: 'Save' }).click();
+      await email.getByText('Set: re_e2e_01234…tuvw (40 characters)').waitFor();
+      expect(await email.getByLabel('New value of EMAIL_API_KEY').inputValue()).toBe('');
+      const audit = p.locator('table.audit tbody tr').filter({ hasText: 'EMAIL_API_KEY' });
+      await audit.filter({ hasText: ADMIN.email }).first().waitFor();
+      expect(await audit.first().textContent()).toContain('set');
+      const llmKey = p.locator('li.secret').filter({ hasText: 'PLATFORM_LLM_KEY' });
+      await llmKey.getByRole('button', { name: 'Test' }).click();
+      await llmKey.getByText('Test passed.').waitFor();
+      expect(
+        await p
+          .locator('li.secret')
+          .filter({ hasText: 'CODEHOST_CLIENT_SECRET' })
+          .getByRole('button', { name: 'Test' })
+          .isDisabled(),
+      ).toBe(true);
+      expect(await p.content()).not.toContain('re_e2e_0123456789abcdefghijklmnopqrstuvw');
+      await adminShot('52-admin-secrets');
+
+      // Feedback and translations: the report, and one of the two suggestions rejected.
+      await p.getByRole('tab', { name: 'Feedback and translations' }).click();
+      await p.getByText('The board scrolls sideways').waitFor();
+      await p.getByRole('button', { name: 'Reject the suggestion “Пульт”' }).click();
+      await p.getByText('Rejected.', { exact: true }).waitFor();
+      await p.getByRole('button', { name: 'Reject the suggestion “Пульт”' }).waitFor({ state: 'detached' });
+      await p.getByRole('button', { name: 'Accept the suggestion “Огляд”' }).waitFor();
+      await adminShot('53-admin-feedback');
+
+      // At phone width the analytics charts fit the screen (tables scroll inside their box).
+      await p.setViewportSize({ width: 390, height: 844 });
+      await p.getByRole('tab', { name: 'Analytics' }).click();
+      await funnel.getByRole('rowheader', { name: 'Came back on day 2' }).waitFor();
+      expect(await p.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+      await adminShot('54-admin-analytics-phone');
+    } finally {
+      await ctx.close();
+    }
+  });
+
+  // ---- transcripts ----
+  it('transcribes and summarizes a meeting recording, and sends feedback with a dictated description', async () => {
+    await page.goto(`${base}/projects/market-study/workers`);
+    await page.getByRole('link', { name: 'Transcripts' }).click();
+    await page.waitForURL('**/projects/market-study/transcripts');
+    await page.getByRole('heading', { name: 'Upload a recording' }).waitFor();
+    await page.getByText('No transcripts yet. Upload a meeting recording above.').waitFor();
+    // 300 ms of 16 kHz mono 16-bit silence: a 44-byte RIFF header and zero samples.
+    const samples = 4800;
+    const wav = Buffer.alloc(44 + samples * 2);
+    wav.write('RIFF', 0, 'ascii');
+    wav.writeUInt32LE(36 + samples * 2, 4);
+    wav.write('WAVEfmt ', 8, 'ascii');
+    wav.writeUInt32LE(16, 16);
+    wav.writeUInt16LE(1, 20);
+    wav.writeUInt16LE(1, 22);
+    wav.writeUInt32LE(16_000, 24);
+    wav.writeUInt32LE(32_000, 28);
+    wav.writeUInt16LE(2, 32);
+    wav.writeUInt16LE(16, 34);
+    wav.write('data', 36, 'ascii');
+    wav.writeUInt32LE(samples * 2, 40);
+    await page
+      .getByLabel('Recording (audio or video)')
+      .setInputFiles({ name: 'standup.wav', mimeType: 'audio/wav', buffer: wav });
+    // The name is taken from the file; embedding is on by default.
+    expect(await page.getByLabel('File name').inputValue()).toBe('standup.wav');
+    expect(await page.getByLabel('Add the transcript to the search index of the project').isChecked()).toBe(true);
+    await page.getByRole('button', { name: 'Upload', exact: true }).click();
+    // The page moves to the transcript (?id=) and follows its steps live: ffmpeg, the stand-in speech server,
+    // the summary from the stand-in model, the search index.
+    await page.waitForURL(/\/transcripts\?id=\d+$/);
+    await page.getByText(SUMMARY.tldr).waitFor({ timeout: 60_000 });
+    await page.getByText(HEARD).first().waitFor();
+    await page.getByText('Send the survey').waitFor();
+    const token = await page.evaluate(() => localStorage.getItem('crm.token'));
+    const list = await apiCall('GET', '/api/crm/projects/market-study/transcripts', undefined, token!);
+    expect(list.body.items).toHaveLength(1);
+    await shot('30-transcripts');
+
+    // ---- feedback, from the footer of any page ----
+    await page.getByRole('button', { name: 'Send feedback' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Send feedback' });
+    await dialog.getByLabel('Kind').selectOption('feature');
+    await dialog.getByLabel('Title').fill('Transcripts of phone calls');
+    await dialog.getByLabel('Description').fill('Please accept recordings of phone calls too.');
+    // Dictation into the description: recorded from the (fake) microphone, heard by the stand-in speech server,
+    // and inserted at the cursor (the end of the text).
+    await dialog.getByRole('button', { name: 'Dictate' }).click();
+    await new Promise((r) => setTimeout(r, 500));
+    await dialog.getByRole('button', { name: 'Stop dictation' }).click();
+    await expect.poll(() => dialog.getByLabel('Description').inputValue(), { timeout: 15_000 }).toContain(HEARD);
+    expect(await dialog.getByLabel('Description').inputValue()).toMatch(
+      /^Please accept recordings of phone calls too\./,
+    );
+    await shot('31-feedback');
+    await dialog.getByRole('button', { name: 'Send', exact: true }).click();
+    await page.getByRole('status').filter({ hasText: 'Thank you!' }).waitFor();
+    const admin = await apiCall('POST', '/api/auth/login', ADMIN);
+    const reports = await apiCall('GET', '/api/crm/admin/feedback', undefined, admin.body.token);
+    expect(reports.body.items[0]).toMatchObject({
+      type: 'feature',
+      title: 'Transcripts of phone calls',
+      project: 'market-study',
+    });
+  });
+
+  it('shows the projects in Ukrainian at phone width', async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.getByLabel('Language').selectOption('uk');
+    await page.getByRole('link', { name: 'Проєкти' }).click();
+    await page.getByRole('heading', { name: 'Проєкти' }).waitFor();
+    await page.getByRole('link', { name: 'Market study' }).waitFor();
+    await shot('10-projects-uk-phone');
+  });
+});

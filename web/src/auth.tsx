@@ -1,0 +1,38 @@
+/** The signed-in user: `useMe()` reads `GET /api/auth/me` (cached), `RequireAuth` sends guests to sign in. */
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { useEffect, useSyncExternalStore, type ReactNode } from 'react';
+import { Navigate, useLocation } from 'react-router';
+import { api, must } from './api/client';
+import { session } from './session';
+
+export function useToken(): string | null {
+  return useSyncExternalStore(session.subscribe, session.token, () => null);
+}
+
+export function useMe() {
+  const token = useToken();
+  return useQuery({
+    queryKey: ['me', token],
+    queryFn: () => must(api.GET('/api/auth/me')),
+    enabled: !!token,
+    staleTime: 60_000,
+  });
+}
+
+/** Clears cached data when the user signs out. */
+export function useResetOnSignOut() {
+  const token = useToken();
+  const qc = useQueryClient();
+  useEffect(() => {
+    if (!token) qc.clear();
+  }, [token, qc]);
+}
+
+export function RequireAuth({ children, admin }: { children: ReactNode; admin?: boolean }) {
+  const token = useToken();
+  const me = useMe();
+  const loc = useLocation();
+  if (!token) return <Navigate to={`/login?next=${encodeURIComponent(loc.pathname + loc.search)}`} replace />;
+  if (admin && me.data && me.data.role !== 'admin') return <Navigate to="/projects" replace />;
+  return <>{children}</>;
+}

@@ -1,0 +1,88 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
+import { Link, useNavigate } from 'react-router';
+import { api, must } from '../api/client';
+import { useI18n } from '../i18n';
+import { ErrorLine, Field, Loading, Modal, PageTitle } from '../ui';
+import { slugify } from './projectName';
+
+export default function Projects() {
+  const { t, date } = useI18n();
+  const qc = useQueryClient();
+  const navigate = useNavigate();
+  const projects = useQuery({ queryKey: ['projects'], queryFn: () => must(api.GET('/api/crm/projects')) });
+  const [open, setOpen] = useState(false);
+  const [displayName, setDisplayName] = useState('');
+  const [description, setDescription] = useState('');
+  const create = useMutation({
+    mutationFn: () =>
+      must(
+        api.POST('/api/crm/projects/create', {
+          body: { displayName, projectName: slugify(displayName), ...(description ? { description } : {}) },
+        }),
+      ),
+    onSuccess: (r) => {
+      qc.invalidateQueries({ queryKey: ['projects'] });
+      navigate(`/projects/${r.project.name}`);
+    },
+  });
+  return (
+    <section>
+      <PageTitle
+        actions={
+          <>
+            <Link className="button" to="/setup">
+              {t('Set up with a team')}
+            </Link>
+            <button type="button" className="primary" onClick={() => setOpen(true)}>
+              {t('New project')}
+            </button>
+          </>
+        }
+      >
+        {t('Projects')}
+      </PageTitle>
+      {projects.isPending && <Loading />}
+      <ErrorLine error={projects.error} />
+      {projects.data?.projects.length === 0 && (
+        <p>
+          {t('No projects yet.')} <Link to="/setup">{t('Set up your first project')}</Link>
+        </p>
+      )}
+      <ul className="cards">
+        {projects.data?.projects.map((p) => (
+          <li key={p.id} className="card">
+            <h2>
+              <Link to={`/projects/${p.name}`}>{p.display_name}</Link>
+            </h2>
+            <p className="muted">{p.description || p.niche || p.name}</p>
+            <p className="muted">
+              {t('{n} workers', { n: p.worker_count })} · {date(p.updated_at)}
+              {p.trial_mode && <span className="badge">{t('Trial')}</span>}
+            </p>
+          </li>
+        ))}
+      </ul>
+      <Modal open={open} onOpenChange={setOpen} title={t('New project')}>
+        <form
+          onSubmit={(e) => {
+            e.preventDefault();
+            create.mutate();
+          }}
+        >
+          <Field
+            label={t('Project name')}
+            required
+            value={displayName}
+            onChange={(e) => setDisplayName(e.target.value)}
+          />
+          <Field label={t('Description')} value={description} onChange={(e) => setDescription(e.target.value)} />
+          <ErrorLine error={create.error} />
+          <button type="submit" className="primary" disabled={create.isPending}>
+            {t('Create')}
+          </button>
+        </form>
+      </Modal>
+    </section>
+  );
+}

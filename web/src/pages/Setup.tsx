@@ -1,0 +1,146 @@
+import { useMutation, useQuery } from '@tanstack/react-query';
+import { useState } from 'react';
+import { useNavigate } from 'react-router';
+import { api, must } from '../api/client';
+import { useI18n } from '../i18n';
+import { ErrorLine, Field, PageTitle } from '../ui';
+import { slugify } from './projectName';
+
+/** The setup wizard: a project from a team preset, with the user's own LLM key or the trial. */
+export default function Setup() {
+  const { t } = useI18n();
+  const navigate = useNavigate();
+  const [step, setStep] = useState(1);
+  const [displayName, setDisplayName] = useState('');
+  const [projectName, setProjectName] = useState('');
+  const [niche, setNiche] = useState('');
+  const [teamPreset, setTeamPreset] = useState('');
+  const [keyMode, setKeyMode] = useState<'trial' | 'own'>('trial');
+  const [llmKey, setLlmKey] = useState('');
+  const suggestion = useQuery({
+    queryKey: ['suggest-preset', niche],
+    queryFn: () => must(api.GET('/api/crm/projects/suggest-preset', { params: { query: { niche } } })),
+    enabled: step === 2 && niche.length > 1,
+  });
+  const presets = useQuery({ queryKey: ['team-presets'], queryFn: () => must(api.GET('/api/crm/workers/presets')) });
+  const name = projectName || slugify(displayName);
+  const setup = useMutation({
+    mutationFn: () => {
+      const config = {
+        displayName,
+        projectName: name,
+        ...(niche ? { niche } : {}),
+        teamPreset: teamPreset || suggestion.data?.preset_id || undefined,
+        ...(keyMode === 'own' && llmKey ? { llmKey } : {}),
+      };
+      return must(
+        api.POST('/api/crm/onboarding/setup', {
+          body: { config: JSON.stringify(config) } as never,
+          bodySerializer: () => {
+            const fd = new FormData();
+            fd.append('config', JSON.stringify(config));
+            return fd;
+          },
+        }),
+      );
+    },
+    onSuccess: (r) => navigate(`/projects/${r.project.name}/workers`),
+  });
+  const teams = [
+    ['software', t('Software product')],
+    ['ecommerce', t('Online shop')],
+    ['content', t('Content and media')],
+    ['marketing', t('Marketing')],
+    ['research', t('Research')],
+    ['support', t('Customer support')],
+    ['startup', t('Startup (generalist)')],
+  ];
+  return (
+    <section className="narrow">
+      <PageTitle>{t('Set up a project')}</PageTitle>
+      <p className="muted">{t('Step {n} of 3', { n: step })}</p>
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (step < 3) setStep(step + 1);
+          else setup.mutate();
+        }}
+      >
+        {step === 1 && (
+          <>
+            <Field
+              label={t('Project name')}
+              required
+              value={displayName}
+              onChange={(e) => setDisplayName(e.target.value)}
+            />
+            <Field
+              label={t('Technical name')}
+              hint={t('Lower-case letters, digits and dashes; it names the project in links.')}
+              pattern="[a-z0-9][a-z0-9\-]{1,39}"
+              value={name}
+              onChange={(e) => setProjectName(e.target.value)}
+            />
+            <Field label={t('What is it about? (niche)')} value={niche} onChange={(e) => setNiche(e.target.value)} />
+          </>
+        )}
+        {step === 2 && (
+          <fieldset>
+            <legend>{t('Team preset')}</legend>
+            {suggestion.data?.preset_id && (
+              <p className="muted">{t('Suggested for your niche: {preset}', { preset: suggestion.data.preset_id })}</p>
+            )}
+            {teams.map(([id, label]) => (
+              <label key={id} className="radio">
+                <input
+                  type="radio"
+                  name="team"
+                  value={id}
+                  checked={(teamPreset || suggestion.data?.preset_id) === id}
+                  onChange={() => setTeamPreset(id)}
+                />
+                {label}
+              </label>
+            ))}
+            <p className="muted">
+              {t('{n} worker presets are available to add later.', { n: presets.data?.presets.length ?? 0 })}
+            </p>
+          </fieldset>
+        )}
+        {step === 3 && (
+          <fieldset>
+            <legend>{t('LLM key')}</legend>
+            <label className="radio">
+              <input type="radio" name="key" checked={keyMode === 'trial'} onChange={() => setKeyMode('trial')} />
+              {t('Start with the free trial (a verified e-mail is needed)')}
+            </label>
+            <label className="radio">
+              <input type="radio" name="key" checked={keyMode === 'own'} onChange={() => setKeyMode('own')} />
+              {t('Use my own LLM key')}
+            </label>
+            {keyMode === 'own' && (
+              <Field
+                label={t('LLM key')}
+                type="password"
+                autoComplete="off"
+                value={llmKey}
+                onChange={(e) => setLlmKey(e.target.value)}
+              />
+            )}
+          </fieldset>
+        )}
+        <ErrorLine error={setup.error} />
+        <div className="actions">
+          {step > 1 && (
+            <button type="button" onClick={() => setStep(step - 1)}>
+              {t('Back')}
+            </button>
+          )}
+          <button type="submit" className="primary" disabled={setup.isPending}>
+            {step < 3 ? t('Next') : t('Create the project')}
+          </button>
+        </div>
+      </form>
+    </section>
+  );
+}

@@ -1,0 +1,217 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
+import { api, must } from '../../api/client';
+import { msg, useI18n } from '../../i18n';
+import { ErrorLine, Loading, Select } from '../../ui';
+
+const TYPES: Record<string, string> = { bug: msg('Bug'), feature: msg('Feature'), other: msg('Other') };
+const STATUSES = [
+  { value: 'open', label: msg('Open') },
+  { value: 'accepted', label: msg('Accepted') },
+  { value: 'rejected', label: msg('Rejected') },
+  { value: 'all', label: msg('All') },
+] as const;
+const LOCALES = ['uk', 'de', 'es', 'fr', 'pl', 'pt-BR', 'ru'] as const;
+type Status = (typeof STATUSES)[number]['value'];
+type LocaleCode = (typeof LOCALES)[number];
+
+function Reports() {
+  const { t, date } = useI18n();
+  const q = useQuery({
+    queryKey: ['admin-feedback'],
+    queryFn: () => must(api.GET('/api/crm/admin/feedback', { params: { query: { limit: 100 } } })),
+  });
+  return (
+    <section aria-labelledby="feedback-h">
+      <h2 id="feedback-h">{t('Feedback reports')}</h2>
+      <ErrorLine error={q.error} />
+      {!q.data && !q.error && <Loading />}
+      {q.data?.items.length === 0 && <p className="muted">{t('No reports yet.')}</p>}
+      <ul className="list feedback">
+        {q.data?.items.map((f) => (
+          <li key={f.id}>
+            <strong>{f.title}</strong>
+            <span className="badge">{t(TYPES[f.type] ?? f.type)}</span>{' '}
+            <span className="muted">
+              {date(f.created_at)} · {f.user_email ?? '—'}
+              {f.project ? ` · ${f.project}` : ''}
+            </span>
+            <p className="pre">{f.description}</p>
+            {f.browser && <p className="muted small">{f.browser}</p>}
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
+
+function Translations() {
+  const { t, date, number } = useI18n();
+  const qc = useQueryClient();
+  const [status, setStatus] = useState<Status>('open');
+  const [locale, setLocale] = useState<LocaleCode | ''>('');
+  const [done, setDone] = useState('');
+  const list = useQuery({
+    queryKey: ['admin-translations', status, locale],
+    queryFn: () =>
+      must(
+        api.GET('/api/crm/admin/translations', {
+          params: { query: { status, limit: 100, ...(locale ? { locale } : {}) } },
+        }),
+      ),
+  });
+  const stats = useQuery({
+    queryKey: ['admin-translations-stats'],
+    queryFn: () => must(api.GET('/api/crm/admin/translations/stats')),
+  });
+  const review = useMutation({
+    mutationFn: async ({ id, accept }: { id: number; accept: boolean }) => {
+      if (accept) {
+        const r = await must(
+          api.POST('/api/crm/admin/translations/{id}/accept', { params: { path: { id } }, body: {} }),
+        );
+        return r.po_patched ? t('Accepted; the catalog is updated.') : t('Accepted; no catalog holds this text.');
+      }
+      await must(api.POST('/api/crm/admin/translations/{id}/reject', { params: { path: { id } }, body: {} }));
+      return t('Rejected.');
+    },
+    onSuccess: (text) => {
+      setDone(text);
+      void qc.invalidateQueries({ queryKey: ['admin-translations'] });
+      void qc.invalidateQueries({ queryKey: ['admin-translations-stats'] });
+    },
+  });
+  return (
+    <section aria-labelledby="translations-h">
+      <h2 id="translations-h">{t('Translation suggestions')}</h2>
+      <ErrorLine error={stats.error} />
+      {stats.data && stats.data.stats.length > 0 && (
+        <div className="chart-wrap">
+          <table className="table">
+            <caption className="sr-only">{t('Suggestions per language')}</caption>
+            <thead>
+              <tr>
+                <th scope="col">{t('Language')}</th>
+                <th scope="col" className="num">
+                  {t('Open')}
+                </th>
+                <th scope="col" className="num">
+                  {t('Wrong, open')}
+                </th>
+                <th scope="col" className="num">
+                  {t('Accepted')}
+                </th>
+                <th scope="col" className="num">
+                  {t('Rejected')}
+                </th>
+                <th scope="col" className="num">
+                  {t('Total')}
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {stats.data.stats.map((s) => (
+                <tr key={s.locale}>
+                  <th scope="row">{s.locale}</th>
+                  <td className="num">{number(s.open_count)}</td>
+                  <td className="num">{number(s.critical_open)}</td>
+                  <td className="num">{number(s.accepted)}</td>
+                  <td className="num">{number(s.rejected)}</td>
+                  <td className="num">{number(s.total)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <div className="controls">
+        <Select
+          label={t('Status')}
+          value={status}
+          onChange={(v) => setStatus(v as Status)}
+          options={STATUSES.map((s) => ({ value: s.value, label: t(s.label) }))}
+        />
+        <Select
+          label={t('Language')}
+          value={locale}
+          onChange={(v) => setLocale(v as LocaleCode | '')}
+          options={[{ value: '', label: t('All languages') }, ...LOCALES.map((l) => ({ value: l, label: l }))]}
+        />
+      </div>
+      <ErrorLine error={list.error ?? review.error} />
+      {done && (
+        <p role="status" className="ok">
+          {done}
+        </p>
+      )}
+      {!list.data && !list.error && <Loading />}
+      {list.data?.items.length === 0 && <p className="muted">{t('No suggestions.')}</p>}
+      <ul className="list translations">
+        {list.data?.items.map((s) => (
+          <li key={s.id}>
+            <div>
+              <span className="badge">{s.locale}</span>
+              <span className="badge">{s.severity}</span>
+              <span className="badge">{s.status}</span> <span className="muted">{date(s.created_at)}</span>
+            </div>
+            <dl className="tr-diff">
+              <dt>{t('Text')}</dt>
+              <dd>{s.msgid}</dd>
+              <dt>{t('Now')}</dt>
+              <dd>{s.current_translation ?? '—'}</dd>
+              <dt>{t('Suggested')}</dt>
+              <dd>
+                <strong>{s.suggestion}</strong>
+              </dd>
+              {s.page_url && (
+                <>
+                  <dt>{t('Page')}</dt>
+                  <dd className="muted">{s.page_url}</dd>
+                </>
+              )}
+              {s.reviewed_by && (
+                <>
+                  <dt>{t('Reviewed')}</dt>
+                  <dd className="muted">
+                    {s.reviewed_by} · {date(s.reviewed_at)} {s.note ?? ''}
+                  </dd>
+                </>
+              )}
+            </dl>
+            {s.status === 'open' && (
+              <div className="actions">
+                <button
+                  type="button"
+                  className="primary"
+                  disabled={review.isPending}
+                  onClick={() => review.mutate({ id: s.id, accept: true })}
+                  aria-label={t('Accept the suggestion “{text}”', { text: s.suggestion })}
+                >
+                  {t('Accept')}
+                </button>
+                <button
+                  type="button"
+                  disabled={review.isPending}
+                  onClick={() => review.mutate({ id: s.id, accept: false })}
+                  aria-label={t('Reject the suggestion “{text}”', { text: s.suggestion })}
+                >
+                  {t('Reject')}
+                </button>
+              </div>
+            )}
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
+
+/** Feedback reports and translation suggestions (admin), with accept / reject of suggestions. */
+export default function Feedback() {
+  return (
+    <div>
+      <Reports />
+      <Translations />
+    </div>
+  );
+}

@@ -1,0 +1,243 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
+import { api, ApiFailure, must } from '../../api/client';
+import { msg, useI18n } from '../../i18n';
+import { ErrorLine, Field, Loading } from '../../ui';
+
+const CATEGORY: Record<string, string> = {
+  llm: msg('LLM'),
+  oauth: msg('OAuth sign-in'),
+  messenger: msg('Messenger'),
+  email: msg('E-mail'),
+};
+const REASON: Record<string, string> = {
+  not_set: msg('Not set'),
+  rejected: msg('Refused by the vendor'),
+  timeout: msg('No answer within 8 s'),
+  unreachable: msg('Vendor unreachable'),
+};
+
+type Item = Awaited<ReturnType<typeof loadSettings>>['items'][number];
+const loadSettings = () => must(api.GET('/api/crm/platform/settings'));
+
+function Setting({ item }: { item: Item }) {
+  const { t, date } = useI18n();
+  const qc = useQueryClient();
+  const [value, setValue] = useState('');
+  const refresh = () => {
+    void qc.invalidateQueries({ queryKey: ['platform-settings'] });
+    void qc.invalidateQueries({ queryKey: ['platform-audit'] });
+  };
+  const save = useMutation({
+    mutationFn: () =>
+      must(api.PUT('/api/crm/platform/settings/{name}', { params: { path: { name: item.name } }, body: { value } })),
+    onSuccess: () => {
+      setValue('');
+      refresh();
+    },
+  });
+  const test = useMutation({
+    mutationFn: () =>
+      must(api.POST('/api/crm/platform/settings/{name}/test', { params: { path: { name: item.name } } })),
+    onSettled: refresh,
+  });
+  const restart = useMutation({
+    mutationFn: () =>
+      must(api.POST('/api/crm/platform/settings/{name}/restart', { params: { path: { name: item.name } } })),
+    onSettled: refresh,
+  });
+  const notTestable = test.error instanceof ApiFailure && test.error.status === 501;
+  const id = `secret-${item.name}`;
+  return (
+    <li className="card secret" aria-labelledby={`${id}-h`}>
+      <h3 id={`${id}-h`}>
+        {item.label} <code className="muted">{item.name}</code>
+        <span className="badge">{t(CATEGORY[item.category] ?? item.category)}</span>
+      </h3>
+      <p>{item.description}</p>
+      <p className={item.set ? '' : 'muted'} data-testid={`${item.name}-state`}>
+        {item.set
+          ? t('Set: {preview} ({length} characters)', { preview: item.preview ?? '', length: item.length })
+          : t('Not set')}
+        {item.lastRotated && (
+          <span className="muted">
+            {' · '}
+            {t('rotated {when} by {who}', { when: date(item.lastRotated), who: item.lastRotatedBy ?? '—' })}
+          </span>
+        )}
+      </p>
+      <details>
+        <summary>{t('Where it is used and what a leak means')}</summary>
+        <dl className="secret-facts">
+          <dt>{t('Used in')}</dt>
+          <dd>{item.usedIn.join(', ')}</dd>
+          <dt>{t('After a rotation')}</dt>
+          <dd>{item.effectAfterRotate}</dd>
+          <dt>{t('If it leaks')}</dt>
+          <dd>{item.riskIfLeaked}</dd>
+          <dt>{t('Get a new value')}</dt>
+          <dd>
+            <a href={item.getFromUrl} target="_blank" rel="noreferrer noopener">
+              {item.getFromUrl}
+            </a>
+          </dd>
+          {item.restartTargets.length > 0 && (
+            <>
+              <dt>{t('Restarts')}</dt>
+              <dd>{item.restartTargets.join(', ')}</dd>
+            </>
+          )}
+        </dl>
+      </details>
+      <form
+        className="secret-form"
+        onSubmit={(e) => {
+          e.preventDefault();
+          save.mutate();
+        }}
+      >
+        <Field
+          label={t('New value of {name}', { name: item.name })}
+          type="password"
+          autoComplete="off"
+          minLength={8}
+          maxLength={8192}
+          required
+          value={value}
+          onChange={(e) => setValue(e.target.value)}
+          hint={t('At least 8 characters. The value is stored sealed and never shown again.')}
+        />
+        <div className="actions">
+          <button type="submit" className="primary" disabled={save.isPending || value.length < 8}>
+            {t('Save')}
+          </button>
+          <button
+            type="button"
+            onClick={() => test.mutate()}
+            disabled={!item.testable || test.isPending}
+            title={item.testable ? undefined : t('This secret cannot be tested on its own.')}
+          >
+            {test.isPending ? t('Testing…') : t('Test')}
+          </button>
+          <button type="button" onClick={() => restart.mutate()} disabled={restart.isPending}>
+            {t('Restart')}
+          </button>
+        </div>
+      </form>
+      <div aria-live="polite">
+        {save.isSuccess && (
+          <p role="status" className="ok">
+            {t('Saved.')}
+          </p>
+        )}
+        {test.data && (
+          <p role="status" className={test.data.ok ? 'ok' : 'error'}>
+            {test.data.ok
+              ? t('Test passed.')
+              : t('Test failed: {reason}.', {
+                  reason: t(REASON[test.data.reason ?? ''] ?? test.data.reason ?? ''),
+                })}{' '}
+            {test.data.detail && <span className="muted">{test.data.detail}</span>}
+          </p>
+        )}
+        {notTestable && <p className="muted">{t('This secret cannot be tested on its own.')}</p>}
+        {restart.data && (
+          <p role="status" className="ok">
+            {restart.data.restarted.length
+              ? t('Restarted: {list}.', { list: restart.data.restarted.join(', ') })
+              : t('Nothing needed a restart.')}{' '}
+            <span className="muted">{restart.data.note}</span>
+          </p>
+        )}
+      </div>
+      <ErrorLine error={save.error ?? (notTestable ? null : test.error) ?? restart.error} />
+    </li>
+  );
+}
+
+function Audit() {
+  const { t, date } = useI18n();
+  const [key, setKey] = useState('');
+  const q = useQuery({
+    queryKey: ['platform-audit', key],
+    queryFn: () =>
+      must(api.GET('/api/crm/platform/audit', { params: { query: { limit: 100, ...(key ? { key } : {}) } } })),
+  });
+  const settings = useQuery({ queryKey: ['platform-settings'], queryFn: loadSettings });
+  return (
+    <section aria-labelledby="audit-h">
+      <h2 id="audit-h">{t('Audit')}</h2>
+      <div className="field">
+        <label htmlFor="audit-key">{t('Setting')}</label>
+        <select id="audit-key" value={key} onChange={(e) => setKey(e.target.value)}>
+          <option value="">{t('All settings')}</option>
+          {settings.data?.items.map((i) => (
+            <option key={i.name} value={i.name}>
+              {i.name}
+            </option>
+          ))}
+        </select>
+      </div>
+      <ErrorLine error={q.error} />
+      <div className="chart-wrap">
+        <table className="table audit">
+          <caption className="sr-only">{t('Changes, tests and restarts of platform secrets, newest first')}</caption>
+          <thead>
+            <tr>
+              <th scope="col">{t('When')}</th>
+              <th scope="col">{t('Setting')}</th>
+              <th scope="col">{t('Action')}</th>
+              <th scope="col">{t('Result')}</th>
+              <th scope="col">{t('Who')}</th>
+              <th scope="col">{t('From')}</th>
+            </tr>
+          </thead>
+          <tbody>
+            {q.data?.items.length === 0 && (
+              <tr>
+                <td colSpan={6} className="muted">
+                  {t('No entries yet.')}
+                </td>
+              </tr>
+            )}
+            {q.data?.items.map((a) => (
+              <tr key={a.id}>
+                <td className="nowrap">{date(a.created_at)}</td>
+                <td>
+                  <code>{a.key_name}</code>
+                </td>
+                <td>{a.action}</td>
+                <td>{a.ok == null ? '—' : a.ok ? t('ok') : t('failed')}</td>
+                <td>{a.actor_email ?? '—'}</td>
+                <td className="muted">
+                  {a.client_ip ?? ''} {a.user_agent ? <span className="clip">{a.user_agent}</span> : null}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </section>
+  );
+}
+
+/** Platform secrets (admin): previews, rotation, vendor test, restart, and the append-only audit. */
+export default function Secrets() {
+  const { t } = useI18n();
+  const q = useQuery({ queryKey: ['platform-settings'], queryFn: loadSettings });
+  return (
+    <div>
+      <p className="muted">
+        {t('Values are never shown: only a preview and the length. Every change, test and restart is audited.')}
+      </p>
+      <ErrorLine error={q.error} />
+      {!q.data && !q.error && <Loading />}
+      <ul className="cards secrets">
+        {q.data?.items.map((i) => (
+          <Setting key={i.name} item={i} />
+        ))}
+      </ul>
+      <Audit />
+    </div>
+  );
+}

@@ -1,0 +1,189 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
+import { api, must } from '../../api/client';
+import { useI18n } from '../../i18n';
+import { ErrorLine, Field, Loading, Modal, Select, TextArea } from '../../ui';
+import { dropMove, STATUS_LABELS, STATUSES, toColumns, type Status } from './board';
+import type { TabProps } from './Project';
+
+function IssueDetail({ project, id }: { project: string; id: number }) {
+  const { t, date } = useI18n();
+  const qc = useQueryClient();
+  const [message, setMessage] = useState('');
+  const path = { name: project, id };
+  const issue = useQuery({
+    queryKey: ['issue', project, id],
+    queryFn: () => must(api.GET('/api/crm/projects/{name}/issues/{id}', { params: { path } })),
+  });
+  const log = useMutation({
+    mutationFn: () =>
+      must(api.POST('/api/crm/projects/{name}/issues/{id}/log', { params: { path }, body: { message } })),
+    onSuccess: (data) => {
+      setMessage('');
+      qc.setQueryData(['issue', project, id], data);
+    },
+  });
+  if (!issue.data) return <Loading />;
+  return (
+    <div>
+      <p className="muted">
+        #{issue.data.id} · {issue.data.priority} · {t(STATUS_LABELS[issue.data.status])}
+        {issue.data.assignee ? ` · ${issue.data.assignee}` : ''}
+      </p>
+      <p className="pre">{issue.data.description}</p>
+      <h3>{t('Activity log')}</h3>
+      <ul className="feed">
+        {(issue.data.activity as { message?: string; author?: string | null; ts?: string }[]).map((a, i) => (
+          <li key={i}>
+            <time>{date(a.ts ?? null)}</time> {a.author && <strong>{a.author}</strong>} {a.message}
+          </li>
+        ))}
+      </ul>
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          log.mutate();
+        }}
+      >
+        <TextArea label={t('Add to the log')} required value={message} onChange={(e) => setMessage(e.target.value)} />
+        <ErrorLine error={log.error} />
+        <button type="submit">{t('Add')}</button>
+      </form>
+    </div>
+  );
+}
+
+/** The board: a column per status; drag a card to another column, or pick the status from its menu. */
+export default function Issues({ project }: TabProps) {
+  const { t } = useI18n();
+  const qc = useQueryClient();
+  const key = ['issues', project];
+  const issues = useQuery({
+    queryKey: key,
+    queryFn: () =>
+      must(api.GET('/api/crm/projects/{name}/issues', { params: { path: { name: project }, query: { limit: 200 } } })),
+  });
+  const [open, setOpen] = useState<number | null>(null);
+  const [creating, setCreating] = useState(false);
+  const [title, setTitle] = useState('');
+  const [priority, setPriority] = useState<'P0' | 'P1' | 'P2' | 'P3'>('P2');
+  const [description, setDescription] = useState('');
+  const [over, setOver] = useState<Status | null>(null);
+  const move = useMutation({
+    mutationFn: (v: { id: number; status: Status }) =>
+      must(
+        api.PUT('/api/crm/projects/{name}/issues/{id}', {
+          params: { path: { name: project, id: v.id } },
+          body: { status: v.status },
+        }),
+      ),
+    onSettled: () => qc.invalidateQueries({ queryKey: key }),
+  });
+  const create = useMutation({
+    mutationFn: () =>
+      must(
+        api.POST('/api/crm/projects/{name}/issues', {
+          params: { path: { name: project } },
+          body: { title, priority, ...(description ? { description } : {}) },
+        }),
+      ),
+    onSuccess: () => {
+      setCreating(false);
+      setTitle('');
+      setDescription('');
+      qc.invalidateQueries({ queryKey: key });
+    },
+  });
+  if (issues.isPending) return <Loading />;
+  const list = issues.data?.issues ?? [];
+  const cols = toColumns(list);
+  return (
+    <div>
+      <div className="actions">
+        <button type="button" className="primary" onClick={() => setCreating(true)}>
+          {t('New issue')}
+        </button>
+      </div>
+      <ErrorLine error={issues.error ?? move.error} />
+      <div className="board">
+        {STATUSES.map((status) => (
+          <section
+            key={status}
+            className={over === status ? 'column over' : 'column'}
+            aria-label={t(STATUS_LABELS[status])}
+            data-status={status}
+            onDragOver={(e) => {
+              e.preventDefault();
+              setOver(status);
+            }}
+            onDragLeave={() => setOver(null)}
+            onDrop={(e) => {
+              e.preventDefault();
+              setOver(null);
+              const m = dropMove(list, Number(e.dataTransfer.getData('text/plain')), status);
+              if (m) move.mutate(m);
+            }}
+          >
+            <h2>
+              {t(STATUS_LABELS[status])} <span className="muted">{cols[status].length}</span>
+            </h2>
+            <ul>
+              {cols[status].map((i) => (
+                <li
+                  key={i.id}
+                  className="issue"
+                  draggable
+                  data-issue={i.id}
+                  onDragStart={(e) => e.dataTransfer.setData('text/plain', String(i.id))}
+                >
+                  <button type="button" className="link" onClick={() => setOpen(i.id)}>
+                    #{i.id} {i.title}
+                  </button>
+                  <span className={`prio ${i.priority}`}>{i.priority}</span>
+                  <label className="sr-only" htmlFor={`st-${i.id}`}>
+                    {t('Status of #{id}', { id: i.id })}
+                  </label>
+                  <select
+                    id={`st-${i.id}`}
+                    value={i.status}
+                    onChange={(e) => move.mutate({ id: i.id, status: e.target.value as Status })}
+                  >
+                    {STATUSES.map((s) => (
+                      <option key={s} value={s}>
+                        {t(STATUS_LABELS[s])}
+                      </option>
+                    ))}
+                  </select>
+                </li>
+              ))}
+            </ul>
+          </section>
+        ))}
+      </div>
+      <Modal open={creating} onOpenChange={setCreating} title={t('New issue')}>
+        <form
+          onSubmit={(e) => {
+            e.preventDefault();
+            create.mutate();
+          }}
+        >
+          <Field label={t('Title')} required value={title} onChange={(e) => setTitle(e.target.value)} />
+          <Select
+            label={t('Priority')}
+            value={priority}
+            onChange={(v) => setPriority(v as typeof priority)}
+            options={['P0', 'P1', 'P2', 'P3'].map((p) => ({ value: p, label: p }))}
+          />
+          <TextArea label={t('Description')} value={description} onChange={(e) => setDescription(e.target.value)} />
+          <ErrorLine error={create.error} />
+          <button type="submit" className="primary" disabled={create.isPending}>
+            {t('Create')}
+          </button>
+        </form>
+      </Modal>
+      <Modal open={open !== null} onOpenChange={(o) => !o && setOpen(null)} title={t('Issue #{id}', { id: open ?? 0 })}>
+        {open !== null && <IssueDetail project={project} id={open} />}
+      </Modal>
+    </div>
+  );
+}

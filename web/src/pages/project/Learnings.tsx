@@ -1,0 +1,69 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
+import { api, must } from '../../api/client';
+import { useI18n } from '../../i18n';
+import { ErrorLine, Field, Loading } from '../../ui';
+import type { TabProps } from './Project';
+
+export default function Learnings({ project }: TabProps) {
+  const { t, date } = useI18n();
+  const qc = useQueryClient();
+  const [text, setText] = useState('');
+  const [tags, setTags] = useState('');
+  const path = { name: project };
+  const list = useQuery({
+    queryKey: ['learnings', project],
+    queryFn: () => must(api.GET('/api/crm/projects/{name}/learnings', { params: { path } })),
+  });
+  const add = useMutation({
+    mutationFn: () =>
+      must(
+        api.POST('/api/crm/projects/{name}/learnings', {
+          params: { path },
+          body: {
+            text,
+            tags: tags
+              .split(',')
+              .map((s) => s.trim())
+              .filter(Boolean),
+          },
+        }),
+      ),
+    onSuccess: () => {
+      setText('');
+      setTags('');
+      qc.invalidateQueries({ queryKey: ['learnings', project] });
+    },
+  });
+  if (list.isPending) return <Loading />;
+  return (
+    <div>
+      <ul className="list">
+        {list.data?.learnings.map((l) => (
+          <li key={l.id}>
+            {l.text}{' '}
+            {l.tags.map((tag) => (
+              <span key={tag} className="badge">
+                {tag}
+              </span>
+            ))}{' '}
+            <span className="muted">
+              {l.author ?? ''} {date(l.created_at)}
+            </span>
+          </li>
+        ))}
+      </ul>
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          add.mutate();
+        }}
+      >
+        <Field label={t('What was learned')} required value={text} onChange={(e) => setText(e.target.value)} />
+        <Field label={t('Tags (comma-separated)')} value={tags} onChange={(e) => setTags(e.target.value)} />
+        <ErrorLine error={add.error ?? list.error} />
+        <button type="submit">{t('Add')}</button>
+      </form>
+    </div>
+  );
+}

@@ -1,0 +1,148 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import DOMPurify from 'dompurify';
+import { marked } from 'marked';
+import { useEffect, useMemo, useRef, useState } from 'react';
+import { api, authHeaders, must } from '../../api/client';
+import { useI18n } from '../../i18n';
+import { ErrorLine, Field, Loading } from '../../ui';
+import { VoiceButton } from '../../voice';
+import type { TabProps } from './Project';
+
+interface Node {
+  path: string;
+  title: string;
+  children?: Node[];
+}
+
+function Tree({ nodes, onOpen, current }: { nodes: Node[]; onOpen: (p: string) => void; current: string }) {
+  return (
+    <ul className="tree">
+      {nodes.map((n) => (
+        <li key={n.path}>
+          <button
+            type="button"
+            className="link"
+            aria-current={n.path === current ? 'page' : undefined}
+            onClick={() => onOpen(n.path)}
+          >
+            {n.title}
+          </button>
+          {n.children?.length ? <Tree nodes={n.children} onOpen={onOpen} current={current} /> : null}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+/** Markdown rendered to sanitized HTML (no scripts, no event handlers). */
+export function renderMarkdown(md: string): string {
+  return DOMPurify.sanitize(marked.parse(md, { async: false }));
+}
+
+/** The wiki: page tree, a Markdown editor with live preview, and the ZIP download of every page. */
+export default function Wiki({ project }: TabProps) {
+  const { t, date } = useI18n();
+  const qc = useQueryClient();
+  const [path, setPath] = useState('');
+  const [draft, setDraft] = useState('');
+  const mdRef = useRef<HTMLTextAreaElement>(null);
+  const [newPath, setNewPath] = useState('');
+  const tree = useQuery({
+    queryKey: ['wiki-tree', project],
+    queryFn: () => must(api.GET('/api/crm/projects/{name}/wiki/tree', { params: { path: { name: project } } })),
+  });
+  const file = useQuery({
+    queryKey: ['wiki-file', project, path],
+    queryFn: () =>
+      must(api.GET('/api/crm/projects/{name}/wiki/file', { params: { path: { name: project }, query: { path } } })),
+    enabled: !!path,
+    retry: false,
+  });
+  useEffect(() => {
+    if (file.data) setDraft(file.data.content);
+  }, [file.data]);
+  const save = useMutation({
+    mutationFn: () =>
+      must(
+        api.PUT('/api/crm/projects/{name}/wiki/save', {
+          params: { path: { name: project } },
+          body: { path, content: draft },
+        }),
+      ),
+    onSuccess: (data) => {
+      qc.setQueryData(['wiki-file', project, path], data);
+      qc.invalidateQueries({ queryKey: ['wiki-tree', project] });
+    },
+  });
+  const preview = useMemo(() => renderMarkdown(draft), [draft]);
+  async function download() {
+    const res = await fetch(`/api/crm/projects/${encodeURIComponent(project)}/wiki/download`, {
+      headers: authHeaders(),
+    });
+    if (!res.ok) return;
+    const url = URL.createObjectURL(await res.blob());
+    const a = Object.assign(document.createElement('a'), { href: url, download: `${project}-wiki.zip` });
+    a.click();
+    URL.revokeObjectURL(url);
+  }
+  return (
+    <div className="wiki">
+      <aside>
+        <button type="button" onClick={() => void download()}>
+          {t('Download as ZIP')}
+        </button>
+        {tree.isPending ? (
+          <Loading />
+        ) : (
+          <Tree nodes={(tree.data?.tree ?? []) as Node[]} onOpen={setPath} current={path} />
+        )}
+        <form
+          onSubmit={(e) => {
+            e.preventDefault();
+            setPath(newPath.endsWith('.md') ? newPath : `${newPath}.md`);
+            setDraft('');
+            setNewPath('');
+          }}
+        >
+          <Field
+            label={t('New page path')}
+            placeholder="guides/setup.md"
+            required
+            value={newPath}
+            onChange={(e) => setNewPath(e.target.value)}
+          />
+          <button type="submit">{t('New page')}</button>
+        </form>
+      </aside>
+      {path ? (
+        <div className="editor">
+          <p className="muted">
+            {path}
+            {file.data && ` · ${date(file.data.updated_at)}${file.data.updated_by ? ` · ${file.data.updated_by}` : ''}`}
+          </p>
+          <div className="split">
+            <div className="field">
+              <div className="field-head">
+                <label htmlFor="wiki-md" id="wiki-md-label">
+                  {t('Markdown')}
+                </label>
+                <VoiceButton target={mdRef} describedBy="wiki-md-label" />
+              </div>
+              <textarea id="wiki-md" ref={mdRef} rows={20} value={draft} onChange={(e) => setDraft(e.target.value)} />
+            </div>
+            <div>
+              <h3>{t('Preview')}</h3>
+              <div className="markdown" dangerouslySetInnerHTML={{ __html: preview }} />
+            </div>
+          </div>
+          <ErrorLine error={save.error} />
+          <button type="button" className="primary" onClick={() => save.mutate()} disabled={save.isPending}>
+            {t('Save')}
+          </button>
+        </div>
+      ) : (
+        <p className="muted">{t('Choose a page or create one.')}</p>
+      )}
+    </div>
+  );
+}
