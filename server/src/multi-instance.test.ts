@@ -1,8 +1,8 @@
 /**
  * Several instances on one PostgreSQL database and one DATA_DIR, behind a round-robin load balancer, answer
- * as one instance would: a password change, an e-mail verification, the signup limit, a job, a
- * streamed chat and a cancel, each seen the same whichever instance serves the next request; and instances
- * starting at the same moment on an empty database all become ready.
+ * as one instance would: a password change, an e-mail verification, the signup limit, a job, the daily
+ * retention purge, a streamed chat and a cancel, each seen the same whichever instance serves the next
+ * request; and instances starting at the same moment on an empty database all become ready.
  *
  * Each instance is the real app (`buildApp`) with its own pool, event bus, job queue and caches, listening
  * on 127.0.0.1; the balancer (server/test/balancer.ts) forwards each request to the next one in turn.
@@ -208,6 +208,28 @@ describe.skipIf(!onPostgres)('two instances on one PostgreSQL behind a round-rob
     await new Promise((r) => setTimeout(r, 1500)); // a second execution would have started by now
     const ran = loads.filter((l) => ids.includes(l.id));
     expect(ran.map((l) => l.id).sort()).toEqual([...ids].sort());
+  });
+
+  it('the daily retention purge is claimed and run once when both instances schedule it at the same moment', async () => {
+    const day = '2031-02-03';
+    const at = new Date(`${day}T04:00:00Z`);
+    const claims = await Promise.all([A, B, A, B].map((x) => x.services.privacy.scheduleRetention(at)));
+    expect(claims.filter(Boolean)).toHaveLength(1);
+    await waitFor(
+      () =>
+        A.db
+          .selectFrom('retention_runs')
+          .select('day')
+          .where('day', '=', day)
+          .where('finished_at', 'is not', null)
+          .executeTakeFirst(),
+      20_000,
+    );
+    const runs = await A.db.selectFrom('retention_runs').select('day').where('day', '=', day).execute();
+    expect(runs).toHaveLength(1);
+    const jobs = await sql<{ n: number }>`select count(*)::int as n from pgboss.job
+      where name = 'privacy.retention' and data->>'day' = ${day}`.execute(A.db);
+    expect(Number(jobs.rows[0].n)).toBe(1);
   });
 
   /** A project of a user with an LLM key and one worker. */

