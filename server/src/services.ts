@@ -25,6 +25,7 @@ import { cloudPersonalData } from './modules/cloud/cloud.privacy.ts';
 import { createCloudRepo } from './modules/cloud/cloud.repo.ts';
 import { createCloudService } from './modules/cloud/cloud.service.ts';
 import { cliPersonalData } from './modules/cli/cli.privacy.ts';
+import { createCliPackage } from './modules/cli/cli.package.ts';
 import { createCliRepo } from './modules/cli/cli.repo.ts';
 import { createCliService } from './modules/cli/cli.service.ts';
 import { createDocsService } from './modules/docs/docs.service.ts';
@@ -460,6 +461,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     workers: workersRepo,
     skills: createSkillsPort({ skills, access }),
     projectDir: access.projectDir,
+    pkg: createCliPackage(),
     appUrl: config.appUrl,
     log,
     linkPollMs: config.cli.linkPollMs,

@@ -352,6 +352,10 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web UI in a browser', () => {
     await page.getByText(/You use the CLI/).waitFor();
     await page.getByRole('button', { name: 'Show the install steps' }).click();
     await page.getByText(/arc login --server/).waitFor();
+    const pkg = page.getByRole('link', { name: /^Download arc / });
+    expect(await pkg.getAttribute('href')).toMatch(/\/api\/cli\/arc\.tgz$/);
+    const tgz = await fetch(new URL((await pkg.getAttribute('href'))!, page.url()));
+    expect([tgz.status, tgz.headers.get('content-type')]).toEqual([200, 'application/gzip']);
     await shot('42-cli');
 
     // Cloud: without the plan, the waitlist; once the admin invites Ann (plan cloud), the container: with the

@@ -151,10 +151,41 @@ export function cliRoutes(app: TypedApp, { cli }: { cli: CliService }): void {
         tags,
         summary: 'How to install the CLI on a platform (public; writes a cli_download event)',
         params: S.PlatformParams,
-        response: { 200: S.Download, ...errors(400) },
+        response: { 200: S.Download, ...errors(400, 503) },
       },
     },
     async (req) => cli.download(req.actor, req.params.platform),
+  );
+  app.get(
+    '/api/cli/arc.tgz',
+    {
+      config: { auth: 'public' },
+      schema: {
+        tags,
+        summary: 'The CLI package as an npm tarball (public): npm install -g {app_url}/api/cli/arc.tgz',
+        description:
+          'The `arc` package of this service in the layout npm installs (`package/package.json`, `package/bin`, ' +
+          '`package/src`, gzip), named `arc-<version>.tgz`. Its two dependencies come from the npm registry at ' +
+          'install time. 503 `cli_package_unavailable` when this installation does not ship the package.',
+        produces: ['application/gzip'],
+        response: {
+          200: Type.Unsafe<unknown>({
+            type: 'string',
+            format: 'binary',
+            description: 'the tarball (application/gzip)',
+          }),
+          ...errors(503),
+        },
+      },
+    },
+    async (_req, reply) => {
+      const { filename, bytes } = await cli.cliPackage();
+      return reply
+        .header('content-type', 'application/gzip')
+        .header('content-disposition', `attachment; filename="${filename}"`)
+        .header('cache-control', 'no-cache')
+        .send(bytes);
+    },
   );
   app.post(
     '/api/cli/link',

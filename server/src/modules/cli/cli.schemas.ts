@@ -144,6 +144,7 @@ export const Download = Type.Object({
   version: Type.String(),
   package: Type.String(),
   requires: Type.String(),
+  url: Type.String({ description: 'the package as an npm tarball ({app_url}/api/cli/arc.tgz)' }),
   install: Type.Array(Type.String(), { description: 'the install steps, in order' }),
 });
 

@@ -27,6 +27,7 @@ import type { ProjectsRepo } from '../projects/projects.repo.ts';
 import { buildWorkerContext } from '../runtime/context.ts';
 import type { SkillsPort } from '../runtime/ports.ts';
 import type { WorkersRepo } from '../workers/workers.repo.ts';
+import type { CliPackage } from './cli.package.ts';
 import type { CliRepo } from './cli.repo.ts';
 import { cliHas, collapsePrompt, decodeTranscript, inflateBounded, transcriptMessages } from './cli.fns.ts';
 import type * as S from './cli.schemas.ts';
@@ -48,8 +49,6 @@ export const LINK_POLL_MS = 1500;
 export const SESSION_END_EVENT = 'cli_session_end';
 /** Platforms of the download route. */
 export const PLATFORMS = ['linux', 'macos', 'windows'] as const;
-/** The CLI release this service ships (the `arc` package of the repository). */
-export const CLI_VERSION = '1.0.16';
 
 export interface CliDeps {
   repo: CliRepo;
@@ -62,7 +61,9 @@ export interface CliDeps {
   skills: SkillsPort;
   /** Working directory of a project (the manifest is read there). */
   projectDir: (projectId: number) => string;
-  /** The service's public origin (link pages). */
+  /** The `arc` package this service ships (`cli/` of the repository), as npm installs it. */
+  pkg: Pick<CliPackage, 'manifest' | 'tarball'>;
+  /** The service's public origin (link pages, the package's address). */
   appUrl: string;
   log: Logger;
   /** The link stream's poll interval and lifetime (ms); defaults 1500 and 10 minutes. */
@@ -310,9 +311,12 @@ export function createCliService(deps: CliDeps) {
 
     /**
      * GET /api/cli/download/:platform (public or token): how to install the CLI on that platform, with a
-     * `cli_download` event (best effort).
+     * `cli_download` event (best effort). The steps install the package this service serves
+     * (`GET /api/cli/arc.tgz`) with npm, then link the device.
+     * @throws Upstream 503 `cli_package_unavailable` when this installation has no `arc` package
      */
     async download(actor: Actor | undefined, platform: (typeof PLATFORMS)[number]) {
+      const { version } = deps.pkg.manifest();
       await activity.recordBestEffort({
         type: 'cli_download',
         userId: actor?.id ?? null,
@@ -320,17 +324,28 @@ export function createCliService(deps: CliDeps) {
         title: 'CLI download',
         payload: { platform },
       });
+      const url = `${deps.appUrl}/api/cli/arc.tgz`;
       return {
         platform,
-        version: CLI_VERSION,
+        version,
         package: 'arc',
-        requires: 'Node.js 20 or newer',
+        requires: 'Node.js 20 or newer, with npm',
+        url,
         install: [
-          'npm install   # in a checkout of the service repository',
-          'npm install -g ./cli',
+          platform === 'windows'
+            ? `npm install -g ${url}`
+            : `npm install -g ${url}   # sudo when npm's prefix is not yours`,
           `arc login --server ${deps.appUrl}`,
         ],
       };
+    },
+
+    /**
+     * GET /api/cli/arc.tgz (public): the `arc` package as an npm tarball, `{filename: 'arc-<version>.tgz', bytes}`.
+     * @throws Upstream 503 `cli_package_unavailable` when this installation has no `arc` package
+     */
+    cliPackage() {
+      return deps.pkg.tarball();
     },
 
     /**

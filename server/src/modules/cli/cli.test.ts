@@ -1,6 +1,8 @@
+import { execFileSync } from 'node:child_process';
 import zlib from 'node:zlib';
 import fs from 'node:fs';
 import path from 'node:path';
+import * as tar from 'tar';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, buildTestApp, createProject, createUser, type TestApp } from '../../../test/helpers.ts';
 
@@ -275,6 +277,47 @@ describe('download route', () => {
       ]),
     );
     expect((await api(t.app, 'GET', '/api/cli/download/amiga')).status).toBe(400);
+  });
+
+  it('names the package this service serves, and that tarball installs a working arc', async () => {
+    const version = JSON.parse(fs.readFileSync(path.resolve('cli/package.json'), 'utf8')).version;
+    const r = await api(t.app, 'GET', '/api/cli/download/windows');
+    expect(r.body).toMatchObject({ version, url: 'http://app.test/api/cli/arc.tgz' });
+    expect(r.body.install).toEqual([
+      'npm install -g http://app.test/api/cli/arc.tgz',
+      'arc login --server http://app.test',
+    ]);
+
+    const res = await t.app.inject({ method: 'GET', url: '/api/cli/arc.tgz' });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toBe('application/gzip');
+    expect(res.headers['content-disposition']).toBe(`attachment; filename="arc-${version}.tgz"`);
+    // The same bytes on every request (and on every instance of the same checkout).
+    expect((await t.app.inject({ method: 'GET', url: '/api/cli/arc.tgz' })).rawPayload.equals(res.rawPayload)).toBe(
+      true,
+    );
+
+    // npm's layout: everything under package/, the manifest, the command and its sources; no tests.
+    const dir = fs.mkdtempSync(path.join(path.resolve('.tmp'), 'arc-pkg-'));
+    try {
+      const tgz = path.join(dir, 'arc.tgz');
+      fs.writeFileSync(tgz, res.rawPayload);
+      const names: string[] = [];
+      await tar.t({ file: tgz, onReadEntry: (e) => void names.push(e.path) });
+      expect(names).toEqual(
+        expect.arrayContaining(['package/package.json', 'package/bin/arc.js', 'package/src/main.js']),
+      );
+      expect(names.every((n) => n.startsWith('package/') && !n.includes('/test/'))).toBe(true);
+      await tar.x({ file: tgz, cwd: dir });
+      // Its two dependencies come from the registry at install time; here, from this checkout's node_modules.
+      fs.symlinkSync(path.resolve('node_modules'), path.join(dir, 'package', 'node_modules'));
+      const out = execFileSync(process.execPath, [path.join(dir, 'package', 'bin', 'arc.js'), '--version'], {
+        encoding: 'utf8',
+      });
+      expect(out.trim()).toBe(version);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

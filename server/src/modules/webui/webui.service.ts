@@ -5,23 +5,14 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { po as gettextPo } from 'gettext-parser';
 import { NotFound, Upstream } from '../../http/errors.ts';
+import { CHECKOUT_ROOT } from '../../lib/checkout.ts';
 
-/** The folder of the checkout holding this code: the nearest one above it with a package.json. */
-function checkoutRoot(from: string): string {
-  for (let dir = from; ; dir = path.dirname(dir)) {
-    if (fs.existsSync(path.join(dir, 'package.json'))) return dir;
-    if (path.dirname(dir) === dir) return from;
-  }
-}
-
-const ROOT = checkoutRoot(path.dirname(fileURLToPath(import.meta.url)));
 /** `<repo>/web/dist`: where `web/build.js` writes the built app. */
-export const DEFAULT_WEB_DIST = path.join(ROOT, 'web', 'dist');
+export const DEFAULT_WEB_DIST = path.join(CHECKOUT_ROOT, 'web', 'dist');
 /** `<repo>/locales`: gettext catalogs, `<locale>/<domain>.po`. */
-export const DEFAULT_LOCALES_DIR = path.join(ROOT, 'locales');
+export const DEFAULT_LOCALES_DIR = path.join(CHECKOUT_ROOT, 'locales');
 
 /** Locales the web UI ships catalogs for; a locale code is two lower-case letters. */
 export const WEB_LOCALES = ['en', 'uk'] as const;

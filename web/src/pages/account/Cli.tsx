@@ -67,6 +67,11 @@ export default function Cli() {
             {t('arc {version}; needs {requires}.', { version: install.data.version, requires: install.data.requires })}
           </p>
           <pre className="cli-steps">{install.data.install.join('\n')}</pre>
+          <p>
+            <a href={install.data.url} download>
+              {t('Download arc {version}', { version: install.data.version })}
+            </a>
+          </p>
         </div>
       )}
       <ErrorLine error={install.error} />
