@@ -1,12 +1,13 @@
 /**
  * End to end: the real `arc` binary (child processes) against the real service (`node server/start.js`) on the
- * embedded database: login through the device link, init, issue take/log/close with the session summary,
+ * embedded database, or on a new database of the PostgreSQL test server when TEST_DATABASE_URL is set: login through the device link, init, issue take/log/close with the session summary,
  * transcript upload, and the commit-message hook in a real git repository.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import pg from 'pg';
 import { freePort } from '../../server/test/net.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -19,6 +20,9 @@ let url = '';
 let userToken = '';
 let configDir = '';
 let work = '';
+/** On PostgreSQL: the test server and the database made for this file (dropped at the end). */
+const pgServer = process.env.TEST_DATABASE_URL;
+const pgName = `crm_arc_${process.pid}_${Date.now()}`;
 
 const tempDir = (prefix: string) => {
   const d = fs.mkdtempSync(path.join(path.resolve(ROOT, '.tmp'), `${prefix}-`));
@@ -99,12 +103,20 @@ beforeAll(async () => {
   work = tempDir('arc-work');
   const port = await freePort();
   url = `http://127.0.0.1:${port}`;
+  let databaseUrl: string | undefined;
+  if (pgServer) {
+    await withPg((c) => c.query(`create database ${pgName}`));
+    const u = new URL(pgServer);
+    u.pathname = `/${pgName}`;
+    databaseUrl = u.toString();
+  }
   server = spawn(process.execPath, ['server/start.js'], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH,
       HOME: process.env.HOME,
       DATA_DIR: dataDir,
+      ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
       PORT: String(port),
       HOST: '127.0.0.1',
       LOG_LEVEL: 'warn',
@@ -135,9 +147,25 @@ beforeAll(async () => {
   expect((await call('POST', '/api/crm/projects/shop/issues', { title: 'Fix the login' })).status).toBe(201);
 }, 180_000);
 
-afterAll(() => {
-  if (server && server.exitCode === null) server.kill('SIGKILL');
+/** One statement on the PostgreSQL test server's own database. */
+async function withPg<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
+  const c = new pg.Client({ connectionString: pgServer });
+  await c.connect();
+  try {
+    return await fn(c);
+  } finally {
+    await c.end();
+  }
+}
+
+afterAll(async () => {
+  if (server && server.exitCode === null) {
+    const exited = new Promise((r) => server!.once('exit', r));
+    server.kill('SIGKILL');
+    await exited;
+  }
   for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+  if (pgServer) await withPg((c) => c.query(`drop database if exists ${pgName} with (force)`));
 });
 
 describe('arc against the running service', () => {
