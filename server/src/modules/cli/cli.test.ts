@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import * as tar from 'tar';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createCliPackage } from './cli.package.ts';
 import { api, buildTestApp, createProject, createUser, type TestApp } from '../../../test/helpers.ts';
 
 let t: TestApp;
@@ -318,6 +319,16 @@ describe('download route', () => {
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('the package', () => {
+  it('an installation without the cli folder answers 503 cli_package_unavailable, not a broken file', async () => {
+    const missing = createCliPackage(path.resolve('.tmp', 'no-such-cli-folder'));
+    expect(() => missing.manifest()).toThrow(
+      expect.objectContaining({ statusCode: 503, code: 'cli_package_unavailable' }),
+    );
+    await expect(missing.tarball()).rejects.toMatchObject({ statusCode: 503, code: 'cli_package_unavailable' });
   });
 });
 
