@@ -1,7 +1,8 @@
 /**
  * End to end: the real `arc` binary (child processes) against the real service (`node server/start.js`) on the
- * embedded database, or on a new database of the PostgreSQL test server when TEST_DATABASE_URL is set: login through the device link, init, issue take/log/close with the session summary,
- * transcript upload, and the commit-message hook in a real git repository.
+ * embedded database, or on a new database of the PostgreSQL test server when TEST_DATABASE_URL is set: login
+ * through the device link, init, issue take/log/close with the session summary, transcript upload, and the
+ * commit-message hook in a real git repository.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
@@ -159,7 +160,7 @@ async function withPg<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
 }
 
 afterAll(async () => {
-  if (server && server.exitCode === null) {
+  if (server && server.exitCode === null && server.signalCode === null) {
     const exited = new Promise((r) => server!.once('exit', r));
     server.kill('SIGKILL');
     await exited;
