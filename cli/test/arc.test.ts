@@ -4,12 +4,12 @@
  * through the device link, init, issue take/log/close with the session summary, transcript upload, and the
  * commit-message hook in a real git repository.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import pg from 'pg';
 import { freePort } from '../../server/test/net.ts';
+import { createServerDatabase } from '../../server/test/helpers.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const ARC = path.join(ROOT, 'cli/bin/arc.js');
@@ -21,9 +21,8 @@ let url = '';
 let userToken = '';
 let configDir = '';
 let work = '';
-/** On PostgreSQL: the test server and the database made for this file (dropped at the end). */
-const pgServer = process.env.TEST_DATABASE_URL;
-const pgName = `crm_arc_${process.pid}_${Date.now()}`;
+/** On PostgreSQL: the empty database made for this file (the service migrates it; dropped at the end). */
+let serverDb: Awaited<ReturnType<typeof createServerDatabase>> | undefined;
 
 const tempDir = (prefix: string) => {
   const d = fs.mkdtempSync(path.join(path.resolve(ROOT, '.tmp'), `${prefix}-`));
@@ -104,20 +103,14 @@ beforeAll(async () => {
   work = tempDir('arc-work');
   const port = await freePort();
   url = `http://127.0.0.1:${port}`;
-  let databaseUrl: string | undefined;
-  if (pgServer) {
-    await withPg((c) => c.query(`create database ${pgName}`));
-    const u = new URL(pgServer);
-    u.pathname = `/${pgName}`;
-    databaseUrl = u.toString();
-  }
+  if (inject('dbKind') === 'postgres') serverDb = await createServerDatabase({ empty: true });
   server = spawn(process.execPath, ['server/start.js'], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH,
       HOME: process.env.HOME,
       DATA_DIR: dataDir,
-      ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+      ...(serverDb ? { DATABASE_URL: serverDb.url } : {}),
       PORT: String(port),
       HOST: '127.0.0.1',
       LOG_LEVEL: 'warn',
@@ -148,17 +141,6 @@ beforeAll(async () => {
   expect((await call('POST', '/api/crm/projects/shop/issues', { title: 'Fix the login' })).status).toBe(201);
 }, 180_000);
 
-/** One statement on the PostgreSQL test server's own database. */
-async function withPg<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
-  const c = new pg.Client({ connectionString: pgServer });
-  await c.connect();
-  try {
-    return await fn(c);
-  } finally {
-    await c.end();
-  }
-}
-
 afterAll(async () => {
   if (server && server.exitCode === null && server.signalCode === null) {
     const exited = new Promise((r) => server!.once('exit', r));
@@ -166,7 +148,7 @@ afterAll(async () => {
     await exited;
   }
   for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
-  if (pgServer) await withPg((c) => c.query(`drop database if exists ${pgName} with (force)`));
+  await serverDb?.drop();
 });
 
 describe('arc against the running service', () => {

@@ -4,14 +4,14 @@
  * stops the start before the database is opened, and SIGTERM to `npm start` finishes in-flight requests and
  * stops the whole process tree within SHUTDOWN_TIMEOUT_MS (a second signal or the bound exits at once).
  */
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, inject, it } from 'vitest';
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import pg from 'pg';
 import { startLlmStandIn, type ScriptedReply } from '../test/standins/llm.ts';
 import { freePort } from '../test/net.ts';
+import { createServerDatabase } from '../test/helpers.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const ADMIN = { email: 'admin@example.com', password: 'admin-password-123' };
@@ -246,23 +246,17 @@ describe('start-up: the port and the data directory', () => {
     expect(await exitWithin(winner, 20_000)).toBe(0);
   }, 300_000);
 
-  it.skipIf(!process.env.TEST_DATABASE_URL)(
+  it.skipIf(inject('dbKind') !== 'postgres')(
     'the lock is not taken on a PostgreSQL server',
     async () => {
-      const server = process.env.TEST_DATABASE_URL!;
-      const name = `crm_nolock_${process.pid}_${Date.now()}`;
-      const admin = new pg.Client({ connectionString: server });
-      await admin.connect();
-      await admin.query(`create database ${name}`);
+      const db = await createServerDatabase({ empty: true });
       try {
-        const url = new URL(server);
-        url.pathname = `/${name}`;
         const dataDir = tempDir('postgres');
         // One after the other: two instances starting at once on a new server database is bootstrap work of its
         // own (they may deadlock creating the schema); here only the lock matters.
-        const a = await start(dataDir, { env: { DATABASE_URL: url.toString() } });
+        const a = await start(dataDir, { env: { DATABASE_URL: db.url } });
         expect(await a.ready(), a.stdout() + a.stderr()).toBe(true);
-        const b = await start(dataDir, { env: { DATABASE_URL: url.toString() } });
+        const b = await start(dataDir, { env: { DATABASE_URL: db.url } });
         expect(await b.ready(), b.stdout() + b.stderr()).toBe(true); // two instances share the server and DATA_DIR
         expect(fs.existsSync(path.join(dataDir, 'pgdata.lock'))).toBe(false);
         a.proc.kill('SIGTERM');
@@ -270,8 +264,7 @@ describe('start-up: the port and the data directory', () => {
         expect(await exitWithin(a, 20_000)).toBe(0);
         expect(await exitWithin(b, 20_000)).toBe(0);
       } finally {
-        await admin.query(`drop database if exists ${name} with (force)`);
-        await admin.end();
+        await db.drop();
       }
     },
     120_000,

@@ -34,6 +34,53 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
+/**
+ * A new database on the PostgreSQL test server, cloned from the migrated template, or empty with `empty` (its
+ * user migrates it). Named `<template>_t_<random>`, so the global teardown drops it if its test does not.
+ * @returns its connection URL and `drop()`
+ * @throws on the embedded database
+ */
+export async function createServerDatabase(opts: { empty?: boolean } = {}): Promise<{
+  url: string;
+  drop: () => Promise<void>;
+}> {
+  if (inject('dbKind') !== 'postgres') throw new Error('a server database needs the PostgreSQL test server');
+  const serverUrl = inject('serverUrl');
+  const template = inject('template');
+  const name = `${template}_t_${crypto.randomBytes(5).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  try {
+    // CREATE DATABASE … TEMPLATE needs the template to have no other sessions; retry briefly when another file
+    // is cloning.
+    for (let i = 0; ; i++) {
+      try {
+        await admin.query(opts.empty ? `create database ${name}` : `create database ${name} template ${template}`);
+        break;
+      } catch (err) {
+        if (i > 50) throw err;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+  } finally {
+    await admin.end();
+  }
+  const u = new URL(serverUrl);
+  u.pathname = `/${name}`;
+  return {
+    url: u.toString(),
+    drop: async () => {
+      const c = new pg.Client({ connectionString: serverUrl });
+      await c.connect();
+      try {
+        await c.query(`drop database if exists ${name} with (force)`);
+      } finally {
+        await c.end();
+      }
+    },
+  };
+}
+
 /** Open a fresh database cloned from the template (each call is independent). */
 export async function openTestDatabase(dataDir: string): Promise<{ database: Database; drop: () => Promise<void> }> {
   const kind = inject('dbKind');
@@ -43,33 +90,9 @@ export async function openTestDatabase(dataDir: string): Promise<{ database: Dat
     const database = await openDatabase({ url: 'memory://', dataDir, loadDataDir: blob });
     return { database, drop: async () => {} };
   }
-  const serverUrl = inject('serverUrl');
-  const name = `${template}_t_${crypto.randomBytes(5).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: serverUrl });
-  await admin.connect();
-  // CREATE DATABASE … TEMPLATE needs the template to have no other sessions; retry briefly when another file is cloning.
-  for (let i = 0; ; i++) {
-    try {
-      await admin.query(`create database ${name} template ${template}`);
-      break;
-    } catch (err) {
-      if (i > 50) throw err;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-  await admin.end();
-  const u = new URL(serverUrl);
-  u.pathname = `/${name}`;
-  const database = await openDatabase({ url: u.toString(), dataDir, poolSize: 5 });
-  return {
-    database,
-    drop: async () => {
-      const c = new pg.Client({ connectionString: serverUrl });
-      await c.connect();
-      await c.query(`drop database if exists ${name} with (force)`);
-      await c.end();
-    },
-  };
+  const { url, drop } = await createServerDatabase();
+  const database = await openDatabase({ url, dataDir, poolSize: 5 });
+  return { database, drop };
 }
 
 /**
@@ -258,35 +281,9 @@ export async function openSharedTestDatabase(
   opts: { empty?: boolean } = {},
 ): Promise<{ databases: Database[]; drop: () => Promise<void> }> {
   if (inject('dbKind') !== 'postgres') throw new Error('several instances need the PostgreSQL test server');
-  const serverUrl = inject('serverUrl');
-  const template = inject('template');
-  const name = `${template}_t_${crypto.randomBytes(5).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: serverUrl });
-  await admin.connect();
-  for (let i = 0; ; i++) {
-    try {
-      await admin.query(opts.empty ? `create database ${name}` : `create database ${name} template ${template}`);
-      break;
-    } catch (err) {
-      if (i > 50) throw err;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-  await admin.end();
-  const u = new URL(serverUrl);
-  u.pathname = `/${name}`;
-  const databases = await Promise.all(
-    Array.from({ length: n }, () => openDatabase({ url: u.toString(), dataDir, poolSize: 5 })),
-  );
-  return {
-    databases,
-    drop: async () => {
-      const c = new pg.Client({ connectionString: serverUrl });
-      await c.connect();
-      await c.query(`drop database if exists ${name} with (force)`);
-      await c.end();
-    },
-  };
+  const { url, drop } = await createServerDatabase(opts);
+  const databases = await Promise.all(Array.from({ length: n }, () => openDatabase({ url, dataDir, poolSize: 5 })));
+  return { databases, drop };
 }
 
 /**
