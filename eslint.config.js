@@ -21,6 +21,19 @@ export default tseslint.config(
         { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' },
       ],
       'no-control-regex': 'off',
+      // TypeBox is the `typebox` package (1.x, the one @fastify/type-provider-typebox builds on); its 0.x
+      // predecessor would be a second, incompatible schema builder.
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['@sinclair/typebox', '@sinclair/typebox/*'],
+              message: "Import from 'typebox' (TypeBox 1.x), the package the Fastify type provider uses.",
+            },
+          ],
+        },
+      ],
     },
   },
   // The web UI runs in the browser.

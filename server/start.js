@@ -50,7 +50,7 @@ function sourceKey() {
  * a parse and a link at start, and these three are ~550 of them (~0.3 s). They are plain JavaScript with no
  * files of their own to find at run time.
  */
-const BUNDLED_PACKAGES = ['kysely', '@sinclair/typebox', 'jose'];
+const BUNDLED_PACKAGES = ['kysely', 'typebox', 'jose'];
 
 /** Every other package (and Node's built-ins) stays external: loaded from node_modules as usual. */
 const externalPackages = {

@@ -114,6 +114,12 @@ describe('invalid configuration', () => {
     });
   }
 
+  it("names a union's allowed values in one line", () => {
+    expect(problems({ LLM_PROVIDER: 'foo' })).toEqual([
+      'LLM_PROVIDER="foo": must be one of: "anthropic", "openai", ""',
+    ]);
+  });
+
   it('lists every problem at once, in the error message too', () => {
     let err: ConfigError | undefined;
     try {

@@ -4,8 +4,9 @@
  * `loadConfig(env)` validates the environment once at start and returns a frozen, typed object.
  * Invalid values stop the process with one clear line per problem (never a stack trace).
  */
-import { Type, type Static } from '@sinclair/typebox';
-import { Value } from '@sinclair/typebox/value';
+import { Type, type Static } from 'typebox';
+import type { TLocalizedValidationError } from 'typebox/error';
+import { Value } from 'typebox/value';
 import path from 'node:path';
 
 const Bool01 = Type.Optional(
@@ -211,14 +212,23 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     if (v !== undefined) picked[key] = v;
   }
   const problems: string[] = [];
+  // TypeBox reports each branch of a union on its own: one line per variable, a union's literals listed.
+  const errorsByName = new Map<string, TLocalizedValidationError[]>();
   for (const err of Value.Errors(EnvSchema, picked)) {
-    const name = err.path.replace(/^\//, '');
+    const name = err.instancePath.replace(/^\//, '');
+    errorsByName.set(name, [...(errorsByName.get(name) ?? []), err]);
+  }
+  for (const [name, errs] of errorsByName) {
+    const allowed = errs.flatMap((err) => (err.keyword === 'const' ? [JSON.stringify(err.params.allowedValue)] : []));
+    const message = errs.some((err) => err.keyword === 'anyOf')
+      ? `must be one of: ${allowed.join(', ')}`
+      : errs[0].message;
     // Secret-named values are hidden; any other value is shown without URL credentials (`scheme://user:pass@` → `scheme://***@`).
     const shown =
       name.includes('SECRET') || name.includes('KEY') || name.includes('PASSWORD') || name.includes('TOKEN')
         ? '(hidden)'
         : JSON.stringify(picked[name].replace(/\/\/[^/@\s]*@/, '//***@'));
-    problems.push(`${name}=${shown}: ${err.message}`);
+    problems.push(`${name}=${shown}: ${message}`);
   }
   const e = picked as Env;
   const port = e.PORT ? Number(e.PORT) : 8080;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Type, type TSchema } from '@sinclair/typebox';
+import { Type, type TSchema } from 'typebox';
 import { isDataException, validationDetails, type ValidationError } from './errors.ts';
 import { prepareSchema, requestAjv } from './input.ts';
 

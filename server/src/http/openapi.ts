@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { SwaggerOptions } from '@fastify/swagger';
-import type { TSchema } from '@sinclair/typebox';
+import type { TSchema } from 'typebox';
 
 declare module 'fastify' {
   interface FastifySchema {

@@ -1,5 +1,5 @@
 /** Schema pieces shared by every area (TypeBox): dates, the error envelope, path parameters. */
-import { type Static, Type, type TSchema, type TUnsafe } from '@sinclair/typebox';
+import { type Static, Type, type TSchema, type TUnsafe } from 'typebox';
 
 /** An ISO-8601 timestamp in answers; services may hand a Date (serialized as ISO). */
 export const DateTime = (opts: { description?: string } = {}) =>

@@ -2,7 +2,7 @@
  * Routes of the accounts area: authentication (/api/auth/*), invites, beta waitlist and users (admin),
  * account settings. Each route translates HTTP to one service call.
  */
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import type { FastifyRequest } from 'fastify';
 import { requireActor } from '../../http/auth.ts';
 import type { TypedApp } from '../../http/typed-app.ts';

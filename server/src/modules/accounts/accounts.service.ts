@@ -3,7 +3,7 @@
  * login, e-mail verification, password reset and change, the bootstrap admin and admin user management.
  */
 import { hash as argonHash, verify as argonVerify } from '@node-rs/argon2';
-import type { Static } from '@sinclair/typebox';
+import type { Static } from 'typebox';
 import type { Transaction } from 'kysely';
 import type { DB } from '../../db/types.ts';
 import { requireAdmin } from '../../access/access.ts';

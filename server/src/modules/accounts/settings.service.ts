@@ -2,7 +2,7 @@
  * Account settings (specification: Account and usage → Account settings): `llm_key` stored sealed
  * (AES-256-GCM), shown only as a masked prefix; `upload_transcripts` read by the CLI.
  */
-import type { Static } from '@sinclair/typebox';
+import type { Static } from 'typebox';
 import type { Actor } from '../../http/auth.ts';
 import { BadRequest } from '../../http/errors.ts';
 import { maskSecret, type Sealer } from '../../secrets/crypto.ts';

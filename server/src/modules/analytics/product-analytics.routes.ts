@@ -1,5 +1,5 @@
 /** Admin product analytics and the metric writes of clients (specification: Analytics). */
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import { requireActor } from '../../http/auth.ts';
 import { errors, Ok } from '../../http/schemas.ts';
 import type { TypedApp } from '../../http/typed-app.ts';

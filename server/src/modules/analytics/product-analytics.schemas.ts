@@ -1,5 +1,5 @@
 /** API shapes of the admin product analytics (specification: Analytics). */
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import { DateTime, Nullable } from '../../http/schemas.ts';
 
 const Int = Type.Integer();

@@ -1,5 +1,5 @@
 /** Admin analytics of the worker runtime: response latency and the model cascade (specification: Analytics). */
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import { requireActor } from '../../http/auth.ts';
 import { errors, Nullable } from '../../http/schemas.ts';
 import type { TypedApp } from '../../http/typed-app.ts';

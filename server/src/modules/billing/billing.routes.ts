@@ -2,7 +2,7 @@
  * Billing routes (specification, Billing; Account → billing summary): checkout, the provider's callback, cancel,
  * status, and the billing summary.
  */
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import type { TypedApp } from '../../http/typed-app.ts';
 import { requireActor } from '../../http/auth.ts';
 import { errors } from '../../http/schemas.ts';

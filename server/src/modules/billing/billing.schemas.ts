@@ -1,5 +1,5 @@
 /** Request and answer schemas of the billing area (TypeBox: validates, serializes, documents). */
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import { DateTime, Nullable } from '../../http/schemas.ts';
 
 const RedirectUrl = (what: string) =>

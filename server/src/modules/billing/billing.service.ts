@@ -9,7 +9,7 @@
  * (`usage/plans.ts`); token figures from the usage service.
  */
 import crypto from 'node:crypto';
-import type { Static } from '@sinclair/typebox';
+import type { Static } from 'typebox';
 import type { Config } from '../../config.ts';
 import type { UserCache } from '../../http/auth.ts';
 import type { Actor } from '../../http/auth.ts';

@@ -1,5 +1,5 @@
 /** Routes of the worker chat: streamed chat (SSE), history, active role. */
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import { requireActor } from '../../http/auth.ts';
 import type { TypedApp } from '../../http/typed-app.ts';
 import { DateTime, errors, Nullable, ProjectParam } from '../../http/schemas.ts';

@@ -3,7 +3,7 @@
  * summaries, transcripts, the download route, the device link (code, confirmation, link stream) and the
  * worker context of `arc init`. Each route translates HTTP to one service call.
  */
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import type { FastifyRequest } from 'fastify';
 import { requireActor } from '../../http/auth.ts';
 import { errors, ProjectParam } from '../../http/schemas.ts';

@@ -1,5 +1,5 @@
 /** Request and answer schemas of the CLI routes (specification: CLI status, CLI device, CLI session event, CLI transcript). */
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import { DateTime, Id, Nullable, ProjectName } from '../../http/schemas.ts';
 
 const Mode = Type.String({

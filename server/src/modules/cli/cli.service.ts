@@ -16,7 +16,7 @@
  * transcript uploads from 1.0.16. A caller naming no version (web UI, curl) has every feature.
  */
 import crypto from 'node:crypto';
-import type { Static } from '@sinclair/typebox';
+import type { Static } from 'typebox';
 import type { Access } from '../../access/access.ts';
 import type { Actor } from '../../http/auth.ts';
 import { AppError, BadRequest, Conflict, Gone, NotFound, PayloadTooLarge, Unauthorized } from '../../http/errors.ts';

@@ -4,7 +4,7 @@
  */
 import websocket from '@fastify/websocket';
 import { AppError } from '../../http/errors.ts';
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import type { WebSocket } from 'ws';
 import { requireActor } from '../../http/auth.ts';
 import { errors } from '../../http/schemas.ts';

@@ -2,7 +2,7 @@
  * Public documentation routes (specification, Public documentation; Authentication rule 3: public).
  * The docs are also global `doc` documents of the semantic index (their loader is `docs.loader()`).
  */
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import { errors } from '../../http/schemas.ts';
 import type { TypedApp } from '../../http/typed-app.ts';
 import type { DocsService } from './docs.service.ts';
@@ -11,15 +11,20 @@ const Lang = Type.Union([Type.Literal('en'), Type.Literal('uk')], {
   default: 'en',
   description: 'the language: en (default) or uk; a page missing in it falls back to the other',
 });
-const Node = Type.Recursive(
-  (This) =>
-    Type.Object({
-      path: Type.String(),
-      title: Type.String(),
-      lang: Type.String(),
-      children: Type.Optional(Type.Array(This)),
-    }),
-  { $id: 'DocsTreeNode', title: 'DocsTreeNode' },
+/** One entry of the tree: a page with its children (a cyclic schema, named `DocsTreeNode` in the OpenAPI document). */
+const Node = Type.Cyclic(
+  {
+    DocsTreeNode: Type.Object(
+      {
+        path: Type.String(),
+        title: Type.String(),
+        lang: Type.String(),
+        children: Type.Optional(Type.Array(Type.Ref('DocsTreeNode'))),
+      },
+      { title: 'DocsTreeNode' },
+    ),
+  },
+  'DocsTreeNode',
 );
 
 export function docsRoutes(app: TypedApp, { docs }: { docs: DocsService }): void {

@@ -1,5 +1,5 @@
 /** Request and answer schemas of feedback and translation feedback (TypeBox: validates, serializes, documents). */
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import { DateTime, Nullable } from '../../http/schemas.ts';
 
 const FeedbackType = Type.Union([Type.Literal('bug'), Type.Literal('feature'), Type.Literal('other')]);

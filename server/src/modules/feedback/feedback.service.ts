@@ -5,7 +5,7 @@
  * locale's gettext catalogs (po-catalogs.ts) inside the review's transaction, under a per-locale lock, so a failed
  * write leaves the suggestion open.
  */
-import type { Static } from '@sinclair/typebox';
+import type { Static } from 'typebox';
 import { requireAdmin } from '../../access/access.ts';
 import type { Actor } from '../../http/auth.ts';
 import { Conflict, NotFound } from '../../http/errors.ts';

@@ -1,5 +1,5 @@
 /** File routes of a project's working directory (specification, Files). One service call each. */
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import { requireActor } from '../../http/auth.ts';
 import { DateTime, errors, FilePart, ProjectParam } from '../../http/schemas.ts';
 import type { TypedApp } from '../../http/typed-app.ts';

@@ -2,7 +2,7 @@
  * Help assistant routes (specification, Help assistant): chat at `/api/crm/help/chat` and at the server
  * root `/help/chat`, usage, history, delete history.
  */
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import type { TypedApp } from '../../http/typed-app.ts';
 import { requireActor } from '../../http/auth.ts';
 import { errors } from '../../http/schemas.ts';

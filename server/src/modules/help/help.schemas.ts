@@ -1,5 +1,5 @@
 /** Request and answer schemas of the help assistant (TypeBox: validates, serializes, documents). */
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import { DateTime } from '../../http/schemas.ts';
 
 export const ChatBody = Type.Object({

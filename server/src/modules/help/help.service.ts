@@ -16,7 +16,7 @@
  *     message prefixed with the untrusted-input marker; one `token_usage` row (`source:'help'`).
  * Both the question and the reply are kept as the caller's history (last 60 shown).
  */
-import type { Static } from '@sinclair/typebox';
+import type { Static } from 'typebox';
 import type { Actor } from '../../http/auth.ts';
 import { AppError, BadRequest, TooManyRequests } from '../../http/errors.ts';
 import { llmFailure } from '../../http/llm-errors.ts';

@@ -1,5 +1,5 @@
 /** Request and answer schemas of issues (specification: Issue, Issue status, Issue updates for workers). */
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import { DateTime, Id, Nullable, projectIdParams, ProjectName, ProjectParam } from '../../http/schemas.ts';
 
 export const STATUSES = ['open', 'in_progress', 'blocked', 'deferred', 'closed'] as const;

@@ -10,7 +10,7 @@
  *   transaction) so the CLI's commit-message hook can read it: `{version:1, project, generated_at, issues:[{id,title,status,assignee}]}`.
  */
 import path from 'node:path';
-import type { Static } from '@sinclair/typebox';
+import type { Static } from 'typebox';
 import type { Kysely, Transaction } from 'kysely';
 import type { DB, IssuePriority, IssueStatus } from '../../db/types.ts';
 import type { Actor } from '../../http/auth.ts';

@@ -2,7 +2,7 @@
  * Routes of the knowledge area (specification, Memory and knowledge): RAG search, memory refresh,
  * fetch-artifact (410). The index job is registered by knowledge.jobs.ts; the start step is the service's.
  */
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import { requireActor } from '../../http/auth.ts';
 import { errors, ProjectParam } from '../../http/schemas.ts';
 import type { TypedApp } from '../../http/typed-app.ts';

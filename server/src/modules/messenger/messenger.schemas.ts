@@ -1,5 +1,5 @@
 /** API shapes of the messenger area (TypeBox). */
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import { DateTime } from '../../http/schemas.ts';
 
 export const LinkCode = Type.Object(

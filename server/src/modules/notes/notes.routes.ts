@@ -3,7 +3,7 @@
  * rename, delete, the progress stream, the grounded chat. Each route translates HTTP to one service call.
  */
 import type { Readable } from 'node:stream';
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import { requireActor } from '../../http/auth.ts';
 import { BadRequest } from '../../http/errors.ts';
 import { errors, Ok } from '../../http/schemas.ts';

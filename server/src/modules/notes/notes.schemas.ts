@@ -1,5 +1,5 @@
 /** Request and answer schemas of research notes (specification: Note, Note source, Note chat message, Note issue link). */
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import { DateTime, FilePart, Id, Nullable, ProjectName, ProjectParam } from '../../http/schemas.ts';
 
 export { ProjectParam };

@@ -26,7 +26,7 @@ import path from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { finished, pipeline } from 'node:stream/promises';
 import type { Multipart } from '@fastify/multipart';
-import type { Static } from '@sinclair/typebox';
+import type { Static } from 'typebox';
 import type { Transaction } from 'kysely';
 import type { Access, ProjectRef } from '../../access/access.ts';
 import type { DB, NoteSourceType } from '../../db/types.ts';

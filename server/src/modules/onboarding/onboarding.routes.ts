@@ -1,5 +1,5 @@
 /** Routes of onboarding, trial status and usage (specification, Account, onboarding, usage). */
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import { requireActor } from '../../http/auth.ts';
 import { DateTime, errors, FilePart, Nullable } from '../../http/schemas.ts';
 import type { TypedApp } from '../../http/typed-app.ts';

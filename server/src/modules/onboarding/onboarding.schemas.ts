@@ -1,5 +1,5 @@
 /** Request and answer schemas of the onboarding area (TypeBox: validates, serializes, documents). */
-import { type Static, Type } from '@sinclair/typebox';
+import { type Static, Type } from 'typebox';
 import { DateTime, Nullable } from '../../http/schemas.ts';
 import { WorkerCreateBody } from '../workers/workers.schemas.ts';
 

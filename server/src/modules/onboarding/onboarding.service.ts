@@ -2,11 +2,10 @@
  * Onboarding (specification, Account, onboarding, usage; States → Onboarding step; Events): the setup
  * wizard with the trial, trial status, usage, the 5-step checklist and the video slots.
  */
-import type { Static } from '@sinclair/typebox';
-import { Value } from '@sinclair/typebox/value';
+import type { Static } from 'typebox';
 import type { Actor } from '../../http/auth.ts';
-import { BadRequest } from '../../http/errors.ts';
-import { findTextProblem, invalidInput } from '../../http/input.ts';
+import { BadRequest, validationDetails, type ValidationError } from '../../http/errors.ts';
+import { findTextProblem, invalidInput, prepareSchema, requestAjv } from '../../http/input.ts';
 import type { ActivityLog } from '../../lib/activity.ts';
 import type { AccountsRepo } from '../accounts/accounts.repo.ts';
 import type { SettingsService } from '../accounts/settings.service.ts';
@@ -46,6 +45,8 @@ export function createOnboardingService(deps: {
   tmpRoot: string;
 }) {
   const { repo, activity, projects, settings } = deps;
+  // The multipart field `config` is checked like a JSON body (the same validator and error details).
+  const checkSetupConfig = requestAjv(false).compile(prepareSchema(SetupConfig, false) as object);
 
   const view = (r?: ProgressRow): ProgressView => {
     const state = r?.state ?? {};
@@ -77,10 +78,8 @@ export function createOnboardingService(deps: {
     // A multipart field is not a JSON body: the central text check (NUL, unpaired surrogates, depth) runs here.
     const problem = findTextProblem(parsed, 'config', 'body');
     if (problem) throw invalidInput(problem);
-    if (!Value.Check(SetupConfig, parsed)) {
-      const details = [...Value.Errors(SetupConfig, parsed)]
-        .slice(0, 10)
-        .map((e) => ({ path: `config${e.path}`, message: e.message }));
+    if (!checkSetupConfig(parsed)) {
+      const details = validationDetails(checkSetupConfig.errors as ValidationError[], 'config');
       throw new BadRequest('invalid_request', `${details[0]?.path}: ${details[0]?.message}`, { details });
     }
     const config = parsed as SetupConfig;

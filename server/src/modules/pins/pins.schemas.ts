@@ -1,5 +1,5 @@
 /** Request and answer schemas of pins, learnings and the knowledge graph (specification: pins; Memory and knowledge). */
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import { DateTime, Nullable, ProjectParam, projectIdParams } from '../../http/schemas.ts';
 
 export { ProjectParam };

@@ -12,7 +12,7 @@
  *   `fork` (fork → global skill), `link` (note → issue, from the notes area)
  *   and `reference` for `#12` and `[[Page]]` (page title or path) found in issue, wiki and skill text.
  */
-import type { Static } from '@sinclair/typebox';
+import type { Static } from 'typebox';
 import type { Actor } from '../../http/auth.ts';
 import type { Access } from '../../access/access.ts';
 import { NotFound } from '../../http/errors.ts';

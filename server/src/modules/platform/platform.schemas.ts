@@ -1,5 +1,5 @@
 /** Request and answer schemas of the platform settings (TypeBox: validates, serializes, documents). */
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import { DateTime, Nullable } from '../../http/schemas.ts';
 
 export const NameParam = Type.Object({

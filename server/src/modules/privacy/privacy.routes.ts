@@ -1,5 +1,5 @@
 /** Privacy routes (specification: Account erasure and export): erase the caller's account, export its data. */
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import { requireActor } from '../../http/auth.ts';
 import { errors } from '../../http/schemas.ts';
 import type { TypedApp } from '../../http/typed-app.ts';

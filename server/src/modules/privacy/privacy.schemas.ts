@@ -1,5 +1,5 @@
 /** API shapes of the privacy area (account erasure and data export). */
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 
 export const EraseBody = Type.Object(
   {

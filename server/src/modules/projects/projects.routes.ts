@@ -2,7 +2,7 @@
  * Routes of the projects area (specification, Projects; Account → active issue). Each route translates
  * HTTP to one service call.
  */
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import type { TypedApp } from '../../http/typed-app.ts';
 import { requireActor } from '../../http/auth.ts';
 import { errors, ImageUploadBody } from '../../http/schemas.ts';

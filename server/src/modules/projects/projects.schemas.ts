@@ -1,5 +1,5 @@
 /** Request and answer schemas of the projects area (TypeBox). */
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import { DateTime, Nullable, ProjectParam } from '../../http/schemas.ts';
 import { Worker, WorkerCreateBody } from '../workers/workers.schemas.ts';
 

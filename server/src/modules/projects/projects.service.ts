@@ -5,7 +5,7 @@
  */
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import type { Static } from '@sinclair/typebox';
+import type { Static } from 'typebox';
 import type { Actor } from '../../http/auth.ts';
 import { BadRequest, Conflict, NotFound } from '../../http/errors.ts';
 import type { Access, ProjectRef } from '../../access/access.ts';

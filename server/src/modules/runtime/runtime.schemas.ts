@@ -1,5 +1,5 @@
 /** Schemas of the worker runtime routes: messages, runs, restart, prompt generation. */
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import { DateTime, Nullable, ProjectParam, projectIdParams } from '../../http/schemas.ts';
 
 export const NameParam = ProjectParam;

@@ -11,7 +11,7 @@
  * `interrupted` (tools may have acted; the user retries it explicitly).
  */
 import crypto from 'node:crypto';
-import type { Static } from '@sinclair/typebox';
+import type { Static } from 'typebox';
 import type { Transaction } from 'kysely';
 import type { DB } from '../../db/types.ts';
 import type { Actor } from '../../http/auth.ts';

@@ -1,5 +1,5 @@
 /** API shapes of marketplace scouting (`/sage/*`), with examples for the OpenAPI document. */
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import { DateTime, Nullable, ProjectName } from '../../http/schemas.ts';
 import { Skill } from '../skills/skills.schemas.ts';
 

@@ -1,5 +1,5 @@
 /** Request and answer schemas of skills, forks, evolution and skill updates (specification, Skills). */
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import { DateTime, idParam, Nullable, ProjectParam, projectIdParams } from '../../http/schemas.ts';
 
 /** A skill name: a lowercase slug (it names the folder `.skills/<name>/`). */

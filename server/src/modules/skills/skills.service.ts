@@ -19,7 +19,7 @@
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { Static } from '@sinclair/typebox';
+import type { Static } from 'typebox';
 import type { Transaction } from 'kysely';
 import type { DB } from '../../db/types.ts';
 import type { Actor } from '../../http/auth.ts';

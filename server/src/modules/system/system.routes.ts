@@ -1,5 +1,5 @@
 /** Health (`/healthz`), readiness (`/readyz`) and the OpenAPI document (`/api/openapi.json`): public, no token. */
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import { errors } from '../../http/schemas.ts';
 import type { TypedApp } from '../../http/typed-app.ts';
 import type { SystemService } from './system.service.ts';

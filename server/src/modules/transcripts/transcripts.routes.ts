@@ -1,5 +1,5 @@
 /** Meeting transcript routes (owner of the project or an admin). One service call each. */
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import { requireActor } from '../../http/auth.ts';
 import { errors, projectIdParams, ProjectParam } from '../../http/schemas.ts';
 import type { TypedApp } from '../../http/typed-app.ts';

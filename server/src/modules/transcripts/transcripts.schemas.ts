@@ -1,5 +1,5 @@
 /** API shapes of meeting transcripts (specification: Transcript job, Transcript summary object, Vision frame list). */
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import { DateTime, FilePart, Nullable, ProjectName } from '../../http/schemas.ts';
 import { MAX_FRAMES, PAGE_DEFAULT, PAGE_MAX, STATUSES } from './transcripts.rules.ts';
 

@@ -9,7 +9,7 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { Multipart } from '@fastify/multipart';
-import type { Static } from '@sinclair/typebox';
+import type { Static } from 'typebox';
 import type { Access } from '../../access/access.ts';
 import type { Actor } from '../../http/auth.ts';
 import { AppError, BadRequest, Conflict, NotFound, PayloadTooLarge, Upstream } from '../../http/errors.ts';

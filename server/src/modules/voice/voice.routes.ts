@@ -1,5 +1,5 @@
 /** Voice dictation route (specification, Voice input). */
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import { requireActor } from '../../http/auth.ts';
 import { errors, FilePart } from '../../http/schemas.ts';
 import type { TypedApp } from '../../http/typed-app.ts';

@@ -4,7 +4,7 @@
  * one keeps its 404 envelope.
  */
 import fastifyStatic from '@fastify/static';
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import { Upstream } from '../../http/errors.ts';
 import { errors } from '../../http/schemas.ts';
 import type { TypedApp } from '../../http/typed-app.ts';

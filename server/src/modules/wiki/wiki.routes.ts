@@ -1,5 +1,5 @@
 /** Wiki routes (specification, Wiki): tree, read, save, ZIP download. One service call each. */
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import { requireActor } from '../../http/auth.ts';
 import { errors } from '../../http/schemas.ts';
 import type { TypedApp } from '../../http/typed-app.ts';

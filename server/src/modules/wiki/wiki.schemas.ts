@@ -1,5 +1,5 @@
 /** Schemas of the wiki (specification, Wiki): tree `{tree}`, file `{path, title, content, updated_at, updated_by}`, save `{path, content}`. */
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import { DateTime, Nullable, ProjectParam } from '../../http/schemas.ts';
 
 export { ProjectParam };

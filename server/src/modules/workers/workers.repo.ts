@@ -5,7 +5,7 @@
  * Also here: worker input normalization (presets, defaults) and the public view. Every read filters by
  * project id, which the caller got from `access.project`.
  */
-import type { Static } from '@sinclair/typebox';
+import type { Static } from 'typebox';
 import { type Kysely, type Selectable, sql, type Transaction, type Updateable } from 'kysely';
 import type { DB } from '../../db/types.ts';
 import { BadRequest } from '../../http/errors.ts';

@@ -1,5 +1,5 @@
 /** Routes of the workers area (specification, Workers). Each route translates HTTP to one service call. */
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import type { TypedApp } from '../../http/typed-app.ts';
 import { requireActor } from '../../http/auth.ts';
 import { errors, idParam, ImageUploadBody, Nullable, Ok } from '../../http/schemas.ts';

@@ -1,5 +1,5 @@
 /** Request and answer schemas of the workers area (TypeBox). */
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import { DateTime, Nullable, projectIdParams } from '../../http/schemas.ts';
 
 const Str = (max: number) => Type.String({ maxLength: max });
