@@ -2,7 +2,8 @@
  * Forward-only migrations, applied at start (specification, Versioning). Kysely's Migrator runs them in
  * one transaction under `pg_advisory_xact_lock`, so two instances starting together apply each once.
  */
-import { DEFAULT_MIGRATION_TABLE, Migrator, sql, type Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import { DEFAULT_MIGRATION_TABLE, Migrator } from 'kysely/migration';
 import { migrations } from './migrations/index.ts';
 
 /** Kysely's table of applied migrations (the Migrator's default name). */

@@ -2,7 +2,7 @@
  * Every migration, in order. Forward-only: a migration is never edited or removed once landed;
  * add a new file `YYYYMMDD_NNNN_<what>.ts` and list it here.
  */
-import type { Migration } from 'kysely';
+import type { Migration } from 'kysely/migration';
 import * as m0001 from './20261121_0001_foundation.ts';
 import * as m0002 from './20261121_0002_token_usage.ts';
 import * as m0100 from './20261121_0100_projects_workers.ts';
