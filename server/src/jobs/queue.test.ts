@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fs from 'node:fs';
 import path from 'node:path';
 import { openTestDatabase } from '../../test/helpers.ts';
+import { sql } from 'kysely';
 import { createJobQueue } from './queue.ts';
 import type { Database } from '../db/database.ts';
 
@@ -10,6 +11,7 @@ interface TestJobs {
   'test.tx': { v: string };
   'test.restart': { n: number };
   'test.retry': Record<string, never>;
+  'test.legacy': { n: number };
 }
 let database: Database;
 let drop: () => Promise<void>;
@@ -88,5 +90,49 @@ describe('durable job queue', () => {
     await waitFor(() => attempts >= 2, 15000);
     expect(attempts).toBe(2);
     await q.stop();
+  });
+});
+
+describe('upgrade from pg-boss 10', () => {
+  it("runs the unfinished jobs of a pg-boss 10 schema once, under pg-boss's current schema, and drops the old one", async () => {
+    const legacyDir = fs.mkdtempSync(path.join(path.resolve('.tmp'), 'jobs-legacy-'));
+    const legacy = await openTestDatabase(legacyDir);
+    const db = legacy.database;
+    try {
+      await db.executeSql('drop schema if exists pgboss cascade');
+      await db.executeSql(fs.readFileSync('server/test/fixtures/pgboss-10-schema.sql', 'utf8'));
+      await db.executeSql(`select pgboss.create_queue('test.legacy', '{"policy":"standard"}')`);
+      await db.executeSql(`insert into pgboss.job (name, data, state, singleton_key, retry_limit) values
+        ('test.legacy', '{"n":1}', 'created', null, 3),
+        ('test.legacy', '{"n":2}', 'active', 'only-one', 3),
+        ('test.legacy', '{"n":3}', 'completed', null, 3),
+        ('test.legacy', '{"n":4}', 'failed', null, 3)`);
+
+      const seen: number[] = [];
+      const q = createJobQueue<TestJobs>(db, quiet);
+      q.define('test.legacy', async (d) => void seen.push(d.n));
+      await q.start();
+      await waitFor(() => seen.length >= 2);
+      await new Promise((r) => setTimeout(r, 1200));
+      expect(seen.sort()).toEqual([1, 2]);
+      const version = await sql<{ v: number }>`select max(version)::int as v from pgboss.version`.execute(db.db);
+      expect(version.rows[0].v).toBeGreaterThanOrEqual(25);
+      const old = await sql<{
+        n: number;
+      }>`select count(*)::int as n from pg_namespace where nspname like 'pgboss_v%'`.execute(db.db);
+      expect(old.rows[0].n).toBe(0);
+      await q.stop();
+      // A second start finds nothing left to carry over.
+      const again = createJobQueue<TestJobs>(db, quiet);
+      again.define('test.legacy', async (d) => void seen.push(d.n));
+      await again.start();
+      await new Promise((r) => setTimeout(r, 1200));
+      expect(seen.sort()).toEqual([1, 2]);
+      await again.stop();
+    } finally {
+      await db.close();
+      await legacy.drop();
+      fs.rmSync(legacyDir, { recursive: true, force: true });
+    }
   });
 });

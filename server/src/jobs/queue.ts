@@ -8,7 +8,7 @@
  * event bus (`jobs.sent`, sent inside the job's transaction so it arrives at its commit), the workers of the
  * other instances, which otherwise would find the job at their next poll.
  */
-import PgBoss from 'pg-boss';
+import { PgBoss } from 'pg-boss';
 import { CompiledQuery, sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../db/database.ts';
 import type { DB } from '../db/types.ts';
@@ -95,6 +95,27 @@ export function kyselyExecutor(db: Kysely<DB> | Transaction<DB>) {
   };
 }
 
+/**
+ * pg-boss 11 rewrote its schema (version 25) and pg-boss 12 migrates only from there: an installation that ran
+ * pg-boss 10 (schema version 24 or earlier) has its schema `pgboss` renamed to `LEGACY_SCHEMA` before pg-boss
+ * starts, pg-boss installs its current schema, and `carryOverLegacyJobs` moves the unfinished jobs across.
+ */
+const LEGACY_SCHEMA = 'pgboss_v10';
+const FIRST_CURRENT_SCHEMA_VERSION = 25;
+const legacyLock = sql`select pg_advisory_xact_lock(hashtext('pgboss.legacy'))`;
+
+/** Rename a pg-boss 10 schema out of the way (once, under a lock shared by every instance). */
+async function setAsideLegacySchema(database: Database): Promise<void> {
+  await database.db.transaction().execute(async (tx) => {
+    if (database.kind === 'postgres') await legacyLock.execute(tx);
+    const installed = await sql<{ t: string | null }>`select to_regclass('pgboss.version')::text as t`.execute(tx);
+    if (!installed.rows[0]?.t) return;
+    const v = await sql<{ version: number }>`select max(version)::int as version from pgboss.version`.execute(tx);
+    if ((v.rows[0]?.version ?? 0) >= FIRST_CURRENT_SCHEMA_VERSION) return;
+    await sql`alter schema pgboss rename to ${sql.id(LEGACY_SCHEMA)}`.execute(tx);
+  });
+}
+
 interface Definition {
   handler: (data: any, ctx: JobHandlerContext) => Promise<void>;
   opts: DefineOptions;
@@ -140,7 +161,7 @@ export function createJobQueue<C extends object = JobCatalog>(
       supervise: true,
       schedule: false,
       maintenanceIntervalSeconds: 120,
-    } as PgBoss.ConstructorOptions);
+    });
 
   /**
    * Create queue `name` if it does not exist. pg-boss's `create_queue` attaches a partition to its job table:
@@ -158,6 +179,57 @@ export function createJobQueue<C extends object = JobCatalog>(
         });
     }
     created.add(name);
+  };
+
+  /**
+   * Move the unfinished jobs (created, waiting for a retry, or running when pg-boss 10 stopped) of a set-aside
+   * pg-boss 10 schema into the current one as new jobs with their payload, singleton key, start time and retry
+   * settings (attempts made start again from 0), then drop that schema; one transaction, so a crash moves all
+   * or nothing, and one instance does it.
+   */
+  const carryOverLegacyJobs = async (b: PgBoss) => {
+    const legacy = sql<{ t: string | null }>`select to_regclass(${`${LEGACY_SCHEMA}.job`})::text as t`;
+    if (!(await legacy.execute(database.db)).rows[0]?.t) return;
+    const names = await sql<{ name: string }>`
+      select distinct name from ${sql.table(`${LEGACY_SCHEMA}.job`)} where state < 'completed'`.execute(database.db);
+    for (const { name } of names.rows) await ensureQueue(b, name);
+    await database.db.transaction().execute(async (tx) => {
+      if (database.kind === 'postgres') await legacyLock.execute(tx);
+      if (!(await legacy.execute(tx)).rows[0]?.t) return;
+      const jobs = await sql<{
+        name: string;
+        data: object | null;
+        priority: number;
+        retry_limit: number;
+        retry_delay: number;
+        retry_backoff: boolean;
+        start_after: Date;
+        singleton_key: string | null;
+        expire_seconds: number;
+      }>`select name, data, priority, retry_limit, retry_delay, retry_backoff, start_after, singleton_key,
+            extract(epoch from expire_in)::int as expire_seconds
+          from ${sql.table(`${LEGACY_SCHEMA}.job`)} where state < 'completed' order by created_on`.execute(tx);
+      const byName = new Map<string, typeof jobs.rows>();
+      for (const j of jobs.rows) byName.set(j.name, [...(byName.get(j.name) ?? []), j]);
+      for (const [name, rows] of byName) {
+        await b.insert(
+          name,
+          rows.map((j) => ({
+            data: j.data ?? {},
+            priority: j.priority,
+            retryLimit: j.retry_limit,
+            retryDelay: j.retry_delay,
+            retryBackoff: j.retry_backoff,
+            startAfter: j.start_after,
+            expireInSeconds: j.expire_seconds,
+            ...(j.singleton_key ? { singletonKey: j.singleton_key } : {}),
+          })),
+          { db: kyselyExecutor(tx) },
+        );
+      }
+      await sql`drop schema ${sql.id(LEGACY_SCHEMA)} cascade`.execute(tx);
+      if (jobs.rows.length) log.warn({ jobs: jobs.rows.length }, 'job queue: jobs carried over from pg-boss 10');
+    });
   };
 
   const queue: JobQueue<C> = {
@@ -198,8 +270,9 @@ export function createJobQueue<C extends object = JobCatalog>(
       if (boss) return;
       starting ??= (async () => {
         stopped = false;
+        await setAsideLegacySchema(database);
         const b = make();
-        b.on('error', (err) => log.error({ err: (err as Error).message }, 'job queue error'));
+        b.on('error', (err: Error) => log.error({ err: err.message }, 'job queue error'));
         await b.start();
         for (const [name, def] of defs) {
           await ensureQueue(b, name);
@@ -237,6 +310,7 @@ export function createJobQueue<C extends object = JobCatalog>(
           workerIds.set(name, ids);
         }
         for (const name of declared) await ensureQueue(b, name);
+        await carryOverLegacyJobs(b);
         boss = b;
       })();
       try {
@@ -253,7 +327,7 @@ export function createJobQueue<C extends object = JobCatalog>(
         // Stop polling first, let running handlers finish, then stop pg-boss itself.
         for (const name of workerIds.keys()) await b.offWork(name).catch(() => {});
         await Promise.allSettled([...inFlight]);
-        await b.stop({ graceful: true, wait: true, timeout: 5000 } as PgBoss.StopOptions);
+        await b.stop({ graceful: true, timeout: 5000 });
       } finally {
         stopped = true;
         boss = undefined;
@@ -264,7 +338,10 @@ export function createJobQueue<C extends object = JobCatalog>(
     },
     async pending(name) {
       if (!boss) return 0;
-      return boss.getQueueSize(name, { before: 'completed' });
+      // Counted from the job table: pg-boss's own queue counts are refreshed by its monitor, seconds late.
+      const r = await sql<{ n: number }>`
+        select count(*)::int as n from pgboss.job where name = ${name} and state < 'completed'`.execute(database.db);
+      return Number(r.rows[0]?.n ?? 0);
     },
     async forget(name, field, values, tx) {
       if (!values.length) return 0;
