@@ -5,9 +5,12 @@
  * The TypeScript sources are bundled by esbuild into one ES module (npm packages stay external and load
  * from node_modules as usual) under `node_modules/.cache/crm-server/`, keyed by a hash of the sources, so
  * an unchanged checkout reuses the bundle and an edited one is rebuilt on the next start (~0.3 s). Why not
- * run the sources through tsx's loader: on Node 20 a module-loader hook answers every module's resolve and
- * load from a separate thread, which cost about 1.6 s of CPU and 60 MiB per start for the ~1,500 modules
- * the server loads (bench/startup.ts). Stack traces still name the .ts files (inline source maps).
+ * run the sources through tsx's loader: a module-loader hook answers every module's resolve and load from a
+ * separate thread, which cost about 1.6 s of CPU and 60 MiB per start (measured on Node 20) for the ~1,500
+ * modules the server loads (bench/startup.ts). Stack traces still name the .ts files (inline source maps).
+ *
+ * Node.js 22 or 24 runs it: `npm start` uses the project's own Node (the `node` package in node_modules,
+ * first on the PATH of npm scripts); started by an older `node` directly, it says so and exits with code 1.
  *
  * When the cache folder cannot be written, the sources run through tsx in this process instead.
  *
@@ -18,6 +21,17 @@ import fs from 'node:fs';
 import module from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+
+/** The oldest Node.js the service runs on (package.json `engines`). */
+const MIN_NODE = [22, 22];
+const [major, minor] = process.versions.node.split('.').map(Number);
+if (major < MIN_NODE[0] || (major === MIN_NODE[0] && minor < MIN_NODE[1])) {
+  process.stderr.write(
+    `The service needs Node.js ${MIN_NODE.join('.')} or later (22 or 24); this is ${process.version}. ` +
+      'Start it with `npm start`, which runs the Node.js that `npm install` put in node_modules.\n',
+  );
+  process.exit(1);
+}
 
 const root = path.resolve(import.meta.dirname, '..');
 const srcDir = path.join(root, 'server', 'src');
@@ -75,7 +89,7 @@ async function bundle() {
     bundle: true,
     platform: 'node',
     format: 'esm',
-    target: 'node20',
+    target: 'node22',
     plugins: [externalPackages],
     keepNames: true,
     sourcemap: 'inline',
@@ -101,8 +115,8 @@ async function bundle() {
   return file;
 }
 
-/** Node 22+: cache V8's compiled code of the server's modules between starts (no-op on Node 20). */
-/** @type {{ enableCompileCache?: () => unknown }} */ (module).enableCompileCache?.();
+/** Cache V8's compiled code of the server's modules between starts. */
+module.enableCompileCache();
 process.setSourceMapsEnabled(true);
 
 // The web UI (web/dist): built when missing or older than its sources. A failed build leaves the API serving
