@@ -82,6 +82,11 @@ export const EnvSchema = Type.Object({
   MESSENGER_LEASE_MS: Type.Optional(
     Type.String({ pattern: '^[1-9][0-9]{3,5}$', description: 'milliseconds from 1000 to 999999' }),
   ),
+  // Instance leases (crash recovery).
+  INSTANCE_LEASE_MS: Type.Optional(
+    Type.String({ pattern: '^[1-9][0-9]{3,5}$', description: 'milliseconds from 1000 to 999999' }),
+  ),
+  INSTANCE_NAME: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9._:@-]{0,200}$' })),
   // Research notes: outbound fetches of web and YouTube sources.
   OUTBOUND_ALLOW_PRIVATE: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9.:/_\\[\\], -]*$' })),
   YOUTUBE_BASE_URL: Type.Optional(Type.String({ pattern: '^(|https?://.+)$' })),
@@ -172,6 +177,12 @@ export interface Config {
    * one instance polls a bot; another takes over when the holder has not renewed it for this long.
    */
   messengerPoll: { timeoutS: number; leaseMs: number };
+  /**
+   * This process's lease (docs/ARCHITECTURE.md, Crash recovery): valid `leaseMs` (INSTANCE_LEASE_MS, default
+   * 10 000) and renewed every fifth of it; when it lapses another instance takes back the process's work.
+   * `name` (INSTANCE_NAME, default `host:port`) is how a restarted process recognizes its own predecessor.
+   */
+  instances: { leaseMs: number; name: string | undefined };
   /** Project file uploads: bytes per file (specification, Limits → Files: 100 MB) and the clone time limit (ms). */
   files: { uploadLimitBytes: number; cloneTimeoutMs: number };
   /** The CLI link stream: poll interval and lifetime (ms; specification, Limits → CLI: about 1.5 s, 10 minutes). */
@@ -315,6 +326,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     messengerPoll: {
       timeoutS: e.MESSENGER_POLL_TIMEOUT_S ? Number(e.MESSENGER_POLL_TIMEOUT_S) : 25,
       leaseMs: e.MESSENGER_LEASE_MS ? Number(e.MESSENGER_LEASE_MS) : 30_000,
+    },
+    instances: {
+      leaseMs: e.INSTANCE_LEASE_MS ? Number(e.INSTANCE_LEASE_MS) : 10_000,
+      name: nonEmpty(e.INSTANCE_NAME),
     },
     notes: {
       allow: (e.OUTBOUND_ALLOW_PRIVATE ?? '')

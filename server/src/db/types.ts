@@ -213,6 +213,8 @@ export interface UsageTables {
       'own' | 'platform' | 'trial' | undefined,
       'own' | 'platform' | 'trial'
     >;
+    /** Charged from the reservation of a call cut by a crash (its worst case), not from the provider's answer. */
+    estimated: Generated<boolean>;
     created_at: TimestampDefault;
   };
   /** Worst cases of model calls under way (budgets hold during a run). */
@@ -226,6 +228,13 @@ export interface UsageTables {
     tokens: number;
     created_at: TimestampDefault;
     expires_at: Timestamp;
+    /** The instance whose call this is (its crash charges the reservation). */
+    instance_id: ColumnType<string | null, string | null | undefined, string | null>;
+    project_name: ColumnType<string | null, string | null | undefined, string | null>;
+    model: ColumnType<string | null, string | null | undefined, string | null>;
+    source: ColumnType<string | null, string | null | undefined, string | null>;
+    /** The prompt estimate (`tokens` minus it is the output granted). */
+    prompt_tokens: ColumnType<number | null, number | null | undefined, number | null>;
   };
 }
 
@@ -361,6 +370,12 @@ export interface RuntimeTables {
     cancel_requested: Generated<boolean>;
     retry_of: number | null;
     instance_id: string | null;
+    /** What the run has done so far (modules/runtime/journal.ts), for resuming it after a crash. */
+    journal: ColumnType<unknown, string | null | undefined, string | null>;
+    /** Times the run was taken back from a dead or stopping instance and queued again. */
+    replays: Generated<number>;
+    /** The queue job executing it. */
+    job_id: string | null;
     created_at: TimestampDefault;
     started_at: Timestamp | null;
     heartbeat_at: Timestamp | null;
@@ -552,7 +567,29 @@ export interface DB
     PrivacyTables,
     MessengerSageTables,
     NotesTables,
-    TranscriptVoiceTables {}
+    TranscriptVoiceTables,
+    InstanceTables {}
+
+/** The processes of the service and their leases (migration 20261125_0100_instance_leases). */
+export interface InstanceTables {
+  instances: {
+    id: string;
+    /** `host:port`, or INSTANCE_NAME. */
+    name: string;
+    host: string;
+    /** The kernel's boot id: same host name and boot id means one machine (pids are comparable). */
+    boot_id: string | null;
+    pid: number;
+    /** When the process started (its own clock). */
+    process_started_at: Timestamp;
+    started_at: TimestampDefault;
+    renewed_at: TimestampDefault;
+    expires_at: Timestamp;
+    stopped_at: Timestamp | null;
+    /** `stopped` (a clean stop), `lease_lapsed`, `process_gone`. */
+    stop_reason: string | null;
+  };
+}
 
 /** The command-line client's devices, device links and session transcripts (migration 20261124_1301_cli). */
 export interface CliTables {

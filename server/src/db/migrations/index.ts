@@ -24,6 +24,8 @@ import * as m20261124_1801 from './20261124_1801_messenger_sage.ts';
 import * as m20261124_1101 from './20261124_1101_notes.ts';
 // Meeting transcripts and voice dictation.
 import * as m20261124_1201 from './20261124_1201_transcripts_voice.ts';
+// Crash recovery: instance leases, run journals, reservations charged after a crash.
+import * as m20261125_0100 from './20261125_0100_instance_leases.ts';
 
 export const migrations: Record<string, Migration> = {
   '20261121_0001_foundation': m0001,
@@ -46,4 +48,6 @@ export const migrations: Record<string, Migration> = {
   '20261124_1101_notes': m20261124_1101,
   // Meeting transcripts and voice dictation.
   '20261124_1201_transcripts_voice': m20261124_1201,
+  // Crash recovery: instance leases, run journals, reservations charged after a crash.
+  '20261125_0100_instance_leases': m20261125_0100,
 };
