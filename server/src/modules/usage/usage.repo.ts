@@ -124,8 +124,14 @@ export function createUsageRepo(db: Kysely<DB>) {
         keySource: KeySource;
         tokens: number;
         expiresAt: Date;
+        /** What the call is, for charging it if it never settles (`settleReservations`). */
+        instanceId?: string | null;
+        projectName?: string | null;
+        model?: string | null;
+        source?: string | null;
+        promptTokens?: number | null;
       },
-      ex: Executor,
+      ex: Executor = db,
     ): Promise<number> {
       const row = await ex
         .insertInto('token_reservations')
@@ -137,20 +143,59 @@ export function createUsageRepo(db: Kysely<DB>) {
           key_source: r.keySource,
           tokens: r.tokens,
           expires_at: r.expiresAt,
+          instance_id: r.instanceId ?? null,
+          project_name: r.projectName ?? null,
+          model: r.model ?? null,
+          source: r.source ?? null,
+          prompt_tokens: r.promptTokens ?? null,
         })
         .returning('id')
         .executeTakeFirstOrThrow();
       return Number(row.id);
     },
 
-    async deleteReservation(id: number, ex: Executor = db): Promise<void> {
-      await ex.deleteFrom('token_reservations').where('id', '=', id).execute();
+    /** Delete reservation `id`. @returns whether it was there (not yet charged or released). */
+    async deleteReservation(id: number, ex: Executor = db): Promise<boolean> {
+      const r = await ex.deleteFrom('token_reservations').where('id', '=', id).executeTakeFirst();
+      return Number(r.numDeletedRows) > 0;
     },
 
-    /** Remove expired reservations (their calls died with their process). @returns how many. */
-    async purgeExpiredReservations(): Promise<number> {
-      const r = await db.deleteFrom('token_reservations').where('expires_at', '<=', new Date()).executeTakeFirst();
-      return Number(r.numDeletedRows);
+    /**
+     * Charge reservations whose calls never settled (cut by a crash or a stop): each becomes a usage row marked
+     * `estimated`, with the prompt estimate as input and the output granted as output (its worst case), in one
+     * statement, so a reservation is charged once and never both charged and settled.
+     * @param which reservation `ids`, those of runs `runIds`, of instances `instanceIds`, or `expired` ones.
+     * @returns the rows written: run id and tokens of each.
+     */
+    async settleReservations(
+      which: { ids: number[] } | { runIds: number[] } | { instanceIds: string[] } | { expired: true },
+      ex: Executor = db,
+    ): Promise<Array<{ run_id: number | null; total_tokens: number }>> {
+      const cond =
+        'ids' in which
+          ? which.ids.length
+            ? sql`id in (${sql.join(which.ids)})`
+            : null
+          : 'runIds' in which
+            ? which.runIds.length
+              ? sql`run_id in (${sql.join(which.runIds)})`
+              : null
+            : 'instanceIds' in which
+              ? which.instanceIds.length
+                ? sql`instance_id in (${sql.join(which.instanceIds)})`
+                : null
+              : sql`expires_at <= now()`;
+      if (!cond) return [];
+      const r = await sql<{ run_id: number | null; total_tokens: number }>`
+        with d as (delete from token_reservations where ${cond} returning *)
+        insert into token_usage (user_id, project_id, project_name, worker_id, run_id, model, source, key_source,
+                                 input_tokens, output_tokens, cache_tokens, total_tokens, estimated)
+        select user_id, project_id, project_name, worker_id, run_id, model, coalesce(source, 'model_call'), key_source,
+               least(coalesce(prompt_tokens, tokens), tokens), tokens - least(coalesce(prompt_tokens, tokens), tokens),
+               0, tokens, true
+        from d
+        returning run_id, total_tokens`.execute(ex);
+      return r.rows.map((x) => ({ run_id: x.run_id, total_tokens: Number(x.total_tokens) }));
     },
 
     /** The user's trial grant, if any. */

@@ -68,6 +68,8 @@ export interface UsageDeps {
   repo: UsageRepo;
   /** The owner's plan and role (the accounts area). */
   owners: { planOf(userId: number): Promise<Owner> };
+  /** This process's instance id: reservations record it, so its crash charges them (docs/ARCHITECTURE.md). */
+  instanceId?: string;
 }
 
 /** 429 `token_budget_exceeded` (specification, Workers → runtime; Limits → Trial). */
@@ -143,8 +145,9 @@ export function createUsageService(deps: UsageDeps) {
       const rid = call.reservationId;
       if (rid == null) return repo.insert(row);
       await repo.transaction(async (tx) => {
-        await repo.deleteReservation(rid, tx);
-        await repo.insert(row, tx);
+        // A reservation already charged (its call was taken for crashed, `settleCrashed`) stays the charge: a call
+        // is counted once.
+        if (await repo.deleteReservation(rid, tx)) await repo.insert(row, tx);
       });
     },
 
@@ -198,37 +201,54 @@ export function createUsageService(deps: UsageDeps) {
      * @throws 429 `token_budget_exceeded` when not even MIN_OUTPUT_TOKENS fit.
      */
     async reserve(
-      scope: BudgetScope,
-      call: { promptTokens: number; maxTokens: number },
+      scope: BudgetScope & { projectName?: string | null },
+      call: { promptTokens: number; maxTokens: number; model?: string | null; source?: string },
     ): Promise<{ id: number | null; maxTokens: number }> {
       const owner = await owners.planOf(scope.userId);
-      if (dailyTokenCap(owner) === null && scope.keySource !== 'trial') return { id: null, maxTokens: call.maxTokens };
+      /** What the call is: a crash charges the reservation as a usage row of it (`settleCrashed`). */
+      const about = {
+        userId: scope.userId,
+        projectId: scope.projectId,
+        workerId: scope.workerId,
+        runId: scope.runId ?? null,
+        keySource: scope.keySource,
+        expiresAt: new Date(Date.now() + RESERVATION_TTL_MS),
+        instanceId: deps.instanceId ?? null,
+        projectName: scope.projectName ?? null,
+        model: call.model ?? null,
+        source: call.source ?? null,
+        promptTokens: call.promptTokens,
+      };
+      if (dailyTokenCap(owner) === null && scope.keySource !== 'trial') {
+        // Unmetered: no budget to hold, but the call is still recorded as under way, so a crash charges it.
+        const id = await repo.insertReservation({ ...about, tokens: call.promptTokens + call.maxTokens });
+        return { id, maxTokens: call.maxTokens };
+      }
       return repo.transaction(async (tx) => {
         await repo.lockOwner(tx, scope.userId);
         const b = tightestBudget(await budgetsOf(scope, owner, tx));
         const grant = grantableOutput(b, call.promptTokens, call.maxTokens);
         if (grant === null) throw budgetExceeded(b!, scope.workerId);
-        const id = await repo.insertReservation(
-          {
-            userId: scope.userId,
-            projectId: scope.projectId,
-            workerId: scope.workerId,
-            runId: scope.runId ?? null,
-            keySource: scope.keySource,
-            tokens: call.promptTokens + grant,
-            expiresAt: new Date(Date.now() + RESERVATION_TTL_MS),
-          },
-          tx,
-        );
+        const id = await repo.insertReservation({ ...about, tokens: call.promptTokens + grant }, tx);
         return { id, maxTokens: grant };
       });
     },
 
     /** Drop a reservation whose call made no usage (it failed before the provider answered). */
-    release: (reservationId: number): Promise<void> => repo.deleteReservation(reservationId),
+    release: async (reservationId: number): Promise<void> => void (await repo.deleteReservation(reservationId)),
 
-    /** Remove reservations whose calls died with their process. @returns how many. */
-    purgeExpired: (): Promise<number> => repo.purgeExpiredReservations(),
+    /**
+     * Charge reservations whose calls were cut (a crash, a stop handing a run back): the provider billed what it
+     * generated, which the service cannot know, so each is charged at its worst case as a usage row marked
+     * `estimated` (docs/ARCHITECTURE.md, Crash recovery). A reservation is charged once.
+     * @param which reservation `ids`, those of runs `runIds`, or of instances `instanceIds`.
+     * @returns the usage rows written (run id and tokens of each).
+     */
+    settleCrashed: (which: { ids: number[] } | { runIds: number[] } | { instanceIds: string[] }) =>
+      repo.settleReservations(which),
+
+    /** Charge reservations that expired unsettled (RESERVATION_TTL_MS; `settleCrashed`). @returns how many. */
+    purgeExpired: async (): Promise<number> => (await repo.settleReservations({ expired: true })).length,
 
     /** `GET /account/usage`: the caller's newest 200 rows and totals over all their rows. */
     async forAccount(userId: number) {
