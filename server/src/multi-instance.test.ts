@@ -45,6 +45,8 @@ function queueWithoutRuns(database: Database) {
     stop: () => q.stop(),
     pending: (name) => q.pending(name),
     forget: (name, field, values, tx) => q.forget(name, field, values, tx),
+    complete: (name, ids, tx) => q.complete(name, ids, tx),
+    pause: (name) => q.pause(name),
   };
   return { bus, jobs };
 }

@@ -82,6 +82,17 @@ export interface JobQueue<C extends object = JobCatalog> {
     values: Array<string | number>,
     tx?: Transaction<DB> | Kysely<DB>,
   ): Promise<number>;
+  /**
+   * Mark jobs of `name` completed whoever holds them: the active job of a dead instance whose work was taken back
+   * (docs/ARCHITECTURE.md, Crash recovery), so it is not retried an hour later. Pass `tx` inside a transaction
+   * (after `start()`: starting inside it would wait for its own lock on the embedded database).
+   */
+  complete(name: JobName<C>, ids: string[], tx?: Transaction<DB> | Kysely<DB>): Promise<void>;
+  /**
+   * Stop taking jobs of `name` in this process (handlers under way go on): a stopping instance hands its work
+   * to the others. A job fetched at that very moment is failed and retried after its delay.
+   */
+  pause(name: JobName<C>): Promise<void>;
   readonly started: boolean;
 }
 
@@ -138,6 +149,7 @@ export function createJobQueue<C extends object = JobCatalog>(
   const inFlight = new Set<Promise<void>>();
   let stopping = false;
   const declared = new Set<string>();
+  const paused = new Set<string>();
   const wakeLocal = (name: string) => {
     for (const w of workerIds.get(name) ?? []) boss?.notifyWorker(w);
   };
@@ -289,7 +301,7 @@ export function createJobQueue<C extends object = JobCatalog>(
               async (jobs) => {
                 // A fetch that was under way when stop() began: hand the jobs back (they are retried later)
                 // instead of running them against a database that is about to close.
-                if (stopping) throw new Error('job queue is stopping');
+                if (stopping || paused.has(name)) throw new Error('job queue is stopping');
                 const run = (async () => {
                   for (const job of jobs) {
                     await def.handler(job.data, { id: job.id, retryCount: job.retryCount });
@@ -333,6 +345,7 @@ export function createJobQueue<C extends object = JobCatalog>(
         boss = undefined;
         workerIds.clear();
         created.clear();
+        paused.clear();
         stopping = false;
       }
     },
@@ -342,6 +355,15 @@ export function createJobQueue<C extends object = JobCatalog>(
       const r = await sql<{ n: number }>`
         select count(*)::int as n from pgboss.job where name = ${name} and state < 'completed'`.execute(database.db);
       return Number(r.rows[0]?.n ?? 0);
+    },
+    async pause(name) {
+      paused.add(name);
+      await boss?.offWork(name, { wait: false }).catch(() => {});
+    },
+    async complete(name, ids, tx) {
+      if (!ids.length) return;
+      if (!boss) await queue.start();
+      await boss!.complete(name, ids, null, tx ? { db: kyselyExecutor(tx) } : undefined);
     },
     async forget(name, field, values, tx) {
       if (!values.length) return 0;
