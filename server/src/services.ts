@@ -120,6 +120,10 @@ import { sagePersonalData } from './modules/sage/sage.privacy.ts';
 import { createNotesRepo } from './modules/notes/notes.repo.ts';
 import { createNotesService } from './modules/notes/notes.service.ts';
 import { registerNotesJobs } from './modules/notes/notes.jobs.ts';
+// Instance leases (crash recovery).
+import { createInstancesRepo } from './modules/instances/instances.repo.ts';
+import { createInstanceLease } from './modules/instances/instances.service.ts';
+import os from 'node:os';
 
 /** Options of the composition root. */
 export interface ServicesOptions {
@@ -167,9 +171,18 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
   const transcriptsRepo = createTranscriptsRepo(db);
   const voiceRepo = createVoiceRepo(db);
 
+  // This process's lease: runs and reservations record its id; work of dead instances is taken back at once.
+  const instances = createInstanceLease({
+    repo: createInstancesRepo(db),
+    leaseMs: config.instances.leaseMs,
+    name: config.instances.name ?? `${os.hostname()}:${config.port}`,
+    exclusive: database.kind !== 'postgres',
+    log,
+  });
+
   // Accounts and usage: everything else asks these.
   const system = createSystemService({ db, database, breach: deps.breach });
-  const usage = createUsageService({ repo: usageRepo, owners: accountsRepo });
+  const usage = createUsageService({ repo: usageRepo, owners: accountsRepo, instanceId: instances.id });
   const settings = createSettingsService({ repo: accountsRepo, sealer });
   const llmKeys = createLlmKeys({ settings, secrets });
   const accounts = createAccountsService({
@@ -327,8 +340,15 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     events: createRunEvents(deps.bus),
     bus: deps.bus,
     containers: cloud,
+    instances,
     log,
   });
+  // Work of instances found dead: their runs are requeued or failed, their cut model calls charged.
+  instances.onTakeover(async (ids) => {
+    await runtime.reconcile();
+    await usage.settleCrashed({ instanceIds: ids });
+  });
+  instances.onLost(() => runtime.dropAll());
   const chat = createChatService({
     repo: chatRepo,
     runs: runtimeRepo,
@@ -572,6 +592,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
      */
     async start(): Promise<void> {
       await deps.bus.start();
+      await instances.start();
       await accounts.start();
       await knowledge.start();
       await runtime.start();
@@ -582,6 +603,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
       await messenger.start();
       await sage.start();
       await transcriptPipeline.start();
+      await instances.takeOverDead();
     },
     /** On close: stop sweeps and runs of this process, then the queue (running jobs finish first), then the bus. */
     async stop(): Promise<void> {
@@ -593,6 +615,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
       notes.stop();
       await transcriptPipeline.stop();
       await jobs.stop();
+      await instances.stop();
       await deps.bus.stop();
     },
   };

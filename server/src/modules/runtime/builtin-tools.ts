@@ -80,6 +80,7 @@ const json = (v: unknown) => JSON.stringify(v);
 export const fileTools: AgentTool[] = [
   {
     name: 'read_file',
+    effect: 'read',
     group: 'files',
     description:
       'Read a text file of the project (path relative to the project directory, inside your focus directories).',
@@ -98,6 +99,7 @@ export const fileTools: AgentTool[] = [
   },
   {
     name: 'list_files',
+    effect: 'read',
     group: 'files',
     description:
       'List files and folders of a project directory (default: your focus directories). Set recursive to walk sub-folders.',
@@ -129,6 +131,7 @@ export const fileTools: AgentTool[] = [
   },
   {
     name: 'write_file',
+    effect: 'idempotent',
     group: 'files',
     description: 'Create or replace a text file of the project (inside your focus directories).',
     input_schema: {
@@ -278,6 +281,7 @@ export const skillTools: AgentTool[] = [
 export const wikiTools: AgentTool[] = [
   {
     name: 'read_wiki_page',
+    effect: 'read',
     group: 'wiki',
     needs: 'wiki',
     description: 'Read a page of the project wiki by path (e.g. guides/setup.md).',
@@ -313,6 +317,7 @@ export const wikiTools: AgentTool[] = [
 export const searchTools: AgentTool[] = [
   {
     name: 'search_knowledge',
+    effect: 'read',
     group: 'search',
     needs: 'search',
     description: 'Search the project knowledge (wiki, issues, skills, transcripts) by meaning.',

@@ -20,6 +20,7 @@ import {
 import { AppError } from '../../http/errors.ts';
 import { estimatePromptTokens } from '../usage/plans.ts';
 import { missingRequired, toLlmTools, type AgentTool, type ToolContext } from './tools.ts';
+import type { JournalToolUse, RunJournal } from './journal.ts';
 
 /** Failure classes that make a cascade escalate to the next tier. */
 export type EscalationClass =
@@ -28,7 +29,7 @@ export type EscalationClass =
 /** A hook asks the run to stop (cancel, budget). */
 export class RunStop extends Error {
   constructor(
-    readonly code: 'cancelled' | 'token_budget_exceeded',
+    readonly code: 'cancelled' | 'token_budget_exceeded' | 'interrupted',
     message: string,
   ) {
     super(message);
@@ -59,6 +60,11 @@ export interface EngineHooks {
   /** Before every model call of turn `turn` (1-based): heartbeat, cancel and budget checks. May throw RunStop. */
   beforeTurn(turn: number): Promise<void>;
   onEscalate(ev: { from: string; to: string; class: EscalationClass; turn: number }): Promise<void>;
+  /**
+   * After every step that must not be repeated (journal.ts): store the journal. May throw RunStop (the run is no
+   * longer this process's). Without it nothing is stored and a crashed run starts over.
+   */
+  checkpoint?(journal: RunJournal): Promise<void>;
 }
 
 export interface AgentRunInput {
@@ -75,6 +81,8 @@ export interface AgentRunInput {
   maxTokens: number;
   apiKey: string;
   signal: AbortSignal;
+  /** Resume after the last completed step of an earlier execution of this run (its stored journal). */
+  resume?: RunJournal | null;
 }
 
 export interface AgentRunResult {
@@ -119,15 +127,60 @@ export function createBuiltinEngine(llm: LlmProvider): AgentEngine {
   return {
     name: 'builtin',
     async run(input, hooks) {
-      const messages: LlmMessage[] = [...input.messages];
+      const r = input.resume;
+      const messages: LlmMessage[] = [...input.messages, ...(r?.added ?? [])];
       const byName = new Map(input.tools.map((t) => [t.name, t]));
       const llmTools = toLlmTools(input.tools);
-      const texts: string[] = [];
-      const toolCalls: ToolCallRecord[] = [];
+      const texts: string[] = [...(r?.texts ?? [])];
+      const toolCalls: ToolCallRecord[] = [...(r?.toolCalls ?? [])];
       const turnTimings: AgentRunResult['turnTimings'] = [];
-      let tier = 0;
-      let turns = 0;
+      let tier = Math.min(r?.tier ?? 0, input.models.length - 1);
+      let turns = r?.turns ?? 0;
       const model = () => input.models[tier];
+      /** The journal after the last completed step (`pending`: the tool calls under way). */
+      const journal = (pending?: RunJournal['pending']): RunJournal => ({
+        v: 1,
+        added: messages.slice(input.messages.length),
+        texts: [...texts],
+        toolCalls: [...toolCalls],
+        turns,
+        tier,
+        ...(pending ? { pending } : {}),
+      });
+      const checkpoint = async (pending?: RunJournal['pending']) => {
+        if (hooks.checkpoint) await hooks.checkpoint(journal(pending));
+      };
+      /**
+       * Run the tool calls of the last answer from `results.length` on (a resumed run may have some done), stored
+       * around each tool with effects (journal.ts), then add their results to the conversation.
+       */
+      const runTools = async (uses: JournalToolUse[], results: LlmContent[], again?: string) => {
+        for (let i = results.length; i < uses.length; i++) {
+          const u = uses[i];
+          const tool = byName.get(u.name);
+          const effect = tool ? (tool.effect ?? 'write') : 'read';
+          if (effect === 'write' && again === u.id)
+            throw new RunStop('interrupted', `The tool ${u.name} was interrupted and is not repeated.`);
+          if (effect !== 'read') await checkpoint({ uses, results, started: { id: u.id, name: u.name, effect } });
+          const outcome = await runTool(tool, u.input ?? {}, input.toolContext);
+          toolCalls.push({
+            turn: turns,
+            tool: u.name,
+            is_error: !!outcome.is_error,
+            summary: summarize(u.input ?? {}),
+          });
+          hooks.onToolResult({ turn: turns, tool: u.name, is_error: !!outcome.is_error, data: outcome.data });
+          results.push({
+            type: 'tool_result',
+            tool_use_id: u.id,
+            content: outcome.content,
+            ...(outcome.is_error ? { is_error: true } : {}),
+          });
+          if (effect !== 'read' && i < uses.length - 1) await checkpoint({ uses, results });
+        }
+        messages.push({ role: 'user', content: results });
+        await checkpoint();
+      };
       const done = (status: AgentRunResult['status'], error?: AgentRunResult['error']): AgentRunResult => ({
         status,
         text: texts.join('\n\n'),
@@ -143,6 +196,16 @@ export function createBuiltinEngine(llm: LlmProvider): AgentEngine {
         tier++;
       };
 
+      if (r?.pending) {
+        // Resumed between the tool calls of a turn: finish them first.
+        try {
+          await runTools(r.pending.uses, [...r.pending.results], r.pending.started?.id);
+        } catch (err) {
+          if (err instanceof RunStop)
+            return done(err.code === 'cancelled' ? 'cancelled' : 'failed', { code: err.code, message: err.message });
+          throw err;
+        }
+      }
       for (;;) {
         if (turns >= input.maxTurns)
           return done('failed', {
@@ -225,24 +288,10 @@ export function createBuiltinEngine(llm: LlmProvider): AgentEngine {
             turnTimings.push({ total_ms: performance.now() - turnStart, llm_ms: llmMs });
             return done('succeeded');
           }
-          const results: LlmContent[] = [];
-          for (const u of uses) {
-            const outcome = await runTool(byName.get(u.name), u.input ?? {}, input.toolContext);
-            toolCalls.push({
-              turn: turns,
-              tool: u.name,
-              is_error: !!outcome.is_error,
-              summary: summarize(u.input ?? {}),
-            });
-            hooks.onToolResult({ turn: turns, tool: u.name, is_error: !!outcome.is_error, data: outcome.data });
-            results.push({
-              type: 'tool_result',
-              tool_use_id: u.id,
-              content: outcome.content,
-              ...(outcome.is_error ? { is_error: true } : {}),
-            });
-          }
-          messages.push({ role: 'user', content: results });
+          const asked = uses.map((u) => ({ id: u.id, name: u.name, input: u.input ?? {} }));
+          // The answer is stored before any tool runs: a crash from here on never repeats this model call.
+          await checkpoint({ uses: asked, results: [] });
+          await runTools(asked, []);
           turnTimings.push({ total_ms: performance.now() - turnStart, llm_ms: llmMs });
         } catch (err) {
           if (err instanceof RunStop)

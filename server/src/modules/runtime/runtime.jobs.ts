@@ -11,7 +11,7 @@ import type { RuntimeService } from './runtime.service.ts';
 export const RUN_CONCURRENCY = 16;
 
 export function registerRuntimeJobs(jobs: JobQueue, runtime: Pick<RuntimeService, 'execute'>): void {
-  jobs.define('runtime.run', (data) => runtime.execute(data.run_id), {
+  jobs.define('runtime.run', (data, ctx) => runtime.execute(data.run_id, ctx.id), {
     concurrency: RUN_CONCURRENCY,
     retryLimit: 2,
     retryDelay: 5,

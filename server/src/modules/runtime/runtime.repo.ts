@@ -18,6 +18,31 @@ export type RunStatus = RunRow['status'];
 const toOrFrom = (workerId: number) => (eb: ExpressionBuilder<DB, 'chat_messages'>) =>
   eb.or([eb('worker_id', '=', workerId), eb('recipients', '@>', sql<any>`${JSON.stringify([workerId])}::jsonb`)]);
 
+/** The claim a running run is under: the instance executing it and how often it was taken back before. */
+export interface RunClaim {
+  instance_id: string | null;
+  replays: number;
+}
+
+/** A running run as a recovery reads it. */
+export interface RecoveryCandidate extends RunClaim {
+  id: number;
+  project_id: number;
+  user_id: number | null;
+  worker_id: number;
+  turns: number;
+  journal: unknown;
+  job_id: string | null;
+  created_at: Date;
+}
+
+/** The row is under claim `fence` (instance and replays unchanged). */
+const claimIs = (fence: RunClaim) => (eb: ExpressionBuilder<DB, 'agent_runs'>) =>
+  eb.and([
+    fence.instance_id === null ? eb('instance_id', 'is', null) : eb('instance_id', '=', fence.instance_id),
+    eb('replays', '=', fence.replays),
+  ]);
+
 /** The repository of the worker runtime (see the module header). */
 export function createRuntimeRepo(db: Kysely<DB>) {
   return {
@@ -123,11 +148,14 @@ export function createRuntimeRepo(db: Kysely<DB>) {
       return r?.content;
     },
 
-    /** Lock run `id` for the rest of the transaction. @returns its state, creation time and queue time. */
+    /**
+     * Lock run `id` for the rest of the transaction. @returns its state, creation time, queue time, and the claim
+     * it is under (`instance_id`, `replays`).
+     */
     lockRun: (tx: Transaction<DB>, id: number) =>
       tx
         .selectFrom('agent_runs')
-        .select(['status', 'created_at', 'queue_ms'])
+        .select(['status', 'created_at', 'queue_ms', 'instance_id', 'replays'])
         .where('id', '=', id)
         .forUpdate()
         .executeTakeFirstOrThrow(),
@@ -141,7 +169,7 @@ export function createRuntimeRepo(db: Kysely<DB>) {
      * Claim run `runId` if it is still queued (queued → running, atomically), recording the instance and the
      * time it waited (`queue_ms`). @returns the claimed row, or undefined when another claim won.
      */
-    claim: (runId: number, instanceId: string): Promise<RunRow | undefined> =>
+    claim: (runId: number, instanceId: string, jobId?: string | null): Promise<RunRow | undefined> =>
       db
         .updateTable('agent_runs')
         .set({
@@ -149,6 +177,7 @@ export function createRuntimeRepo(db: Kysely<DB>) {
           started_at: new Date(),
           heartbeat_at: new Date(),
           instance_id: instanceId,
+          job_id: jobId ?? null,
           queue_ms: sql<number>`greatest(0, (extract(epoch from (now() - created_at)) * 1000)::int)`,
         })
         .where('id', '=', runId)
@@ -244,6 +273,94 @@ export function createRuntimeRepo(db: Kysely<DB>) {
         .set({ status: end.status, error: end.error, error_message: end.message, finished_at: new Date() })
         .where('id', '=', id)
         .where('status', '=', 'running')
+        .executeTakeFirst();
+      return Number(u.numUpdatedRows) > 0;
+    },
+
+    // Crash recovery (runtime.recovery.ts): every change below holds only under the claim it was decided on
+    // (`instance_id` and `replays` unchanged), so a run taken back twice, or by two instances, changes once.
+
+    /**
+     * Store a running run's journal (journal.ts) under claim `fence`, with a heartbeat. @returns false when the run
+     * is no longer running under that claim (taken back, or ended).
+     */
+    async saveJournal(id: number, fence: RunClaim, journal: unknown): Promise<boolean> {
+      const u = await db
+        .updateTable('agent_runs')
+        .set({
+          journal: JSON.stringify(journal),
+          heartbeat_at: new Date(),
+          turns: (journal as { turns: number }).turns,
+        })
+        .where('id', '=', id)
+        .where('status', '=', 'running')
+        .where('instance_id', '=', fence.instance_id)
+        .where('replays', '=', fence.replays)
+        .executeTakeFirst();
+      return Number(u.numUpdatedRows) > 0;
+    },
+
+    /** Running runs with their claim and journal: the candidates of a recovery. */
+    runningRuns: (): Promise<RecoveryCandidate[]> =>
+      db
+        .selectFrom('agent_runs')
+        .select([
+          'id',
+          'project_id',
+          'user_id',
+          'worker_id',
+          'instance_id',
+          'replays',
+          'turns',
+          'journal',
+          'job_id',
+          'created_at',
+        ])
+        .where('status', '=', 'running')
+        .execute(),
+
+    /**
+     * A running run back to queued under claim `fence`, counted as a replay; its journal is kept (the next
+     * execution resumes from it). @returns whether it was still running under that claim.
+     */
+    async requeueClaimed(tx: Transaction<DB>, id: number, fence: RunClaim): Promise<boolean> {
+      const u = await tx
+        .updateTable('agent_runs')
+        .set((eb) => ({
+          status: 'queued',
+          started_at: null,
+          heartbeat_at: null,
+          instance_id: null,
+          job_id: null,
+          cancel_requested: false,
+          replays: eb('replays', '+', 1),
+        }))
+        .where('id', '=', id)
+        .where('status', '=', 'running')
+        .where(claimIs(fence))
+        .executeTakeFirst();
+      return Number(u.numUpdatedRows) > 0;
+    },
+
+    /** End a running run under claim `fence` as failed with `error` and `message`. @returns whether it was. */
+    async failClaimed(
+      tx: Transaction<DB>,
+      id: number,
+      fence: RunClaim,
+      end: { error: string; message: string },
+    ): Promise<boolean> {
+      const u = await tx
+        .updateTable('agent_runs')
+        .set({
+          status: 'failed',
+          error: end.error,
+          error_message: end.message,
+          finished_at: new Date(),
+          total_ms: sql<number>`greatest(0, (extract(epoch from (now() - created_at)) * 1000)::int)`,
+        })
+        .where('id', '=', id)
+        .where('status', '=', 'running')
+        .where(claimIs(fence))
         .executeTakeFirst();
       return Number(u.numUpdatedRows) > 0;
     },

@@ -4,13 +4,13 @@
  * and trial budgets stop new runs; runs can be cancelled, retried, restarted and reconciled after a crash.
  *
  * Durability: `submit` stores the user's message, one run row per worker and their jobs in ONE
- * transaction. The job handler claims its run atomically (queued → running), so a duplicate delivery
- * does nothing. A running run beats a heartbeat (each turn and every HEARTBEAT_MS). Crash rule, applied
- * at start and every SWEEP_MS: a running run whose heartbeat is older than STALE_RUN_MS is requeued when
- * it had not finished a turn (nothing the model did can have taken effect), else marked failed
- * `interrupted` (tools may have acted; the user retries it explicitly).
+ * transaction. The job handler claims its run atomically (queued → running, recording this instance), so a
+ * duplicate delivery does nothing. A running run beats a heartbeat (each turn and every HEARTBEAT_MS) and
+ * stores its journal after every step that must not be repeated. Crash recovery (runtime.recovery.ts,
+ * docs/ARCHITECTURE.md): a running run whose instance died is requeued at once to resume from its journal, or
+ * failed with the reason when a tool with effects was cut; a stopping instance hands its runs back the same way.
+ * The sweep every SWEEP_MS catches what a takeover missed.
  */
-import crypto from 'node:crypto';
 import type { Static } from 'typebox';
 import type { Transaction } from 'kysely';
 import type { DB } from '../../db/types.ts';
@@ -35,6 +35,10 @@ import { buildSystem } from './context.ts';
 import { STALE_RUN_MS } from './status.ts';
 import type { RunRow, RunStatus, RuntimeRepo } from './runtime.repo.ts';
 import type { ProjectsRepo } from '../projects/projects.repo.ts';
+// Crash recovery (runtime.recovery.ts, journal.ts).
+import { asJournal } from './journal.ts';
+import { createLocalRuns, createRunRecovery } from './runtime.recovery.ts';
+import type { RunClaim } from './runtime.repo.ts';
 import type { WorkersRepo } from '../workers/workers.repo.ts';
 import type * as S from './runtime.schemas.ts';
 
@@ -62,7 +66,7 @@ export interface RuntimeDeps {
   llm: LlmProvider;
   llmKeys: LlmKeys;
   /** Budgets and metering (the usage area). */
-  usage: Pick<UsageService, 'assertNotSpent' | 'reserve' | 'record' | 'release' | 'purgeExpired'>;
+  usage: Pick<UsageService, 'assertNotSpent' | 'reserve' | 'record' | 'release' | 'purgeExpired' | 'settleCrashed'>;
   agentTools: ToolRegistry;
   /** The other areas as the agent's tools see them (built in the composition root). */
   ports: AgentPorts;
@@ -76,7 +80,9 @@ export interface RuntimeDeps {
    * first when paused (a no-op without one).
    */
   containers?: { resumeUser(userId: number): Promise<void> };
-  log: { warn(o: object, m: string): void; error(o: object, m: string): void };
+  /** This process's instance lease: runs record its id; recovery asks which instances are live. */
+  instances: { id: string; states(ids: string[]): Promise<{ live: Set<string>; dead: Set<string> }> };
+  log: { info(o: object, m: string): void; warn(o: object, m: string): void; error(o: object, m: string): void };
 }
 
 export interface SubmitBody {
@@ -108,12 +114,24 @@ const ms = (from: Date | number, to: Date | number = Date.now()) => Math.max(0, 
 /** The worker runtime (module header); built once by the composition root, started by its lifecycle. */
 export function createRuntimeService(deps: RuntimeDeps) {
   const { repo } = deps;
-  const instanceId = crypto.randomUUID();
+  const instanceId = deps.instances.id;
   /** Abort controllers of the runs executing in this process. */
   const local = new Map<number, AbortController>();
   let sweep: NodeJS.Timeout | undefined;
   // A cancel asked on another instance stops the model call under way here at once, as it would there.
   deps.bus.subscribe('run.cancel', ({ run }) => local.get(run)?.abort());
+  // Crash recovery: runs taken back from dead instances, handed back at a stop, dropped when taken over.
+  const mine = createLocalRuns();
+  const recovery = createRunRecovery({
+    repo,
+    jobs: deps.jobs,
+    usage: deps.usage,
+    activity: deps.activity,
+    events: deps.events,
+    instances: deps.instances,
+    idle: (workerIds) => repo.transaction((tx) => idleUnlessBusy(tx, workerIds, ['running', 'queued'])),
+    log: deps.log,
+  });
 
   const toView = (r: RunRow, reply: string | null): RunView => ({
     id: r.id,
@@ -221,13 +239,16 @@ export function createRuntimeService(deps: RuntimeDeps) {
 
   /** Finish a run: store the reply, totals and timings; the worker goes idle when no other run is live. */
   async function finish(
-    run: { id: number; project_id: number; user_id: number | null; worker_id: number },
+    run: { id: number; project_id: number; user_id: number | null; worker_id: number; claim?: RunClaim },
     result: Pick<AgentRunResult, 'status' | 'text' | 'turns' | 'toolCalls' | 'error'> & { model?: string | null },
     extra: { prep_ms?: number | null; gen_ms?: number | null } = {},
   ) {
     const status = await repo.transaction(async (tx) => {
       const cur = await repo.lockRun(tx, run.id);
       if (cur.status !== 'running') return cur.status;
+      // Crash recovery: a run taken back meanwhile (another claim) is not this execution's to finish.
+      if (run.claim && (cur.instance_id !== run.claim.instance_id || cur.replays !== run.claim.replays))
+        return cur.status;
       let replyId: number | null = null;
       if (result.text.trim()) {
         replyId = await repo.insertMessage(tx, {
@@ -260,6 +281,10 @@ export function createRuntimeService(deps: RuntimeDeps) {
       await idleUnlessBusy(tx, [run.worker_id], ['running'], run.id);
       return result.status;
     });
+    deps.log.info(
+      { run_id: run.id, worker_id: run.worker_id, status, turns: result.turns, error: result.error?.code ?? null },
+      result.error ? `run ended: ${result.error.message}` : 'run ended',
+    );
     deps.events.publish(run.id, { type: 'end', status });
   }
 
@@ -508,20 +533,30 @@ export function createRuntimeService(deps: RuntimeDeps) {
     },
 
     /** The job handler: execute run `runId` if it is still queued (atomic claim). Never throws for run failures. */
-    async execute(runId: number) {
-      const claimed = await repo.claim(runId, instanceId);
+    async execute(runId: number, jobId?: string) {
+      // Crash recovery: a stopping instance starts no run (its job is retried on another instance).
+      if (mine.closing) throw new Error('this instance is stopping');
+      const claimed = await repo.claim(runId, instanceId, jobId);
       if (!claimed) return;
       const started = Date.now();
+      const claim: RunClaim = { instance_id: instanceId, replays: claimed.replays };
+      const resume = asJournal(claimed.journal);
       const run = {
         id: claimed.id,
         project_id: claimed.project_id,
         user_id: claimed.user_id,
         worker_id: claimed.worker_id,
+        claim,
       };
+      deps.log.info(
+        { run_id: runId, worker_id: claimed.worker_id, replay: claimed.replays, resumed_turns: resume?.turns ?? null },
+        resume ? 'run resumed' : 'run started',
+      );
       const fail = (code: string, message: string) =>
         finish(run, { status: 'failed', text: '', turns: 0, toolCalls: [], error: { code, message } });
       const ac = new AbortController();
       local.set(runId, ac);
+      mine.add(runId, ac);
       const beat = setInterval(() => {
         repo.heartbeat(runId).catch(() => {});
       }, HEARTBEAT_MS);
@@ -666,6 +701,7 @@ export function createRuntimeService(deps: RuntimeDeps) {
             maxTokens: RUN_MAX_TOKENS,
             apiKey: key.key,
             signal: ac.signal,
+            resume,
           },
           {
             onText: (delta) => deps.events.publish(runId, { type: 'text_delta', delta }),
@@ -696,7 +732,9 @@ export function createRuntimeService(deps: RuntimeDeps) {
               const id = reservation;
               reservation = null;
               if (!usage) {
-                if (id !== null) await deps.usage.release(id);
+                // Crash recovery: a call cut by a stop was billed by the provider; charge its reservation.
+                if (id !== null && mine.state(runId) !== 'running') await deps.usage.settleCrashed({ ids: [id] });
+                else if (id !== null) await deps.usage.release(id);
                 return;
               }
               const total = usage.input_tokens + usage.output_tokens + usage.cache_tokens;
@@ -719,6 +757,7 @@ export function createRuntimeService(deps: RuntimeDeps) {
               await repo.updateRun(runId, { ...totals, model });
             },
             async beforeTurn(turn) {
+              deps.log.info({ run_id: runId, turn }, 'run turn');
               const row = await repo.beginTurn(runId, turn - 1);
               if (!row || row.cancel_requested) throw new RunStop('cancelled', 'The run was cancelled.');
             },
@@ -731,15 +770,25 @@ export function createRuntimeService(deps: RuntimeDeps) {
                 turn: e.turn,
               });
             },
+            // Crash recovery: the journal is stored under this claim; a claim taken back stops the run here.
+            async checkpoint(journal) {
+              if (!(await repo.saveJournal(runId, claim, journal))) {
+                mine.lose(runId);
+                throw new RunStop('cancelled', 'The run was taken back by another instance.');
+              }
+            },
           },
         );
+        if (await handedOver(runId, claim)) return;
         await finish(run, { ...result }, { prep_ms: prepMs, gen_ms: ms(genStart) });
       } catch (err) {
+        if (await handedOver(runId, claim).catch(() => true)) return;
         deps.log.error({ err: (err as Error).message, run_id: runId }, 'agent run failed unexpectedly');
         await fail('internal_error', 'The run failed on our side; retry it.').catch(() => {});
       } finally {
         clearInterval(beat);
         local.delete(runId);
+        mine.remove(runId);
       }
     },
 
@@ -748,29 +797,8 @@ export function createRuntimeService(deps: RuntimeDeps) {
      * @returns the run ids requeued and failed.
      */
     async reconcile() {
-      const stale = new Date(Date.now() - STALE_RUN_MS);
-      const rows = await repo.staleRunning(stale);
-      const requeued: number[] = [];
-      const failed: number[] = [];
-      if (rows.length) await deps.jobs.start(); // starting the queue inside the transaction below would deadlock PGlite
-      for (const r of rows) {
-        if (local.has(r.id)) continue;
-        if (r.turns === 0) {
-          const ok = await repo.transaction(async (tx) => {
-            if (!(await repo.requeue(tx, r.id))) return false;
-            await deps.jobs.send('runtime.run', { run_id: r.id }, { tx });
-            return true;
-          });
-          if (ok) requeued.push(r.id);
-        } else {
-          const ended = await repo.endRunning(r.id, {
-            status: 'failed',
-            error: 'interrupted',
-            message: 'The service stopped during this run; retry it.',
-          });
-          if (ended) failed.push(r.id);
-        }
-      }
+      // Crash recovery (runtime.recovery.ts): runs of dead or unknown instances are requeued or failed.
+      const { requeued, failed } = await recovery.recoverOrphans();
       // Workers left working by a dead process (no running run) go idle.
       await repo.transaction((tx) => idleUnlessBusy(tx, null, ['running', 'queued']));
       return { requeued, failed };
@@ -782,6 +810,11 @@ export function createRuntimeService(deps: RuntimeDeps) {
     /** Abort every run executing in this process (shutdown). */
     abortAll() {
       for (const ac of local.values()) ac.abort();
+    },
+
+    /** Crash recovery: this instance's lease was lost; its runs were taken back elsewhere, so drop them here. */
+    dropAll() {
+      mine.loseAll();
     },
 
     /**
@@ -798,13 +831,32 @@ export function createRuntimeService(deps: RuntimeDeps) {
       sweep.unref();
     },
 
-    /** Stop the sweep and abort the runs executing here (their jobs are retried elsewhere). */
+    /**
+     * Stop the sweep; stop taking runs and hand the runs executing here back (requeued to resume after their last
+     * completed step on any instance), waiting until each is handed back.
+     */
     async stop() {
       if (sweep) clearInterval(sweep);
       sweep = undefined;
-      service.abortAll();
+      await deps.jobs.pause('runtime.run');
+      await mine.handBackAll();
     },
   };
+
+  /**
+   * Crash recovery: after the engine returned (or threw), whether the run was handed over instead of finished: a
+   * run taken back elsewhere is left alone, a run of a stopping instance is handed back (runtime.recovery.ts).
+   */
+  async function handedOver(runId: number, claim: RunClaim): Promise<boolean> {
+    const state = mine.state(runId);
+    if (state === 'lost') {
+      deps.log.warn({ run_id: runId }, 'run dropped here: it was taken back by another instance');
+      return true;
+    }
+    if (state !== 'handing_back') return false;
+    await recovery.handBack(runId, claim);
+    return true;
+  }
 
   /** Cancel a queued run now, or ask a running one to stop. */
   async function stopRun(runId: number, workerId: number) {

@@ -11,6 +11,7 @@
 import type { ProjectRef } from '../../access/access.ts';
 import type { AgentPorts } from './ports.ts';
 import type { LlmTool } from '../../providers/llm/index.ts';
+import type { ToolEffect } from './journal.ts';
 
 /** The worker a run acts as. */
 export interface RunWorker {
@@ -52,6 +53,11 @@ export interface AgentTool {
   needs?: keyof AgentPorts;
   /** Group name a worker's `tools` list may use for it. */
   group: string;
+  /**
+   * What running it again does (journal.ts): `read` (no effect), `idempotent` (the same state again) or `write`
+   * (default: more effects). A run interrupted inside a `write` tool is not repeated after a crash.
+   */
+  effect?: ToolEffect;
   run(ctx: ToolContext, input: Record<string, unknown>): Promise<ToolOutcome>;
 }
 
