@@ -714,7 +714,10 @@ export function createRuntimeService(deps: RuntimeDeps) {
               }),
             async reserveCall(call) {
               try {
-                const grant = await deps.usage.reserve(scope, call);
+                const grant = await deps.usage.reserve(
+                  { ...scope, projectName: project.name },
+                  { ...call, source: 'worker' },
+                );
                 reservation = grant.id;
                 if (!sessionStarted) {
                   sessionStarted = true;
