@@ -94,6 +94,9 @@ export const EnvSchema = Type.Object({
   YTDLP_PATH: Type.Optional(Type.String()),
   // Meeting transcripts.
   TRANSCRIPTS_UPLOAD_LIMIT_BYTES: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,11}$' })),
+  LOG_FLUSH_MS: Type.Optional(
+    Type.String({ pattern: '^(0|[1-9][0-9]{0,4})$', description: 'milliseconds, 0 to 99999' }),
+  ),
   LOG_LEVEL: Type.Optional(
     Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent', ''].map((l) => Type.Literal(l))),
   ),
@@ -167,6 +170,11 @@ export interface Config {
   /** The built web UI's folder (`index.html`, `assets/`); `undefined`: the checkout's `web/dist`. */
   webDistDir: string | undefined;
   logLevel: string;
+  /**
+   * Longest time (ms) an info or debug log line waits before it is written (LOG_FLUSH_MS, default 100): a kill
+   * loses at most that much of them; warnings and errors are written at once; 0 writes every line at once.
+   */
+  logFlushMs: number;
   /**
    * Milliseconds a SIGTERM/SIGINT may take to finish in-flight requests and running jobs before the process
    * exits anyway (code 1); a second signal exits at once. Default 10 000.
@@ -314,6 +322,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     disableMessengerNotify: truthy(e.CRM_DISABLE_MESSENGER_NOTIFY),
     webDistDir: nonEmpty(e.WEB_DIST_DIR) ? path.resolve(e.WEB_DIST_DIR!) : undefined,
     logLevel: nonEmpty(e.LOG_LEVEL) ?? 'info',
+    logFlushMs: e.LOG_FLUSH_MS ? Number(e.LOG_FLUSH_MS) : 100,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS ? Number(e.SHUTDOWN_TIMEOUT_MS) : 10_000,
     files: {
       uploadLimitBytes: e.FILES_UPLOAD_LIMIT_BYTES ? Number(e.FILES_UPLOAD_LIMIT_BYTES) : 100 * 1024 * 1024,

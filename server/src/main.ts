@@ -22,6 +22,7 @@ import { ensureKeys } from './secrets/keys.ts';
 import { type App, buildApp } from './app.ts';
 import { createDeps } from './deps.ts';
 import { loggerOptions } from './http/logging.ts';
+import { createLogDestination } from './lib/log-destination.ts';
 
 /** A repeat of the first shutdown signal within this many ms is the same request (see `onSignal`). */
 const DUPLICATE_SIGNAL_MS = 1000;
@@ -72,9 +73,9 @@ async function main() {
     }
     throw err;
   }
-  // Log lines are buffered and written asynchronously (a synchronous write per request costs more than the rest of
-  // a small request); whatever is buffered is written out when the process exits, whatever the reason.
-  const destination = pino.destination({ dest: 1, sync: false, minLength: 4096 });
+  // Log lines survive a kill: warnings and errors are written at once, the rest within LOG_FLUSH_MS
+  // (lib/log-destination.ts); whatever is left is written out when the process exits, whatever the reason.
+  const destination = createLogDestination({ fd: 1, flushMs: config.logFlushMs });
   process.on('exit', () => destination.flushSync());
   const log = pino(loggerOptions(config.logLevel), destination);
   await assertCanListen(config.host, config.port);
