@@ -191,8 +191,11 @@ export interface Config {
    * `name` (INSTANCE_NAME, default `host:port`) is how a restarted process recognizes its own predecessor.
    */
   instances: { leaseMs: number; name: string | undefined };
-  /** Project file uploads: bytes per file (specification, Limits → Files: 100 MB) and the clone time limit (ms). */
-  files: { uploadLimitBytes: number; cloneTimeoutMs: number };
+  /**
+   * Project file uploads: bytes per file (specification, Limits → Files: 100 MB), the clone time limit (ms), and the
+   * non-public hosts, addresses and ranges a clone may still reach (`OUTBOUND_ALLOW_PRIVATE`, as note sources).
+   */
+  files: { uploadLimitBytes: number; cloneTimeoutMs: number; allow: string[] };
   /** The CLI link stream: poll interval and lifetime (ms; specification, Limits → CLI: about 1.5 s, 10 minutes). */
   cli: { linkPollMs: number; linkTimeoutMs: number };
   /**
@@ -263,6 +266,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const llmProvider = (nonEmpty(e.LLM_PROVIDER) as 'anthropic' | 'openai' | undefined) ?? 'anthropic';
   const breach = nonEmpty(e.BREACH_CHECK_URL);
   const managed: Partial<Record<ManagedSecretName, string>> = {};
+  const outboundAllow = (e.OUTBOUND_ALLOW_PRIVATE ?? '')
+    .split(',')
+    .map((x) => x.trim().replace(/^\[|\]$/g, ''))
+    .filter(Boolean);
   for (const name of MANAGED_SECRET_NAMES) {
     const v = nonEmpty(env[name]);
     if (v) managed[name] = v;
@@ -327,6 +334,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     files: {
       uploadLimitBytes: e.FILES_UPLOAD_LIMIT_BYTES ? Number(e.FILES_UPLOAD_LIMIT_BYTES) : 100 * 1024 * 1024,
       cloneTimeoutMs: e.FILES_CLONE_TIMEOUT_MS ? Number(e.FILES_CLONE_TIMEOUT_MS) : 60_000,
+      allow: outboundAllow,
     },
     cli: {
       linkPollMs: e.CLI_LINK_POLL_MS ? Number(e.CLI_LINK_POLL_MS) : 1500,
@@ -341,10 +349,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       name: nonEmpty(e.INSTANCE_NAME),
     },
     notes: {
-      allow: (e.OUTBOUND_ALLOW_PRIVATE ?? '')
-        .split(',')
-        .map((x) => x.trim().replace(/^\[|\]$/g, ''))
-        .filter(Boolean),
+      allow: outboundAllow,
       youtubeBaseUrl: (nonEmpty(e.YOUTUBE_BASE_URL) ?? 'https://www.youtube.com').replace(/\/+$/, ''),
       transcriptApiUrl: nonEmpty(e.YOUTUBE_TRANSCRIPT_API_URL),
       ytDlpPath: nonEmpty(e.YTDLP_PATH) ?? 'yt-dlp',

@@ -332,7 +332,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     agentEngine: deps.agentEngine,
     ports: {
       issues: createIssuesPort({ issues, access }),
-      skills: createSkillsPort({ skills, access }),
+      skills: createSkillsPort({ skills, access, shipped: catalog.skills }),
       wiki: createWikiPort({ wiki, access }),
       search: createSearchPort({ index }),
       shell: createShellPort({ cloud }),
@@ -479,7 +479,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     accounts,
     projects: projectsRepo,
     workers: workersRepo,
-    skills: createSkillsPort({ skills, access }),
+    skills: createSkillsPort({ skills, access, shipped: catalog.skills }),
     projectDir: access.projectDir,
     pkg: createCliPackage(),
     appUrl: config.appUrl,

@@ -3,8 +3,15 @@
  * package): probing a file and converting it to what the speech server takes (16 kHz mono 16-bit WAV). Both
  * run as child processes without a shell, read and write files (never the whole media in memory), and stop
  * at their time limit or when the caller's signal aborts.
+ *
+ * An uploaded file is never left to ffmpeg's format detection: a playlist (HLS, concat, …) named `a.mp3` would
+ * make ffmpeg read whatever files or URLs it lists. Every input is read with the demuxer its magic bytes name
+ * among the accepted containers (`sniffContainer`), forced with `-f`, through the `file` protocol only
+ * (`-protocol_whitelist file`, the path given as `file:<absolute path>`); anything else is refused with a
+ * `MediaError` before ffmpeg runs. Playlist and concat demuxers are never among them.
  */
 import { execFile } from 'node:child_process';
+import fsp from 'node:fs/promises';
 import path from 'node:path';
 
 /** ffmpeg or ffprobe is not installed where the configuration says. */
@@ -27,6 +34,77 @@ export class MediaError extends Error {
   }
 }
 
+/** The containers accepted for audio and video, as the names of ffmpeg's demuxers. */
+export type Container = 'wav' | 'avi' | 'ogg' | 'flac' | 'matroska' | 'mov' | 'mp3' | 'aac';
+
+/** Atom types an MP4/QuickTime file starts with (after the 4-byte size). */
+const MOV_ATOMS = new Set(['ftyp', 'moov', 'mdat', 'free', 'skip', 'wide', 'pnot']);
+
+/**
+ * The container of a media file from its first bytes (at least 12; an ID3 tag already skipped by the caller):
+ * WAV and AVI (RIFF), Ogg (ogg, oga, opus), FLAC, Matroska (mkv, webm), MP4/QuickTime (mp4, m4a, m4v, mov),
+ * MP3 (an ID3 tag or an MPEG audio frame) and AAC (ADTS). @returns null for anything else (playlists, text,
+ * other formats).
+ */
+export function sniffContainer(head: Uint8Array): Container | null {
+  const ascii = (from: number, to: number) => String.fromCharCode(...head.subarray(from, to));
+  if (head.length < 12) return null;
+  if (ascii(0, 4) === 'RIFF') {
+    if (ascii(8, 12) === 'WAVE') return 'wav';
+    if (ascii(8, 12) === 'AVI ') return 'avi';
+    return null;
+  }
+  if (ascii(0, 4) === 'OggS') return 'ogg';
+  if (ascii(0, 4) === 'fLaC') return 'flac';
+  if (head[0] === 0x1a && head[1] === 0x45 && head[2] === 0xdf && head[3] === 0xa3) return 'matroska';
+  if (MOV_ATOMS.has(ascii(4, 8))) return 'mov';
+  if (ascii(0, 3) === 'ID3') return 'mp3';
+  if (head[0] === 0xff && (head[1] & 0xf6) === 0xf0) return 'aac';
+  // An MPEG audio frame: 11 sync bits, then version, layer, bit rate and sample rate none of them reserved.
+  if (
+    head[0] === 0xff &&
+    (head[1] & 0xe0) === 0xe0 &&
+    (head[1] & 0x18) !== 0x08 &&
+    (head[1] & 0x06) !== 0 &&
+    (head[2] & 0xf0) !== 0xf0 &&
+    (head[2] & 0x0c) !== 0x0c
+  )
+    return 'mp3';
+  return null;
+}
+
+/**
+ * The container of the file at `file` (sniffContainer), looking past a leading ID3 tag (an MP3, or AAC or FLAC
+ * with a tag). @returns null when it is none of the accepted ones. @throws the file system's errors.
+ */
+export async function sniffFile(file: string): Promise<Container | null> {
+  const fh = await fsp.open(file, 'r');
+  try {
+    const head = Buffer.alloc(16);
+    const { bytesRead } = await fh.read(head, 0, 16, 0);
+    const first = sniffContainer(head.subarray(0, bytesRead));
+    if (first !== 'mp3' || head.toString('latin1', 0, 3) !== 'ID3') return first;
+    // ID3v2: a 10-byte header (+10 with a footer) and a size in four 7-bit bytes.
+    const size = ((head[6] & 0x7f) << 21) | ((head[7] & 0x7f) << 14) | ((head[8] & 0x7f) << 7) | (head[9] & 0x7f);
+    const after = Buffer.alloc(16);
+    const r = await fh.read(after, 0, 16, 10 + size + (head[5] & 0x10 ? 10 : 0));
+    const next = sniffContainer(after.subarray(0, r.bytesRead));
+    return next === 'aac' || next === 'flac' ? next : 'mp3';
+  } finally {
+    await fh.close();
+  }
+}
+
+/**
+ * How ffmpeg and ffprobe read a media file: `options` force its sniffed demuxer and the `file` protocol only,
+ * `url` is the `file:` URL of its absolute path. @throws MediaError when the file is not an accepted container.
+ */
+async function inputOf(file: string): Promise<{ options: string[]; url: string }> {
+  const container = await sniffFile(file).catch(() => null);
+  if (!container) throw new MediaError('The file is not an accepted audio or video format.', '');
+  return { options: ['-f', container, '-protocol_whitelist', 'file'], url: `file:${path.resolve(file)}` };
+}
+
 export interface MediaInfo {
   /** Seconds, or null when the container does not say. */
   durationSeconds: number | null;
@@ -39,18 +117,23 @@ export interface MediaInfo {
 export interface Media {
   /** Whether ffmpeg and ffprobe can be run (checked once, then remembered). */
   available(): Promise<boolean>;
-  /** Streams and duration of a file. @throws MediaToolMissing, MediaError. */
+  /**
+   * Streams and duration of a file (read with its sniffed demuxer, see the module comment).
+   * @throws MediaToolMissing, MediaError (not an accepted container, undecodable).
+   */
   probe(file: string, opts?: { signal?: AbortSignal }): Promise<MediaInfo>;
   /**
    * Convert the audio of `input` (audio or video) to 16 kHz mono 16-bit PCM WAV at `output`.
-   * @throws MediaToolMissing, MediaError (no audio stream, undecodable input, time limit).
+   * @throws MediaToolMissing, MediaError (not an accepted container, no audio stream, undecodable input, time limit).
    */
   toSpeechWav(input: string, output: string, opts?: { signal?: AbortSignal; timeoutMs?: number }): Promise<void>;
   /**
-   * Run ffmpeg with `args` (for other areas' own conversions, e.g. video frames).
-   * @returns its stderr. @throws MediaToolMissing, MediaError.
+   * Run ffmpeg on the one file `input` (read with its sniffed demuxer, see the module comment) with the output
+   * options `args` (for other areas' own conversions, e.g. video frames or speech pieces); global options such as
+   * `-loglevel` and `-y` may stand among them.
+   * @returns its stderr. @throws MediaToolMissing, MediaError (not an accepted container, undecodable).
    */
-  ffmpeg(args: string[], opts?: { signal?: AbortSignal; timeoutMs?: number }): Promise<string>;
+  ffmpeg(input: string, args: string[], opts?: { signal?: AbortSignal; timeoutMs?: number }): Promise<string>;
 }
 
 const tail = (s: string, n = 6) => s.trim().split('\n').slice(-n).join('\n');
@@ -92,9 +175,19 @@ export function createMedia(opts: { ffmpegPath?: string; ffprobePath?: string } 
       return checked;
     },
     async probe(file, o = {}) {
+      const input = await inputOf(file);
       const { stdout } = await run(
         ffprobePath,
-        ['-v', 'error', '-show_entries', 'format=duration,format_name:stream=codec_type', '-of', 'json', file],
+        [
+          '-v',
+          'error',
+          '-show_entries',
+          'format=duration,format_name:stream=codec_type',
+          '-of',
+          'json',
+          ...input.options,
+          input.url,
+        ],
         { ...o, timeoutMs: 60_000 },
       );
       let parsed: { format?: { duration?: string; format_name?: string }; streams?: Array<{ codec_type?: string }> };
@@ -112,7 +205,8 @@ export function createMedia(opts: { ffmpegPath?: string; ffprobePath?: string } 
         format: parsed.format?.format_name ?? '',
       };
     },
-    async toSpeechWav(input, output, o = {}) {
+    async toSpeechWav(file, output, o = {}) {
+      const input = await inputOf(file);
       await run(
         ffmpegPath,
         [
@@ -121,8 +215,9 @@ export function createMedia(opts: { ffmpegPath?: string; ffprobePath?: string } 
           '-loglevel',
           'error',
           '-y',
+          ...input.options,
           '-i',
-          input,
+          input.url,
           '-vn',
           '-ac',
           '1',
@@ -137,8 +232,10 @@ export function createMedia(opts: { ffmpegPath?: string; ffprobePath?: string } 
         o,
       );
     },
-    async ffmpeg(args, o = {}) {
-      return (await run(ffmpegPath, ['-nostdin', '-hide_banner', ...args], o)).stderr;
+    async ffmpeg(file, args, o = {}) {
+      const input = await inputOf(file);
+      return (await run(ffmpegPath, ['-nostdin', '-hide_banner', ...input.options, '-i', input.url, ...args], o))
+        .stderr;
     },
   };
 }

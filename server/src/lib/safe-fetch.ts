@@ -1,6 +1,6 @@
 /**
- * Outbound HTTP to addresses a user gave (web-page and YouTube note sources): the one helper that keeps such
- * requests away from the service's own network (SSRF).
+ * Outbound HTTP to addresses a user gave (web-page and YouTube note sources, the page reader's target, a
+ * repository to clone): the one helper that keeps such requests away from the service's own network (SSRF).
  *
  * - Only `http:` and `https:` URLs, without credentials.
  * - Every address a host name resolves to must be a public unicast address: loopback, private, link-local
@@ -11,6 +11,10 @@
  * - Redirects are followed by hand (at most 5), each hop checked again.
  * - A time limit on the whole exchange and a byte limit on the body (counted as it arrives; no compression
  *   is asked for, so a small compressed body cannot expand past the limit).
+ *
+ * - A program that connects by itself (git) gets the checked addresses from `resolveOutbound` to pin its
+ *   connection to them, and must follow no redirect; a third party that fetches for us (the page reader) gets
+ *   only URLs `resolveOutbound` passed.
  *
  * `allow` names exceptions an operator configures (`OUTBOUND_ALLOW_PRIVATE`): host names (exact) and IP
  * addresses or CIDR ranges that may be reached although they are not public (an intranet page, a local
@@ -99,7 +103,7 @@ const hostAllowed = (host: string, allow: readonly string[]) =>
  * Check a URL before connecting: scheme, credentials, and an IP-literal host.
  * @returns the parsed URL. @throws FetchRefused.
  */
-export function checkUrl(raw: string, allow: readonly string[] = []): URL {
+export function checkUrl(raw: string, allow: readonly string[] = [], opts: { credentials?: boolean } = {}): URL {
   let u: URL;
   try {
     u = new URL(raw);
@@ -107,11 +111,41 @@ export function checkUrl(raw: string, allow: readonly string[] = []): URL {
     throw new FetchRefused('The address is not a valid URL.');
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new FetchRefused('Only http and https addresses.');
-  if (u.username || u.password) throw new FetchRefused('Addresses with credentials are not fetched.');
+  if (!opts.credentials && (u.username || u.password))
+    throw new FetchRefused('Addresses with credentials are not fetched.');
   const host = u.hostname.replace(/^\[|\]$/g, '');
   if (net.isIP(host) && !addressAllowed(host, allow))
     throw new FetchRefused('The address is private, loopback, link-local or reserved.');
   return u;
+}
+
+/**
+ * Check an http(s) URL under the rules above and resolve its host now, for a connection this process does not
+ * make itself: pin a program's connection to `addresses` (git's `http.curloptResolve`), or hand the URL to a third
+ * party that fetches it. A host named in `allow` is not resolved (`addresses` empty).
+ * @param opts.credentials accept `user:password@` in the URL (a private repository); refused otherwise.
+ * @returns the URL, its port and the checked addresses (every address the name resolves to).
+ * @throws FetchRefused (scheme, credentials, a non-public address); FetchFailed when the name does not resolve.
+ */
+export async function resolveOutbound(
+  raw: string,
+  allow: readonly string[] = [],
+  opts: { credentials?: boolean } = {},
+): Promise<{ url: URL; port: number; addresses: string[] }> {
+  const url = checkUrl(raw, allow, opts);
+  const port = Number(url.port) || (url.protocol === 'https:' ? 443 : 80);
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (net.isIP(host)) return { url, port, addresses: [host] };
+  if (hostAllowed(host, allow)) return { url, port, addresses: [] };
+  let list: dns.LookupAddress[];
+  try {
+    list = await dns.promises.lookup(host, { all: true });
+  } catch {
+    throw new FetchFailed('The host name could not be resolved.');
+  }
+  if (!list.length || list.some((a) => !addressAllowed(a.address, allow)))
+    throw new FetchRefused('The host resolves to a private, loopback, link-local or reserved address.');
+  return { url, port, addresses: list.map((a) => a.address) };
 }
 
 /** A DNS lookup that refuses non-public answers (runs inside the connection, so the checked address is used). */

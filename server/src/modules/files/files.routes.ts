@@ -200,7 +200,11 @@ export function filesRoutes(app: TypedApp, { files }: { files: FilesService }): 
     {
       schema: {
         tags,
-        summary: 'git clone an http(s):// or git:// repository (60 s limit)',
+        summary: 'git clone an http(s):// repository (60 s limit)',
+        description:
+          'Only http and https; the host must resolve to public addresses (400 url_not_allowed otherwise, unless ' +
+          'OUTBOUND_ALLOW_PRIVATE names it), git connects to the checked address and follows no redirect. A clone ' +
+          'that fails answers 502 clone_failed with one generic message.',
         params: ProjectParam,
         body: CloneBody,
         response: { 201: PathOk, ...errors(400, 401, 403, 404, 409, 502, 504) },

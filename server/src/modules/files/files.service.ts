@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import crypto from 'node:crypto';
+import net from 'node:net';
 import { execFile } from 'node:child_process';
 import { pipeline } from 'node:stream/promises';
 import type { Multipart } from '@fastify/multipart';
@@ -16,6 +17,7 @@ import type { Access } from '../../access/access.ts';
 import { BadRequest, Conflict, NotFound, PayloadTooLarge, Upstream } from '../../http/errors.ts';
 import { atomicWrite } from '../../lib/atomic-write.ts';
 import { projectPathRefusal, resolveInside } from '../../lib/paths.ts';
+import { FetchFailed, FetchRefused, resolveOutbound } from '../../lib/safe-fetch.ts';
 
 /** Upload limit of the specification (Limits: Files upload 100 MB). */
 export const UPLOAD_LIMIT_BYTES = 100 * 1024 * 1024;
@@ -27,6 +29,8 @@ export const READ_JSON_LIMIT_BYTES = 5 * 1024 * 1024;
 export interface FilesOptions {
   uploadLimitBytes: number;
   cloneTimeoutMs: number;
+  /** `OUTBOUND_ALLOW_PRIVATE`: non-public hosts, addresses and ranges a clone may still reach. */
+  allow: readonly string[];
 }
 
 export interface Entry {
@@ -48,19 +52,40 @@ const clash = (err: unknown) =>
     ? new Conflict('already_exists', 'Something else already exists at this path or one of its folders.')
     : err;
 
-/** A clone URL: http(s) or git only, no options smuggled as a URL. @throws BadRequest `invalid_url`. */
-export function checkCloneUrl(url: string): URL {
-  let u: URL;
+/**
+ * A clone URL: http(s) only (no git://, file://, ssh, ext::), no options smuggled as a URL, its host resolving to
+ * public addresses only (lib/safe-fetch.ts, as note sources; `allow` = `OUTBOUND_ALLOW_PRIVATE`).
+ * @returns the URL and the checked addresses to pin git's connection to (`host:port:addresses` for
+ *   `http.curloptResolve`; null for an IP literal or an allowed host name).
+ * @throws BadRequest `invalid_url` (form or scheme), `url_not_allowed` (a non-public address; decided before any
+ *   connection, so it tells nothing about what listens there); Upstream 502 `clone_failed` when the name does
+ *   not resolve.
+ */
+export async function checkCloneUrl(url: string, allow: readonly string[]): Promise<{ url: URL; pin: string | null }> {
+  if (url.startsWith('-') || /\s/.test(url))
+    throw new BadRequest('invalid_url', 'Only http:// and https:// repository URLs can be cloned.');
   try {
-    u = new URL(url);
-  } catch {
-    throw new BadRequest('invalid_url', 'The repository URL is not a valid URL.');
+    const r = await resolveOutbound(url, allow, { credentials: true });
+    if (!r.url.hostname) throw new FetchRefused('no host');
+    const bracket = (a: string) => (a.includes(':') ? `[${a}]` : a);
+    const pin =
+      r.addresses.length && !net.isIP(r.url.hostname.replace(/^\[|\]$/g, ''))
+        ? `${r.url.hostname}:${r.port}:${r.addresses.map(bracket).join(',')}`
+        : null;
+    return { url: r.url, pin };
+  } catch (err) {
+    if (err instanceof FetchFailed) throw cloneFailed();
+    if (err instanceof FetchRefused && /private|loopback|reserved/.test(err.message))
+      throw new BadRequest(
+        'url_not_allowed',
+        'This repository address is not allowed: it is private, loopback, link-local or reserved.',
+      );
+    throw new BadRequest('invalid_url', 'Only http:// and https:// repository URLs can be cloned.');
   }
-  if (!['http:', 'https:', 'git:'].includes(u.protocol) || !u.hostname || url.startsWith('-') || /\s/.test(url)) {
-    throw new BadRequest('invalid_url', 'Only http(s):// and git:// repository URLs can be cloned.');
-  }
-  return u;
 }
+
+/** The one answer of a clone git could not make: nothing of git's output (it could map the network). */
+const cloneFailed = () => new Upstream(502, 'clone_failed', 'git could not clone the repository.');
 
 /** A path of the project directory (created when missing). @throws 403 `path_outside_project`, 400 `invalid_path`. */
 const inProject = (dir: string, p: string) => resolveInside(dir, p, { create: true, refuse: projectPathRefusal });
@@ -244,13 +269,17 @@ export function createFilesService(deps: { access: Access; options: FilesOptions
     },
 
     /**
-     * `git clone --depth 1` of an http(s):// or git:// repository into `dir` (default: the repository's name),
-     * no shell, time-limited (60 s). @throws BadRequest `invalid_url`; Conflict `already_exists`;
-     * 504 `clone_timeout`; 502 `clone_failed` (nothing is left behind on failure).
+     * `git clone --depth 1` of an http(s):// repository into `dir` (default: the repository's name), no shell,
+     * time-limited (60 s), under the outbound rules of note sources: the host must resolve to public addresses
+     * (`checkCloneUrl`) and git connects to those very addresses (`http.curloptResolve`), follows no redirect
+     * (`http.followRedirects=false`, which also stops http-alternates), speaks only http and https, and reads no
+     * system or user git configuration (no `url.insteadOf`, credential helpers or proxies from there).
+     * @throws BadRequest `invalid_url` | `url_not_allowed`; Conflict `already_exists`; 504 `clone_timeout`;
+     *   502 `clone_failed` (one generic message; nothing is left behind on failure).
      */
     async clone(actor: Actor, name: string, body: { url: string; dir?: string }) {
-      const u = checkCloneUrl(body.url);
       const project = await deps.access.project(actor, name);
+      const { url: u, pin } = await checkCloneUrl(body.url, options.allow);
       const guess =
         path.posix
           .basename(u.pathname.replace(/\/+$/, ''))
@@ -270,15 +299,19 @@ export function createFilesService(deps: { access: Access; options: FilesOptions
         '-c',
         'protocol.https.allow=always',
         '-c',
-        'protocol.git.allow=always',
+        'http.followRedirects=false',
+        '-c',
+        'credential.helper=',
+        ...(pin ? ['-c', `http.curloptResolve=${pin}`] : []),
         'clone',
         '--depth',
         '1',
+        '--no-recurse-submodules',
         '--',
         u.toString(),
         abs,
       ];
-      const result = await new Promise<{ timedOut: boolean; error?: string }>((resolve) => {
+      const result = await new Promise<{ timedOut: boolean; failed: boolean }>((resolve) => {
         execFile(
           'git',
           args,
@@ -286,18 +319,24 @@ export function createFilesService(deps: { access: Access; options: FilesOptions
             timeout: options.cloneTimeoutMs,
             killSignal: 'SIGKILL',
             maxBuffer: 1024 * 1024,
-            env: { ...process.env, GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: 'echo', SSH_ASKPASS: 'echo' },
+            env: {
+              ...process.env,
+              GIT_TERMINAL_PROMPT: '0',
+              GIT_ASKPASS: 'echo',
+              SSH_ASKPASS: 'echo',
+              GIT_CONFIG_NOSYSTEM: '1',
+              GIT_CONFIG_GLOBAL: '/dev/null',
+            },
           },
-          (err, _stdout, stderr) => {
-            if (!err) return resolve({ timedOut: false });
+          (err) => {
+            if (!err) return resolve({ timedOut: false, failed: false });
             const timedOut =
               (err as { killed?: boolean }).killed === true || (err as { signal?: string }).signal === 'SIGKILL';
-            const line = String(stderr).trim().split('\n').filter(Boolean).pop() ?? err.message;
-            resolve({ timedOut, error: line.replace(/\/\/[^/@\s]*@/g, '//').slice(0, 300) });
+            resolve({ timedOut, failed: true });
           },
         );
       });
-      if (result.error !== undefined || result.timedOut) {
+      if (result.failed) {
         await fsp.rm(abs, { recursive: true, force: true });
         if (result.timedOut)
           throw new Upstream(
@@ -305,7 +344,7 @@ export function createFilesService(deps: { access: Access; options: FilesOptions
             'clone_timeout',
             `git clone did not finish within ${Math.round(options.cloneTimeoutMs / 1000)} s.`,
           );
-        throw new Upstream(502, 'clone_failed', 'git could not clone the repository.', { detail: result.error });
+        throw cloneFailed();
       }
       return { ok: true, path: rel };
     },

@@ -3,9 +3,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import net from 'node:net';
 import path from 'node:path';
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import http from 'node:http';
+import { execFileSync } from 'node:child_process';
 import { api, buildTestApp, createProject, createUser, type TestApp } from '../../../test/helpers.ts';
-import { freePort } from '../../../test/net.ts';
 import { loadConfig } from '../../config.ts';
 import { CLONE_TIMEOUT_MS, UPLOAD_LIMIT_BYTES } from './files.service.ts';
 
@@ -18,19 +18,25 @@ let other: Awaited<ReturnType<typeof createUser>>;
 let proj: Awaited<ReturnType<typeof createProject>>;
 let outsideDir: string;
 let gitRoot: string;
-let daemon: ChildProcess | undefined;
+let gitServer: http.Server;
 let gitPort: number;
 let hang: net.Server;
 let hangPort: number;
+/** A listener on 127.0.0.2 (not in OUTBOUND_ALLOW_PRIVATE): a redirect target that must never be connected to. */
+let trap: net.Server;
+let trapPort: number;
+let trapped = 0;
 
 beforeAll(async () => {
-  t = await buildTestApp({ env: { FILES_UPLOAD_LIMIT_BYTES: '4096', FILES_CLONE_TIMEOUT_MS: '1500' } });
+  t = await buildTestApp({
+    env: { FILES_UPLOAD_LIMIT_BYTES: '4096', FILES_CLONE_TIMEOUT_MS: '1500', OUTBOUND_ALLOW_PRIVATE: '127.0.0.1' },
+  });
   owner = await createUser(t);
   other = await createUser(t);
   proj = await createProject(t, owner.id, 'files');
   outsideDir = fs.mkdtempSync(path.join(os.tmpdir(), 'outside-'));
   fs.writeFileSync(path.join(outsideDir, 'secret.txt'), 'top secret');
-  // a git repository served by `git daemon` (git://)
+  // a git repository served over git's dumb HTTP protocol (static files), and a redirect into a private address
   gitRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'gitroot-'));
   const work = path.join(gitRoot, 'work');
   const git = (...a: string[]) =>
@@ -50,40 +56,33 @@ beforeAll(async () => {
   git('add', '.');
   git('commit', '-qm', 'first');
   execFileSync('git', ['clone', '-q', '--bare', work, path.join(gitRoot, 'demo.git')]);
-  gitPort = await freePort();
-  daemon = spawn(
-    'git',
-    [
-      'daemon',
-      '--reuseaddr',
-      '--export-all',
-      `--base-path=${gitRoot}`,
-      `--port=${gitPort}`,
-      '--listen=127.0.0.1',
-      gitRoot,
-    ],
-    { stdio: 'ignore' },
-  );
-  for (let i = 0; i < 50; i++) {
-    const ok = await new Promise<boolean>((r) =>
-      net
-        .connect(gitPort, '127.0.0.1')
-        .on('connect', function (this: net.Socket) {
-          this.destroy();
-          r(true);
-        })
-        .on('error', () => r(false)),
-    );
-    if (ok) break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  execFileSync('git', ['--git-dir', path.join(gitRoot, 'demo.git'), 'update-server-info']);
+  trap = net.createServer((sock) => {
+    trapped++;
+    sock.destroy();
+  });
+  await new Promise<void>((r) => trap.listen(0, '127.0.0.2', r));
+  trapPort = (trap.address() as net.AddressInfo).port;
+  gitServer = http.createServer((req, res) => {
+    const p = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname);
+    if (p.startsWith('/moved/'))
+      return res.writeHead(302, { location: `http://127.0.0.2:${trapPort}/${p.slice('/moved/'.length)}` }).end();
+    const file = path.join(gitRoot, path.normalize(p));
+    if (!file.startsWith(gitRoot) || !fs.existsSync(file) || !fs.statSync(file).isFile())
+      return res.writeHead(404).end('not found');
+    res.writeHead(200).end(fs.readFileSync(file));
+  });
+  await new Promise<void>((r) => gitServer.listen(0, '127.0.0.1', r));
+  gitPort = (gitServer.address() as net.AddressInfo).port;
   // a server that accepts connections and never answers (clone timeout)
   hang = net.createServer(() => {}).listen(0, '127.0.0.1');
   await new Promise((r) => hang.once('listening', r));
   hangPort = (hang.address() as net.AddressInfo).port;
 });
 afterAll(async () => {
-  daemon?.kill();
+  gitServer?.closeAllConnections();
+  gitServer?.close();
+  trap?.close();
   hang?.close();
   await t?.close();
   fs.rmSync(outsideDir, { recursive: true, force: true });
@@ -246,12 +245,13 @@ describe('files', () => {
     expect(trav.body.files[0].path).toBe('evil.txt');
   });
 
-  it('clones http(s)/git repositories only, within the time limit (60 s by default)', async () => {
+  it('clones http(s) repositories only, under the outbound rules, within the time limit (60 s by default)', async () => {
     expect(defaults.cloneTimeoutMs).toBe(60_000);
     expect(CLONE_TIMEOUT_MS).toBe(60_000);
     for (const url of [
       'file:///etc',
       'ssh://host/x.git',
+      `git://127.0.0.1:${gitPort}/demo.git`,
       '--upload-pack=touch /tmp/pwn',
       'ext::sh -c touch% /tmp/pwn',
       'not a url',
@@ -260,9 +260,22 @@ describe('files', () => {
       expect(r.status, url).toBe(400);
       expect(r.body.error).toBe('invalid_url');
     }
+    // Private, loopback, link-local and metadata addresses (not in OUTBOUND_ALLOW_PRIVATE) are refused before any
+    // connection, by address and by a name resolving to one: no port scanner.
+    for (const url of [
+      'http://10.0.0.5:6379/x',
+      'http://169.254.169.254/latest/meta-data/',
+      `http://127.0.0.2:${trapPort}/demo.git`,
+      `http://[::1]:${gitPort}/demo.git`,
+      `http://localhost:${gitPort}/demo.git`,
+    ]) {
+      const r = await api(t.app, 'POST', u('/clone'), { token: owner.token, body: { url, dir: 'x' } });
+      expect(r.status, url).toBe(400);
+      expect(r.body.error, url).toBe('url_not_allowed');
+    }
     const c = await api(t.app, 'POST', u('/clone'), {
       token: owner.token,
-      body: { url: `git://127.0.0.1:${gitPort}/demo.git` },
+      body: { url: `http://127.0.0.1:${gitPort}/demo.git` },
     });
     expect(c.status, JSON.stringify(c.body)).toBe(201);
     expect(c.body.path).toBe('demo');
@@ -271,7 +284,7 @@ describe('files', () => {
       (
         await api(t.app, 'POST', u('/clone'), {
           token: owner.token,
-          body: { url: `git://127.0.0.1:${gitPort}/demo.git` },
+          body: { url: `http://127.0.0.1:${gitPort}/demo.git` },
         })
       ).status,
     ).toBe(409);
@@ -279,16 +292,24 @@ describe('files', () => {
       (
         await api(t.app, 'POST', u('/clone'), {
           token: owner.token,
-          body: { url: `git://127.0.0.1:${gitPort}/demo.git`, dir: '../out' },
+          body: { url: `http://127.0.0.1:${gitPort}/demo.git`, dir: '../out' },
         })
       ).status,
     ).toBe(403);
+    // A redirect into a private address is not followed; the answer says nothing of what git saw.
+    const moved = await api(t.app, 'POST', u('/clone'), {
+      token: owner.token,
+      body: { url: `http://127.0.0.1:${gitPort}/moved/demo.git`, dir: 'moved' },
+    });
+    expect(moved.status).toBe(502);
+    expect(moved.body).toEqual({ error: 'clone_failed', message: 'git could not clone the repository.' });
+    expect(trapped).toBe(0);
     const missing = await api(t.app, 'POST', u('/clone'), {
       token: owner.token,
-      body: { url: `git://127.0.0.1:${gitPort}/missing.git`, dir: 'm' },
+      body: { url: `http://127.0.0.1:${gitPort}/missing.git`, dir: 'm' },
     });
     expect(missing.status).toBe(502);
-    expect(missing.body.error).toBe('clone_failed');
+    expect(missing.body).toEqual({ error: 'clone_failed', message: 'git could not clone the repository.' });
     expect(fs.existsSync(path.join(proj.dir, 'm'))).toBe(false);
     const slow = await api(t.app, 'POST', u('/clone'), {
       token: owner.token,

@@ -26,7 +26,7 @@ import type { UsageService } from '../usage/usage.service.ts';
 import type { ProjectsRepo } from '../projects/projects.repo.ts';
 import type { Embedder } from '../../providers/embeddings/index.ts';
 import type { KnowledgeIndex } from '../knowledge/knowledge.index.ts';
-import { queryWords } from '../knowledge/knowledge.index.ts';
+import { PLATFORM_DOC_TYPES, queryWords } from '../knowledge/knowledge.index.ts';
 import type { DocsService } from '../docs/docs.service.ts';
 import {
   CANNED_REPLY,
@@ -129,7 +129,9 @@ export function createHelpService(deps: {
         q: question,
         k: 20,
         projectIds: projects.map((p) => p.id),
+        // The platform's global documents only: a skill another user published is no instruction to this model.
         includeGlobal: true,
+        globalDocTypes: PLATFORM_DOC_TYPES,
       });
     } catch (err) {
       if (err instanceof AppError && err.statusCode === 503) {

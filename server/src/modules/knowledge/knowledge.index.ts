@@ -57,6 +57,11 @@ export interface SearchInput {
   projectIds: number[];
   /** Also search global documents (global skills, public docs). */
   includeGlobal: boolean;
+  /**
+   * With `includeGlobal`: only global documents of these types (e.g. `PLATFORM_DOC_TYPES`, leaving out the skills
+   * users published); undefined: every global document.
+   */
+  globalDocTypes?: string[];
   /** Restrict to these document types; undefined: all. */
   docTypes?: string[];
   /** Restrict to these document ids (with `docTypes`, e.g. one note's sources); undefined: all. */
@@ -92,6 +97,12 @@ export interface KnowledgeIndex {
 const RRF_K = 60;
 /** Up to this many candidate chunks the vector channel scans exactly even where an HNSW index exists. */
 export const EXACT_MAX_CANDIDATES = 20_000;
+
+/**
+ * The global documents the platform itself provides (public docs, the shipped skill catalog). A model working for a
+ * project or a user reads only these of the global ones: a skill another user published stays out of its context.
+ */
+export const PLATFORM_DOC_TYPES = ['doc', 'catalog_skill'];
 
 /** Words of a query for the full-text channel (letters/digits only, so safe inside a tsquery). */
 export function queryWords(q: string, max = 24): string[] {
@@ -156,6 +167,7 @@ export function createKnowledgeIndex(deps: {
   const scopeOf = (input: SearchInput, dims: number): ChunkScope => ({
     projectIds: input.projectIds,
     includeGlobal: input.includeGlobal,
+    globalDocTypes: input.globalDocTypes,
     docTypes: input.docTypes,
     docIds: input.docIds,
     embedder: embedder.id,

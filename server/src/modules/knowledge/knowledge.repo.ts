@@ -11,6 +11,8 @@ import type { DocType, IndexJob } from '../../lib/doc-sources.ts';
 export interface ChunkScope {
   projectIds: number[];
   includeGlobal: boolean;
+  /** With `includeGlobal`: only global documents of these types; undefined: every global document. */
+  globalDocTypes?: string[];
   /** Restrict to these document types; undefined or empty: all. */
   docTypes?: string[];
   /** Restrict to these document ids; undefined: all (an empty list matches nothing). */
@@ -63,7 +65,14 @@ const COLS = sql`c.id, c.project_id, c.doc_type, c.doc_id, c.chunk_ix, c.scope, 
 function scopeFilter(s: ChunkScope): RawBuilder<boolean> {
   const parts: RawBuilder<unknown>[] = [];
   if (s.projectIds.length) parts.push(sql`c.project_id in (${sql.join(s.projectIds)})`);
-  if (s.includeGlobal) parts.push(sql`c.scope = 'global'`);
+  if (s.includeGlobal)
+    parts.push(
+      s.globalDocTypes
+        ? s.globalDocTypes.length
+          ? sql`(c.scope = 'global' and c.doc_type in (${sql.join(s.globalDocTypes)}))`
+          : sql`false`
+        : sql`c.scope = 'global'`,
+    );
   const scope = parts.length ? sql`(${sql.join(parts, sql` or `)})` : sql`false`;
   const types = s.docTypes?.length ? sql` and c.doc_type in (${sql.join(s.docTypes)})` : sql``;
   const ids = s.docIds ? (s.docIds.length ? sql` and c.doc_id in (${sql.join(s.docIds)})` : sql` and false`) : sql``;

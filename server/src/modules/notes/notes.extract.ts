@@ -17,7 +17,7 @@ import { parseHTML } from 'linkedom';
 import mammoth from 'mammoth';
 import { extractText, getDocumentProxy } from 'unpdf';
 import { MediaError, MediaToolMissing, type Media } from '../../lib/media.ts';
-import { FetchFailed, FetchRefused, safeFetch } from '../../lib/safe-fetch.ts';
+import { FetchFailed, FetchRefused, resolveOutbound, safeFetch } from '../../lib/safe-fetch.ts';
 import { checkZipExpansion, ZipTooLarge } from '../../lib/zip-guard.ts';
 import { SpeechError, SpeechUnavailable, type SpeechProvider } from '../../providers/speech/index.ts';
 import { DOCX_INFLATED_LIMIT, type FileKind, MB } from './notes.kinds.ts';
@@ -206,10 +206,21 @@ export function htmlMainText(html: string): { title: string; text: string } {
   return { title, text: tidy };
 }
 
-/** A web page's main text: through the page reader when configured, else fetched here (SSRF rules) and read. */
+/**
+ * A web page's main text: through the page reader when configured, else fetched here (SSRF rules) and read. The
+ * page reader fetches the page itself, so the page's URL passes the same outbound rules first (http or https, a
+ * host resolving to public addresses only, unless `OUTBOUND_ALLOW_PRIVATE` names it): a reader inside the
+ * operator's network never becomes a way into it.
+ * @throws ExtractionError with the reason.
+ */
 export async function extractWeb(url: string, deps: ExtractDeps): Promise<Extracted & { title?: string }> {
   if (deps.pageReaderUrl) {
     await deps.progress('Reading the page through the page reader');
+    try {
+      await resolveOutbound(url, deps.allow);
+    } catch (err) {
+      throw fetchReason(err, 'Fetching the page');
+    }
     let res;
     try {
       // The page reader is a provider the operator configured; the user's URL is its path.

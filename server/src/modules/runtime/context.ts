@@ -1,8 +1,9 @@
 /**
  * The context a run starts with (specification: Issue updates for workers; Limits, Injected context):
  * the worker's system prompt, then the project's rules (`protocol`), then the project manifest cut to
- * 8000 characters, then the list of visible skills, then each skill named in `context_assets`
- * auto-loaded and cut to 3000 characters (through the skills port). The manifest is the first of
+ * 8000 characters, then the index of the skills the worker may use (the project's own and the platform's, never
+ * another user's published skill: skills.port.ts), bounded in entries and characters, then each skill named in
+ * `context_assets` auto-loaded and cut to 3000 characters (through the skills port). The manifest is the first of
  * `MANIFEST.md`, `manifest.md`, `README.md` found at the root of the project directory.
  */
 import fs from 'node:fs/promises';
@@ -13,6 +14,36 @@ import { focusRoots } from './builtin-tools.ts';
 export const MANIFEST_LIMIT = 8000;
 export const AUTOLOAD_SKILL_LIMIT = 3000;
 const MANIFEST_FILES = ['MANIFEST.md', 'manifest.md', 'README.md'];
+/** Most skills the prompt's skill index lists. */
+export const SKILL_INDEX_MAX = 40;
+/** Characters of one skill's description in the index (whitespace collapsed to one line). */
+export const SKILL_INDEX_DESCRIPTION = 200;
+/** Characters of the whole `# Skills` section. */
+export const SKILL_INDEX_LIMIT = 4000;
+
+/**
+ * The prompt's `# Skills` section: one line `- name: description` per skill in the given order (descriptions on
+ * one line, cut to 200 characters), at most 40 lines and 4000 characters; when skills are left out, a last line
+ * says how many. @returns null for no skills.
+ */
+export function skillIndex(list: Array<{ name: string; description: string }>): string | null {
+  if (!list.length) return null;
+  const head = '# Skills';
+  const lines: string[] = [];
+  let size = head.length;
+  for (const s of list) {
+    if (lines.length >= SKILL_INDEX_MAX) break;
+    const description = s.description.replace(/\s+/g, ' ').trim().slice(0, SKILL_INDEX_DESCRIPTION);
+    const line = `- ${s.name}: ${description}`;
+    // Keep room for the closing line.
+    if (size + 1 + line.length > SKILL_INDEX_LIMIT - 60) break;
+    lines.push(line);
+    size += 1 + line.length;
+  }
+  const left = list.length - lines.length;
+  if (left > 0) lines.push(`- (${left} more skill${left === 1 ? '' : 's'} not listed)`);
+  return [head, ...lines].join('\n');
+}
 
 async function readManifest(dir: string): Promise<string | null> {
   for (const f of MANIFEST_FILES) {
@@ -26,7 +57,7 @@ async function readManifest(dir: string): Promise<string | null> {
 export interface WorkerContext {
   /** System prompt, `# Project rules`, `# Project manifest`, `# Skills`, then one `## Skill: <name>` per auto-loaded skill. */
   parts: string[];
-  /** The skills listed (visible to the project), names and one-line descriptions. */
+  /** The skills the worker may use (the project's own, then the platform's), names and descriptions. */
   skills: Array<{ name: string; description: string }>;
   /** The auto-loaded skills (`context_assets`), each cut to 3000 characters. */
   autoloaded: Array<{ name: string; content: string }>;
@@ -52,7 +83,8 @@ export async function buildWorkerContext(input: {
   let list: WorkerContext['skills'] = [];
   if (input.skills) {
     list = await input.skills.list(project.id);
-    if (list.length) parts.push(`# Skills\n${list.map((s) => `- ${s.name}: ${s.description}`).join('\n')}`);
+    const index = skillIndex(list);
+    if (index) parts.push(index);
     for (const name of worker.context_assets) {
       const skill = await input.skills.get(project.id, name);
       if (!skill) continue;

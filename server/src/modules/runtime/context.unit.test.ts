@@ -2,7 +2,15 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { AUTOLOAD_SKILL_LIMIT, buildSystem, MANIFEST_LIMIT } from './context.ts';
+import {
+  AUTOLOAD_SKILL_LIMIT,
+  buildSystem,
+  MANIFEST_LIMIT,
+  SKILL_INDEX_DESCRIPTION,
+  SKILL_INDEX_LIMIT,
+  SKILL_INDEX_MAX,
+  skillIndex,
+} from './context.ts';
 import type { SkillsPort } from './ports.ts';
 
 /** An in-memory skills port: the given skills, visible to every project. */
@@ -98,5 +106,25 @@ describe('the context a run starts with (specification: Limits, Injected context
     });
     expect(noPort.autoloaded).toEqual([]);
     expect(noPort.system).not.toContain('# Skills');
+  });
+});
+
+describe('the skill index is bounded', () => {
+  it('lists at most 40 skills in at most 4000 characters, descriptions on one line cut to 200, and says how many were left out', () => {
+    const many = Array.from({ length: 10_000 }, (_, i) => ({ name: `skill-${i}`, description: 'x'.repeat(5000) }));
+    const index = skillIndex(many)!;
+    expect(index.length).toBeLessThanOrEqual(SKILL_INDEX_LIMIT);
+    const lines = index.split('\n');
+    expect(lines[0]).toBe('# Skills');
+    expect(lines.length - 2).toBeLessThanOrEqual(SKILL_INDEX_MAX);
+    expect(lines[1]).toBe(`- skill-0: ${'x'.repeat(SKILL_INDEX_DESCRIPTION)}`);
+    expect(lines.at(-1)).toBe(`- (${10_000 - (lines.length - 2)} more skills not listed)`);
+
+    const short = Array.from({ length: 100 }, (_, i) => ({ name: `s${i}`, description: 'one\n# Injected heading' }));
+    const capped = skillIndex(short)!.split('\n');
+    expect(capped).toHaveLength(1 + SKILL_INDEX_MAX + 1);
+    expect(capped[1]).toBe('- s0: one # Injected heading');
+    expect(capped.at(-1)).toBe('- (60 more skills not listed)');
+    expect(skillIndex([])).toBeNull();
   });
 });

@@ -51,9 +51,12 @@ export interface IssuesPort {
 }
 
 export interface SkillsPort {
-  /** The skills visible to the project (global plus its own), names and one-line descriptions. */
+  /**
+   * The skills a worker of the project may use: its own (forks and installed ones included) and those the platform
+   * ships; never another user's published global skill (skills.port.ts). Names and one-line descriptions.
+   */
   list(projectId: number): Promise<Array<{ name: string; description: string }>>;
-  /** One visible skill by name, or null. */
+  /** One of those skills by name (the project's own first), or null. */
   get(projectId: number, name: string): Promise<{ name: string; content: string } | null>;
 }
 

@@ -3,11 +3,13 @@
  * (every change of a skill) and `skill_updates` (a global skill's new version offered to a fork). Other areas
  * read skills through the functions here (the knowledge graph) or the skills service.
  */
-import type { Kysely, Transaction } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
 import type { DB } from '../../db/types.ts';
 import { DELETED_ACTOR } from '../../db/privacy-sql.ts';
 
 type Executor = Kysely<DB> | Transaction<DB>;
+/** Namespace of the per-user publishing lock (`pg_advisory_xact_lock(int, int)`). */
+const PUBLISH_LOCK = 30_024;
 export type UpdateStatus = 'pending' | 'approved' | 'rejected';
 
 /** Columns of a skill as the service reads it (`owner_project` is the project id). */
@@ -79,6 +81,10 @@ export function createSkillsRepo(db: Kysely<DB>) {
     /** One skill, or undefined. */
     byId: (id: number, ex: Executor = db) => skills(ex).where('s.id', '=', id).executeTakeFirst(),
 
+    /** The global skill of this name, or undefined. */
+    globalByName: (name: string) =>
+      skills(db).where('s.owner_project', 'is', null).where('s.name', '=', name).executeTakeFirst(),
+
     /** The global skills, by name. */
     globals: () => skills(db).where('s.owner_project', 'is', null).orderBy('s.name').execute(),
 
@@ -89,6 +95,24 @@ export function createSkillsRepo(db: Kysely<DB>) {
         .orderBy('s.name')
         .orderBy('s.owner_project')
         .execute(),
+
+    /** A project's own skills (its forks and installed skills included), by name: what its workers' prompts may hold. */
+    own: (projectId: number) => skills(db).where('s.owner_project', '=', projectId).orderBy('s.name').execute(),
+
+    /**
+     * Serialize a user's publishing for the rest of the transaction, then count the global skills they published.
+     * @returns how many global skills `userId` published.
+     */
+    async lockAndCountPublished(tx: Transaction<DB>, userId: number): Promise<number> {
+      await sql`select pg_advisory_xact_lock(${PUBLISH_LOCK}::int, ${userId}::int)`.execute(tx);
+      const r = await tx
+        .selectFrom('skills')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('owner_project', 'is', null)
+        .where('created_by', '=', userId)
+        .executeTakeFirstOrThrow();
+      return Number(r.n);
+    },
 
     /** A project's forks of global skills (those with a `forked_version`), by name. */
     forks: (projectId: number) =>

@@ -54,8 +54,20 @@ export const UpdateBody = Type.Object(
 );
 export const ForkBody = Type.Object(
   {
-    skill_id: Type.Integer({ minimum: 1, maximum: 2147483647, description: 'the global skill to fork' }),
-    name: Type.Optional(SkillName),
+    skill_id: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 2147483647,
+        description: 'the global skill to fork (an alternative to naming it); `name` is then the fork’s name',
+      }),
+    ),
+    name: Type.Optional(
+      Type.String({
+        pattern: '^[a-z0-9][a-z0-9-]{0,63}$',
+        description:
+          'lowercase slug; without skill_id: the name of the global skill to fork (the fork keeps it); with it: the fork’s name',
+      }),
+    ),
     description: Type.Optional(Description),
     content: Type.Optional(Content),
   },

@@ -26,11 +26,12 @@ import type { Actor } from '../../http/auth.ts';
 import { type Access, type ProjectRef, requireOwnerOrAdmin } from '../../access/access.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
 import type { LoadedDocument } from '../../lib/doc-sources.ts';
-import { Conflict, NotFound } from '../../http/errors.ts';
+import { BadRequest, Conflict, Forbidden, NotFound, PayloadTooLarge } from '../../http/errors.ts';
 import { atomicWrite } from '../../lib/atomic-write.ts';
 import { resolveInside } from '../../lib/paths.ts';
 import type { ProjectsRepo } from '../projects/projects.repo.ts';
 import type { SkillsRepo, UpdateStatus } from './skills.repo.ts';
+import { MAX_PUBLISHED_CONTENT, MAX_PUBLISHED_PER_USER, publishRefusal } from './skills.rules.ts';
 import type * as S from './skills.schemas.ts';
 
 export interface SkillsDeps {
@@ -112,6 +113,28 @@ export function createSkillsService(deps: SkillsDeps) {
 
   const isUniqueViolation = (err: unknown) => (err as { code?: string }).code === '23505';
 
+  /**
+   * The publishing bounds of a global skill (skills.rules.ts), checked under the publisher's lock.
+   * @param counting true for a new skill (the number of published skills is bounded), false for a change.
+   * @throws PayloadTooLarge 413 `skill_too_large`; Forbidden 403 `publish_limit`.
+   */
+  async function checkPublish(tx: Transaction<DB>, actor: Actor, content: string, counting: boolean) {
+    const published = counting ? await repo.lockAndCountPublished(tx, actor.id) : 0;
+    const refusal = publishRefusal({ published, contentLength: content.length, isAdmin: actor.isAdmin });
+    if (refusal === 'skill_too_large')
+      throw new PayloadTooLarge(
+        `A global skill holds at most ${MAX_PUBLISHED_CONTENT} characters; keep longer instructions in a project skill.`,
+        'skill_too_large',
+        { limit: MAX_PUBLISHED_CONTENT },
+      );
+    if (refusal === 'publish_limit')
+      throw new Forbidden(
+        `You have published ${MAX_PUBLISHED_PER_USER} global skills, the most one user may; delete one first.`,
+        'publish_limit',
+        { limit: MAX_PUBLISHED_PER_USER },
+      );
+  }
+
   async function insertSkill(
     actor: Actor,
     ownerProject: number | null,
@@ -121,6 +144,7 @@ export function createSkillsService(deps: SkillsDeps) {
     let stored: StoredSkill;
     try {
       stored = await repo.transaction(async (tx) => {
+        if (ownerProject === null) await checkPublish(tx, actor, body.content ?? '', true);
         const id = await repo.insert(tx, {
           ownerProject,
           name: body.name,
@@ -171,6 +195,8 @@ export function createSkillsService(deps: SkillsDeps) {
           description: body.description ?? cur.description,
           content: body.content ?? cur.content,
         };
+        if (cur.owner_project === null && body.content !== undefined)
+          await checkPublish(tx, actor, next.content, false);
         const version = cur.version + 1;
         await repo.update(tx, cur.id, { ...next, version });
         await repo.insertVersion(tx, {
@@ -333,6 +359,14 @@ export function createSkillsService(deps: SkillsDeps) {
       const project = await deps.access.project(actor, name);
       return { skills: (await named(await repo.visible(project.id))).map(out) };
     },
+    /**
+     * The project's own skills (its forks and installed skills included), never a global one: what its workers'
+     * prompts may hold (skills.port.ts). @throws as `access.project`.
+     */
+    async listOwn(actor: Actor, name: string): Promise<{ skills: Skill[] }> {
+      const project = await deps.access.project(actor, name);
+      return { skills: (await named(await repo.own(project.id))).map(out) };
+    },
     /** Create a skill owned by the project. @throws Conflict `skill_exists`. */
     async createForProject(
       actor: Actor,
@@ -365,18 +399,28 @@ export function createSkillsService(deps: SkillsDeps) {
       return { skills: (await named(await repo.forks(project.id))).map(out) };
     },
     /**
-     * Fork a global skill into the project (name, description, content default to the source's).
-     * @throws NotFound when `skill_id` is not a global skill; Conflict `skill_exists`.
+     * Fork a global skill into the project. The global skill is named by `skill_id`, or else by `name` (the body
+     * `{name, description, content}`); with `skill_id`, `name` is the fork's name. Name, description and content
+     * default to the source's.
+     * @throws BadRequest 400 `invalid_request` when neither names it; NotFound when no global skill has that id or
+     *   name; Conflict `skill_exists`.
      */
     async fork(
       actor: Actor,
       name: string,
-      body: { skill_id: number; name?: string; description?: string; content?: string },
+      body: { skill_id?: number; name?: string; description?: string; content?: string },
     ): Promise<Skill> {
       const project = await deps.access.project(actor, name);
-      const src = await repo.byId(body.skill_id);
+      if (body.skill_id === undefined && body.name === undefined)
+        throw new BadRequest('invalid_request', 'Name the global skill to fork with name or skill_id.', {
+          details: [{ path: 'body/name', message: 'name or skill_id is required' }],
+        });
+      const src = body.skill_id !== undefined ? await repo.byId(body.skill_id) : await repo.globalByName(body.name!);
       if (!src || src.owner_project !== null)
-        throw new NotFound('Only a global skill can be forked; no global skill has this id.', 'skill_not_found');
+        throw new NotFound(
+          'Only a global skill can be forked; no global skill has this id or name.',
+          'skill_not_found',
+        );
       return insertSkill(
         actor,
         project.id,

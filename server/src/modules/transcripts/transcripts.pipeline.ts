@@ -223,12 +223,11 @@ export function createTranscriptPipeline(deps: TranscriptPipelineDeps) {
       await fsp.rm(dir, { recursive: true, force: true });
       await fsp.mkdir(dir, { recursive: true });
       const stderr = await deps.media.ffmpeg(
+        sourcePath(row.source_file),
         [
           '-loglevel',
           'info',
           '-y',
-          '-i',
-          sourcePath(row.source_file),
           '-an',
           '-vf',
           `select='eq(n\\,0)+gt(scene\\,${SCENE_THRESHOLD})',showinfo,scale='min(768\\,iw)':-2`,

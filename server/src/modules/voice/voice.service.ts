@@ -12,6 +12,7 @@ import { pipeline } from 'node:stream/promises';
 import type { Multipart } from '@fastify/multipart';
 import type { Actor } from '../../http/auth.ts';
 import { AppError, BadRequest, PayloadTooLarge, TooManyRequests, Upstream } from '../../http/errors.ts';
+import { sniffFile, type Container } from '../../lib/media.ts';
 import { SpeechError, type SpeechProvider } from '../../providers/speech/index.ts';
 import type { VoiceRepo } from './voice.repo.ts';
 
@@ -37,6 +38,9 @@ const VOICE_MIMES: Record<string, string> = {
   'audio/wave': 'wav',
   'audio/vnd.wave': 'wav',
 };
+
+/** The containers a clip's bytes may be (webm is Matroska), whatever its declared type (lib/media.ts). */
+const VOICE_CONTAINERS: ReadonlySet<Container> = new Set<Container>(['matroska', 'ogg', 'wav']);
 
 /** A BCP-47 language tag, loosely (`uk`, `en-US`, `zh-Hant-TW`). */
 const LOCALE = /^[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{1,8}){0,4}$/;
@@ -71,7 +75,8 @@ export function createVoiceService(deps: {
     maxBytes: VOICE_MAX_BYTES,
     /**
      * `POST /voice/transcribe`: multipart `audio` and `locale` → `{transcript}`.
-     * @throws 400 `audio_required` | `locale_required` | `invalid_locale` | `invalid_mime` | `empty_file`;
+     * @throws 400 `audio_required` | `locale_required` | `invalid_locale` | `invalid_mime` (declared type, or bytes
+     *   that are not webm, ogg or wav) | `empty_file`;
      *   413 `payload_too_large` over 25 MB; 429 `voice_quota_exceeded` (3600 estimated seconds a day) or
      *   `voice_busy` (2 under way); 502 `speech_error` (the server answered non-200 or could not be reached);
      *   503 `speech_unavailable` (no SPEECH_URL).
@@ -115,6 +120,10 @@ export function createVoiceService(deps: {
         if (!LOCALE.test(locale)) throw new BadRequest('invalid_locale', 'locale must be a BCP-47 tag such as en-US.');
         const bytes = (await fsp.stat(tmp)).size;
         if (!bytes) throw new BadRequest('empty_file', 'The clip is empty.');
+        // Its bytes, not its declared type, decide: a playlist or any other file is never sent on (nor cut by ffmpeg).
+        const container = await sniffFile(tmp);
+        if (!container || !VOICE_CONTAINERS.has(container))
+          throw new BadRequest('invalid_mime', 'The clip must be webm, ogg or wav audio.');
         const seconds = estimateSeconds(bytes);
         const begun = await repo.begin(actor.id, seconds, {
           dailyLimit: VOICE_DAILY_SECONDS,

@@ -64,6 +64,19 @@ describe('voice dictation', () => {
       { name: 'audio', value: clip, filename: 'a.mp3', contentType: 'audio/mpeg' },
     ]);
     expect([mp3.status, mp3.body.error]).toEqual([400, 'invalid_mime']);
+    // A playlist declared as WAV is refused by its bytes and never reaches the speech server.
+    const sent = speech.requests.length;
+    const playlist = await send(u.token, [
+      { name: 'locale', value: 'en' },
+      {
+        name: 'audio',
+        value: Buffer.from('#EXTM3U\n#EXTINF:1,\n/etc/some/file.wav\n#EXT-X-ENDLIST\n'),
+        filename: 'a.wav',
+        contentType: 'audio/wav',
+      },
+    ]);
+    expect([playlist.status, playlist.body.error]).toEqual([400, 'invalid_mime']);
+    expect(speech.requests.length).toBe(sent);
     const big = await send(u.token, [
       { name: 'locale', value: 'en' },
       { name: 'audio', value: Buffer.alloc(25 * 1024 * 1024 + 10, 1), filename: 'a.wav', contentType: 'audio/wav' },

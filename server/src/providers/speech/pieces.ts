@@ -37,14 +37,11 @@ export function withPieces(base: SpeechProvider, media: Media, opts: { maxFileBy
       const dir = await fsp.mkdtemp(path.join(path.dirname(input.file), '.speech-pieces-'));
       try {
         await media.ffmpeg(
+          input.file,
           [
-            '-nostdin',
-            '-hide_banner',
             '-loglevel',
             'error',
             '-y',
-            '-i',
-            input.file,
             '-vn',
             '-ac',
             '1',

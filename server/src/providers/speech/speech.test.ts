@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -10,6 +11,9 @@ import { pieceSeconds } from './pieces.ts';
 let s: Awaited<ReturnType<typeof startSpeechStandIn>>;
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'speech-'));
 const media = createMedia();
+/** Make a test file with the system's ffmpeg (lavfi sources, which the service's ffmpeg calls never read). */
+const generate = (args: string[]) =>
+  execFileSync(process.env.FFMPEG_PATH || 'ffmpeg', ['-nostdin', '-hide_banner', '-loglevel', 'error', ...args]);
 
 beforeAll(async () => {
   s = await startSpeechStandIn();
@@ -22,7 +26,7 @@ afterAll(async () => {
 describe('ffmpeg and the speech server', () => {
   it('converts a stereo 44.1 kHz file to 16 kHz mono WAV and transcribes it through the real client', async () => {
     const src = path.join(dir, 'tone.mp3');
-    await media.ffmpeg(['-y', '-f', 'lavfi', '-i', 'sine=frequency=440:duration=2', '-ac', '2', '-ar', '44100', src]);
+    generate(['-y', '-f', 'lavfi', '-i', 'sine=frequency=440:duration=2', '-ac', '2', '-ar', '44100', src]);
     const info = await media.probe(src);
     expect(info.hasAudio).toBe(true);
     expect(info.hasVideo).toBe(false);
@@ -60,7 +64,7 @@ describe('ffmpeg and the speech server', () => {
     const small = await startSpeechStandIn({ maxBytes: 500_000 });
     try {
       const wav = path.join(dir, 'long.wav');
-      await media.ffmpeg(['-y', '-f', 'lavfi', '-i', 'sine=frequency=300:duration=40', path.join(dir, 'long.mp3')]);
+      generate(['-y', '-f', 'lavfi', '-i', 'sine=frequency=300:duration=40', path.join(dir, 'long.mp3')]);
       await media.toSpeechWav(path.join(dir, 'long.mp3'), wav);
       expect(fs.statSync(wav).size).toBeGreaterThan(1_200_000);
       const config = { speechUrl: small.url, speechModel: 'm', speechKey: undefined, speechMaxFileBytes: 500_000 };
@@ -106,9 +110,37 @@ describe('ffmpeg and the speech server', () => {
   it('names a missing ffmpeg and refuses a file that is not media', async () => {
     const missing = createMedia({ ffmpegPath: '/nonexistent/ffmpeg' });
     expect(await missing.available()).toBe(false);
-    await expect(missing.toSpeechWav('a', 'b')).rejects.toBeInstanceOf(MediaToolMissing);
+    await expect(missing.toSpeechWav(path.join(dir, 'tone.wav'), 'b')).rejects.toBeInstanceOf(MediaToolMissing);
     const junk = path.join(dir, 'junk.mp3');
     fs.writeFileSync(junk, 'not audio at all');
     await expect(media.toSpeechWav(junk, path.join(dir, 'x.wav'))).rejects.toBeInstanceOf(MediaError);
+  });
+});
+
+describe('an upload is read only as the container its bytes name', () => {
+  it('a playlist named like audio that lists a real WAV on disk is refused everywhere ffmpeg reads, and the speech server receives nothing', async () => {
+    const secret = path.join(dir, 'other-tenant', 'secret.wav');
+    fs.mkdirSync(path.dirname(secret), { recursive: true });
+    generate(['-y', '-f', 'lavfi', '-i', 'sine=frequency=440:duration=1', secret]);
+    const hls = path.join(dir, 'a.mp3');
+    fs.writeFileSync(hls, `#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:1.0,\n${secret}\n#EXT-X-ENDLIST\n`);
+    const concat = path.join(dir, 'b.wav');
+    fs.writeFileSync(concat, `ffconcat version 1.0\nfile '${secret}'\n`);
+    for (const file of [hls, concat]) {
+      await expect(media.probe(file)).rejects.toBeInstanceOf(MediaError);
+      await expect(media.toSpeechWav(file, path.join(dir, 'out.wav'))).rejects.toBeInstanceOf(MediaError);
+      await expect(media.ffmpeg(file, ['-y', path.join(dir, 'out.wav')])).rejects.toBeInstanceOf(MediaError);
+    }
+    expect(fs.existsSync(path.join(dir, 'out.wav'))).toBe(false);
+    // Through the speech client's pieces (a voice clip over the server's size): nothing is sent.
+    const before = s.requests.length;
+    const pieces = createSpeech(
+      { speechUrl: s.url, speechModel: 'm', speechKey: undefined, speechMaxFileBytes: 10 },
+      media,
+    );
+    await expect(pieces.transcribe({ file: hls })).rejects.toBeInstanceOf(MediaError);
+    expect(s.requests.length).toBe(before);
+    // The real WAV itself still reads.
+    expect((await media.probe(secret)).format).toBe('wav');
   });
 });

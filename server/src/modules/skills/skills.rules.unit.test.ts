@@ -1,0 +1,17 @@
+import { describe, expect, it } from 'vitest';
+import { MAX_PUBLISHED_CONTENT, MAX_PUBLISHED_PER_USER, publishRefusal } from './skills.rules.ts';
+
+describe('publishing global skills is bounded', () => {
+  it('refuses content over the limit and a user past the number of published skills; admins publish any number', () => {
+    const ok = { published: 0, contentLength: 10, isAdmin: false };
+    expect(publishRefusal(ok)).toBeNull();
+    expect(publishRefusal({ ...ok, contentLength: MAX_PUBLISHED_CONTENT })).toBeNull();
+    expect(publishRefusal({ ...ok, contentLength: MAX_PUBLISHED_CONTENT + 1 })).toBe('skill_too_large');
+    expect(publishRefusal({ ...ok, published: MAX_PUBLISHED_PER_USER - 1 })).toBeNull();
+    expect(publishRefusal({ ...ok, published: MAX_PUBLISHED_PER_USER })).toBe('publish_limit');
+    expect(publishRefusal({ ...ok, published: MAX_PUBLISHED_PER_USER, isAdmin: true })).toBeNull();
+    expect(publishRefusal({ published: 0, contentLength: MAX_PUBLISHED_CONTENT + 1, isAdmin: true })).toBe(
+      'skill_too_large',
+    );
+  });
+});
