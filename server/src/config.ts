@@ -147,8 +147,11 @@ export interface Config {
   speechKey: string | undefined;
   /** Largest audio file sent to the speech server in one request; longer audio goes in pieces (bytes). */
   speechMaxFileBytes: number;
-  /** ffmpeg and ffprobe binaries (Debian's `ffmpeg` package; default: on the PATH). */
-  ffmpegPath: string;
+  /**
+   * ffmpeg and ffprobe binaries as configured (`FFMPEG_PATH`, `FFPROBE_PATH`); unset: the system's on the PATH,
+   * else the copies `npm install` brought (`resolveMediaTools` in lib/media.ts).
+   */
+  ffmpegPath: string | undefined;
   ffprobePath: string | undefined;
   pageReaderUrl: string | undefined;
   /** Gettext catalogs `<dir>/<locale>/<domain>.po` (translation feedback patches them); absolute. */
@@ -302,7 +305,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     speechModel: nonEmpty(e.SPEECH_MODEL) ?? 'whisper-1',
     speechKey: nonEmpty(e.SPEECH_KEY),
     speechMaxFileBytes: e.SPEECH_MAX_FILE_BYTES ? Number(e.SPEECH_MAX_FILE_BYTES) : DEFAULT_SPEECH_MAX_FILE_BYTES,
-    ffmpegPath: nonEmpty(e.FFMPEG_PATH) ?? 'ffmpeg',
+    ffmpegPath: nonEmpty(e.FFMPEG_PATH),
     ffprobePath: nonEmpty(e.FFPROBE_PATH),
     pageReaderUrl: nonEmpty(e.PAGE_READER_URL)?.replace(/\/+$/, ''),
     localesDir: path.resolve(nonEmpty(e.LOCALES_DIR) ?? 'locales'),

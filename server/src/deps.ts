@@ -26,9 +26,11 @@ import { type BreachChecker, createBreachChecker } from './providers/breach/brea
 import { createEmbedder, type Embedder } from './providers/embeddings/index.ts';
 import { createLlmProvider, type LlmProvider } from './providers/llm/index.ts';
 import { createSpeech, type SpeechProvider } from './providers/speech/index.ts';
-import { createMedia, type Media } from './lib/media.ts';
+import { createMedia, type Media, resolveMediaTools } from './lib/media.ts';
+import { type Capabilities, createCapabilities } from './lib/capabilities.ts';
 import { createMailer, type Mailer } from './providers/mail/mail.ts';
 import { type ContainerRuntime, createContainerRuntime } from './providers/containers/index.ts';
+import { createDockerRuntime } from './providers/containers/docker-runtime.ts';
 import { createBotApiMessenger } from './providers/messenger/bot-api.ts';
 import type { Messenger } from './providers/messenger/messenger.ts';
 import { createSealer, type Sealer } from './secrets/crypto.ts';
@@ -68,8 +70,10 @@ export interface AppDeps {
   embeddings: Embedder;
   /** Speech to text (`SPEECH_URL`, OpenAI-compatible); unavailable without it. */
   speech: SpeechProvider;
-  /** ffmpeg/ffprobe (`FFMPEG_PATH`, `FFPROBE_PATH`). */
+  /** ffmpeg/ffprobe (`FFMPEG_PATH`, `FFPROBE_PATH`, else the system's, else the copies npm installed). */
   media: Media;
+  /** The optional tools of this machine and what each one's absence costs (start line, `/readyz`). */
+  capabilities: Capabilities;
   /** The messenger's bot API (`MESSENGER_API_URL`). */
   messenger: Messenger;
   /** The engine that executes agent runs (built-in model loop). */
@@ -96,8 +100,15 @@ export function createDeps(
   const sealer = overrides.sealer ?? createSealer(keys.secretEncryptionKey);
   const db = database.db;
   const llm = overrides.llm ?? createLlmProvider(config);
-  const media = overrides.media ?? createMedia({ ffmpegPath: config.ffmpegPath, ffprobePath: config.ffprobePath });
+  const mediaTools = resolveMediaTools({ ffmpegPath: config.ffmpegPath, ffprobePath: config.ffprobePath });
+  const media =
+    overrides.media ?? createMedia({ ffmpegPath: mediaTools.ffmpeg.path, ffprobePath: mediaTools.ffprobe.path });
   const bus = overrides.bus ?? createBus(database, log);
+  const containers = overrides.containers ?? createContainerRuntime(config);
+  const docker =
+    containers.kind === 'docker'
+      ? containers
+      : createDockerRuntime({ dockerHost: config.dockerHost, image: config.cloud.image });
   return {
     config,
     database,
@@ -121,10 +132,18 @@ export function createDeps(
     embeddings: overrides.embeddings ?? createEmbedder(config),
     speech: overrides.speech ?? createSpeech(config, media),
     media,
+    capabilities:
+      overrides.capabilities ??
+      createCapabilities({
+        config,
+        media: mediaTools,
+        sandboxCheck: containers.kind === 'process' ? () => containers.check() : undefined,
+        dockerPing: () => docker.check(),
+      }),
     messenger: overrides.messenger ?? createBotApiMessenger(config.messengerApiUrl),
     agentEngine: overrides.agentEngine ?? createBuiltinEngine(llm),
     agentTools: overrides.agentTools ?? createDefaultToolRegistry(),
     payments: overrides.payments ?? createPayprov(config.payprovApiUrl),
-    containers: overrides.containers ?? createContainerRuntime(config),
+    containers,
   };
 }

@@ -163,6 +163,18 @@ async function seededCopy(prefix: string): Promise<string> {
     seeded = tempDir('seed');
     const s = await start(seeded);
     expect(await s.ready(), s.stdout() + s.stderr()).toBe(true);
+    // The first start talks: one line, written out at once, with the address, the database and each optional tool.
+    const deadline = Date.now() + 5_000;
+    while (!s.stdout().includes('ready: open') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    const line = s
+      .stdout()
+      .split('\n')
+      .find((l) => l.includes('ready: open'));
+    expect(line, s.stdout()).toBeDefined();
+    const msg = JSON.parse(line!).msg as string;
+    expect(msg).toContain(`open ${s.url} | database: embedded PostgreSQL (PGlite, pgvector) in ${seeded}`);
+    for (const tool of ['ffmpeg', 'ffprobe', 'bubblewrap', 'git', 'yt-dlp', 'docker'])
+      expect(msg).toContain(`| ${tool}: `);
     s.proc.kill('SIGTERM');
     expect(await exitWithin(s, 20_000)).toBe(0);
   }

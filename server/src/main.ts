@@ -23,6 +23,8 @@ import { type App, buildApp } from './app.ts';
 import { createDeps } from './deps.ts';
 import { loggerOptions } from './http/logging.ts';
 import { createLogDestination } from './lib/log-destination.ts';
+import { startLine } from './lib/capabilities.ts';
+import { SERVICE_VERSION } from './lib/version.ts';
 
 /** A repeat of the first shutdown signal within this many ms is the same request (see `onSignal`). */
 const DUPLICATE_SIGNAL_MS = 1000;
@@ -175,10 +177,29 @@ async function main() {
     throw e.code ? listenError(config.host, config.port, e) : err;
   }
   step('listen');
+  // The start line (docs/operations.md, The first start): where to open the service, the database, and each optional
+  // tool present or missing with what that costs. Written out at once (flushSync), not left in the log's buffer.
+  const capabilities = await deps.capabilities.list();
+  const shownHost = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
+  const url =
+    config.appUrl !== `http://${config.host}:${config.port}` ? config.appUrl : `http://${shownHost}:${config.port}`;
+  const databaseText =
+    database.kind === 'pglite'
+      ? `embedded PostgreSQL (PGlite, pgvector) in ${database.location}`
+      : `PostgreSQL server${database.vector ? ' with pgvector' : ' (no pgvector: exact-scan search)'}`;
   log.info(
-    { ms: Math.round(performance.now()), steps, rss_mib: Math.round(process.memoryUsage().rss / 2 ** 20) },
-    'started',
+    {
+      version: SERVICE_VERSION,
+      url,
+      database: database.kind,
+      capabilities: Object.fromEntries(capabilities.map((c) => [c.name, c.present])),
+      ms: Math.round(performance.now()),
+      steps,
+      rss_mib: Math.round(process.memoryUsage().rss / 2 ** 20),
+    },
+    startLine({ url, database: databaseText, version: SERVICE_VERSION, capabilities }),
   );
+  destination.flushSync();
 }
 
 main().catch((err) => {

@@ -181,7 +181,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
   });
 
   // Accounts and usage: everything else asks these.
-  const system = createSystemService({ db, database, breach: deps.breach });
+  const system = createSystemService({ db, database, breach: deps.breach, capabilities: deps.capabilities });
   const usage = createUsageService({ repo: usageRepo, owners: accountsRepo, instanceId: instances.id });
   const settings = createSettingsService({ repo: accountsRepo, sealer });
   const llmKeys = createLlmKeys({ settings, secrets });

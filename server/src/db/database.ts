@@ -21,7 +21,10 @@ export interface Database {
   location?: string;
   /** True when the pgvector extension is installed (decided at open; see `detectVector`). */
   vector: boolean;
-  /** Raw SQL for libraries that bring their own statements (the job queue). Multi-statement text is allowed without values. */
+  /**
+   * Raw SQL for libraries that bring their own statements (the job queue). Multi-statement text is allowed without
+   * values; its answer holds the rows of every statement, in order.
+   */
   executeSql(text: string, values?: unknown[]): Promise<{ rows: any[] }>;
   /** Embedded only: the data directory as an uncompressed tarball (tests clone a template this way). */
   dump?(): Promise<Blob>;
@@ -76,8 +79,9 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
         const client = await pool.connect();
         try {
           const res = await client.query(text, values as any[] | undefined);
-          const last = Array.isArray(res) ? res[res.length - 1] : res;
-          return { rows: last?.rows ?? [] };
+          // A multi-statement text answers the rows of every statement in order, as pg-boss's own Db does (its
+          // maintenance claim looks for the advisory lock's row among them).
+          return { rows: Array.isArray(res) ? res.flatMap((r) => r.rows ?? []) : (res.rows ?? []) };
         } catch (err) {
           // A multi-statement text with its own BEGIN (pg-boss's schema install, which two instances starting
           // together race on) leaves the session inside the aborted transaction: end it before the connection
@@ -127,7 +131,7 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
       return lock.run(async () => {
         if (!values || values.length === 0) {
           const results = await pglite.exec(text);
-          return { rows: results[results.length - 1]?.rows ?? [] };
+          return { rows: results.flatMap((r) => r.rows ?? []) };
         }
         const res = await pglite.query(text, values as any[]);
         return { rows: res.rows as any[] };

@@ -1,8 +1,12 @@
 /**
- * Audio and video through the system's ffmpeg and ffprobe (`FFMPEG_PATH`, `FFPROBE_PATH`; Debian's `ffmpeg`
- * package): probing a file and converting it to what the speech server takes (16 kHz mono 16-bit WAV). Both
- * run as child processes without a shell, read and write files (never the whole media in memory), and stop
- * at their time limit or when the caller's signal aborts.
+ * Audio and video through ffmpeg and ffprobe: probing a file and converting it to what the speech server takes
+ * (16 kHz mono 16-bit WAV). Both run as child processes without a shell, read and write files (never the whole
+ * media in memory), and stop at their time limit or when the caller's signal aborts.
+ *
+ * Which binaries (`resolveMediaTools`, docs/configuration.md, Model providers): `FFMPEG_PATH` / `FFPROBE_PATH`
+ * when set; else the system's (Debian's `ffmpeg` package, found on the PATH); else the static builds that
+ * `npm install` brings (`@ffmpeg-installer/ffmpeg`, `@ffprobe-installer/ffprobe`: the binaries are inside the
+ * registry's packages, for Linux, macOS and Windows on x64 and arm64).
  *
  * An uploaded file is never left to ffmpeg's format detection: a playlist (HLS, concat, …) named `a.mp3` would
  * make ffmpeg read whatever files or URLs it lists. Every input is read with the demuxer its magic bytes name
@@ -12,7 +16,9 @@
  */
 import { execFile } from 'node:child_process';
 import fsp from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import path from 'node:path';
+import which from 'which';
 
 /** ffmpeg or ffprobe is not installed where the configuration says. */
 export class MediaToolMissing extends Error {
@@ -134,6 +140,56 @@ export interface Media {
    * @returns its stderr. @throws MediaToolMissing, MediaError (not an accepted container, undecodable).
    */
   ffmpeg(input: string, args: string[], opts?: { signal?: AbortSignal; timeoutMs?: number }): Promise<string>;
+}
+
+/** Where a media tool is taken from: the configuration, the system's PATH, the npm package, or nowhere. */
+export type ToolSource = 'configured' | 'system' | 'npm' | 'none';
+
+export interface ToolLocation {
+  /** The binary to run (absolute unless configured otherwise; the bare name when nowhere found). */
+  path: string;
+  source: ToolSource;
+}
+
+const requireCjs = createRequire(import.meta.url);
+
+/** The binary an `@ffmpeg-installer` / `@ffprobe-installer` package installed for this platform, if any. */
+function npmBinary(pkg: '@ffmpeg-installer/ffmpeg' | '@ffprobe-installer/ffprobe'): string | undefined {
+  try {
+    // Each throws on a platform it has no build for, or when the optional platform package was not installed.
+    return (requireCjs(pkg) as { path: string }).path;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Choose the ffmpeg and ffprobe binaries: the configured path (`FFMPEG_PATH`, `FFPROBE_PATH`; ffprobe defaults
+ * to the one beside a configured absolute ffmpeg when it exists), else the system's on `PATH`, else the copy
+ * `npm install` brought. Nothing is run here; `source: 'none'` means neither was found.
+ * @param opts.path the search path (default `process.env.PATH`).
+ */
+export function resolveMediaTools(opts: { ffmpegPath?: string; ffprobePath?: string; path?: string } = {}): {
+  ffmpeg: ToolLocation;
+  ffprobe: ToolLocation;
+} {
+  const onPath = (name: string) =>
+    which.sync(name, { nothrow: true, ...(opts.path !== undefined ? { path: opts.path } : {}) }) ?? undefined;
+  const find = (name: 'ffmpeg' | 'ffprobe', configured: string | undefined): ToolLocation => {
+    if (configured) return { path: configured, source: 'configured' };
+    const system = onPath(name);
+    if (system) return { path: system, source: 'system' };
+    const npm = npmBinary(name === 'ffmpeg' ? '@ffmpeg-installer/ffmpeg' : '@ffprobe-installer/ffprobe');
+    if (npm) return { path: npm, source: 'npm' };
+    return { path: name, source: 'none' };
+  };
+  const ffmpeg = find('ffmpeg', opts.ffmpegPath);
+  let ffprobeConfigured = opts.ffprobePath;
+  if (!ffprobeConfigured && opts.ffmpegPath && path.isAbsolute(opts.ffmpegPath)) {
+    const beside = path.join(path.dirname(opts.ffmpegPath), 'ffprobe');
+    if (which.sync(beside, { nothrow: true })) ffprobeConfigured = beside;
+  }
+  return { ffmpeg, ffprobe: find('ffprobe', ffprobeConfigured) };
 }
 
 const tail = (s: string, n = 6) => s.trim().split('\n').slice(-n).join('\n');

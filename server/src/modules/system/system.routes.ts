@@ -4,6 +4,26 @@ import { errors } from '../../http/schemas.ts';
 import type { TypedApp } from '../../http/typed-app.ts';
 import type { SystemService } from './system.service.ts';
 
+const CapabilitySchema = Type.Object({
+  name: Type.Union([
+    Type.Literal('ffmpeg'),
+    Type.Literal('ffprobe'),
+    Type.Literal('bubblewrap'),
+    Type.Literal('git'),
+    Type.Literal('yt-dlp'),
+    Type.Literal('docker'),
+  ]),
+  present: Type.Boolean(),
+  source: Type.Optional(
+    Type.Union([Type.Literal('configured'), Type.Literal('system'), Type.Literal('npm')], {
+      description: 'configured (FFMPEG_PATH …), the system, or the copy npm install brought',
+    }),
+  ),
+  version: Type.Optional(Type.String()),
+  cost: Type.String({ description: 'What does not work without it' }),
+  add: Type.String({ description: 'How to add it' }),
+});
+
 export function systemRoutes(app: TypedApp, { system }: { system: SystemService }): void {
   app.get(
     '/healthz',
@@ -33,6 +53,10 @@ export function systemRoutes(app: TypedApp, { system }: { system: SystemService 
               },
               { description: 'Optional dependencies; a degraded one does not make the service unready' },
             ),
+            capabilities: Type.Array(CapabilitySchema, {
+              description:
+                'Optional tools of the machine (ffmpeg, ffprobe, bubblewrap, git, yt-dlp, docker): a missing one does not make the service unready',
+            }),
           }),
           503: errors(503)[503],
         },

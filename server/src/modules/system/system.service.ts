@@ -1,13 +1,15 @@
 /**
- * Health and readiness (our own additions: `GET /healthz`, `GET /readyz`). Ready means the database
- * answers and no migration is pending. Dependencies the service can run without are reported in `checks`
+ * Health and readiness (`GET /healthz`, `GET /readyz`; docs/operations.md, Health and readiness). Ready means the
+ * database answers and no migration is pending. Dependencies the service can run without are reported in `checks`
  * (`ok` or `degraded`, `off` when not configured) without making it unready: the breached-password range
- * API (passwords are accepted unchecked while it is down).
+ * API (passwords are accepted unchecked while it is down). The optional tools of the machine (ffmpeg, ffprobe,
+ * bubblewrap, git, yt-dlp, Docker) are listed in `capabilities`, present or missing with what that costs.
  */
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../../db/database.ts';
 import { migrationsApplied } from '../../db/migrate.ts';
 import type { DB } from '../../db/types.ts';
+import type { Capabilities, Capability } from '../../lib/capabilities.ts';
 import type { BreachChecker, BreachStatus } from '../../providers/breach/breach.ts';
 
 export type Readiness =
@@ -16,6 +18,7 @@ export type Readiness =
       database: string;
       vector_search: 'pgvector-hnsw' | 'exact-scan';
       checks: { breach: BreachStatus };
+      capabilities: Capability[];
     }
   | { ok: false; reason: 'migrations_pending' | 'database_unreachable' };
 
@@ -23,11 +26,13 @@ export function createSystemService(deps: {
   db: Kysely<DB>;
   database: Pick<Database, 'kind' | 'vector'>;
   breach: Pick<BreachChecker, 'status'>;
+  capabilities: Capabilities;
 }) {
   return {
     /**
      * `GET /readyz`: the database answers and every migration is applied, with the state of the optional
-     * dependencies (`checks.breach`: `ok`, `degraded` while the range API cannot be reached, `off`). Never throws.
+     * dependencies (`checks.breach`: `ok`, `degraded` while the range API cannot be reached, `off`) and the
+     * optional tools (`capabilities`, checked at most once a minute). Never throws.
      */
     async readiness(): Promise<Readiness> {
       try {
@@ -38,6 +43,7 @@ export function createSystemService(deps: {
           database: deps.database.kind,
           vector_search: deps.database.vector ? 'pgvector-hnsw' : 'exact-scan',
           checks: { breach: deps.breach.status() },
+          capabilities: await deps.capabilities.list(),
         };
       } catch {
         return { ok: false, reason: 'database_unreachable' };

@@ -48,6 +48,19 @@ describe('health and readiness', () => {
     expect(typeof res.body.vector_search).toBe('string');
   });
 
+  it('/readyz lists the optional tools, present or missing with their cost and how to add them', async () => {
+    const res = await api(t.app, 'GET', '/readyz');
+    const caps = res.body.capabilities as Array<{ name: string; present: boolean; cost: string; add: string }>;
+    expect(caps.map((c) => c.name)).toEqual(['ffmpeg', 'ffprobe', 'bubblewrap', 'git', 'yt-dlp', 'docker']);
+    for (const c of caps) {
+      expect(typeof c.present).toBe('boolean');
+      expect(c.cost.length).toBeGreaterThan(0);
+      expect(c.add.length).toBeGreaterThan(0);
+    }
+    // ffmpeg is always there: the system's, or the copy npm install brought.
+    expect(caps.find((c) => c.name === 'ffmpeg')).toMatchObject({ present: true });
+  });
+
   it('/readyz answers 503 not_ready in the error envelope when the database is closed', async () => {
     const other = await buildTestApp();
     // The job queue stops first: a poller completing a job on a closed pool would be an unhandled rejection.
