@@ -125,6 +125,6 @@ export function createDeps(
     agentEngine: overrides.agentEngine ?? createBuiltinEngine(llm),
     agentTools: overrides.agentTools ?? createDefaultToolRegistry(),
     payments: overrides.payments ?? createPayprov(config.payprovApiUrl),
-    containers: overrides.containers ?? createContainerRuntime(config),
+    containers: overrides.containers ?? createContainerRuntime(config, log),
   };
 }
