@@ -75,6 +75,7 @@ export const EnvSchema = Type.Object({
   CLOUD_IMAGE: Type.Optional(Type.String({ pattern: '^(|[A-Za-z0-9][A-Za-z0-9._/:@-]{0,254})$' })),
   CLOUD_CODEHOST_SSH: Type.Optional(Type.String({ pattern: '^(|[A-Za-z0-9._-]+@[A-Za-z0-9.-]+)$' })),
   CLOUD_TERMINAL_IDLE_MS: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,7}$' })),
+  CLOUD_ALLOW_UNCAPPED: Bool01,
   // Messenger workers' pollers (long polling of bound bots).
   MESSENGER_POLL_TIMEOUT_S: Type.Optional(
     Type.String({ pattern: '^([1-9]|[1-4][0-9]|50)$', description: 'a whole number of seconds from 1 to 50' }),
@@ -165,9 +166,10 @@ export interface Config {
   dockerHost: string | undefined;
   /**
    * Cloud containers: the Docker image (`CLOUD_IMAGE`), the code host's SSH login tested by ssh-verify
-   * (`CLOUD_CODEHOST_SSH`), and the terminal socket's idle timeout (`CLOUD_TERMINAL_IDLE_MS`, 120 s).
+   * (`CLOUD_CODEHOST_SSH`), the terminal socket's idle timeout (`CLOUD_TERMINAL_IDLE_MS`, 120 s), and whether
+   * sandboxes may run without kernel caps where the server cannot enforce them (`CLOUD_ALLOW_UNCAPPED`, off).
    */
-  cloud: { image: string; codehostSsh: string; terminalIdleMs: number };
+  cloud: { image: string; codehostSsh: string; terminalIdleMs: number; allowUncapped: boolean };
   trustProxy: boolean;
   disableMessengerNotify: boolean;
   /** The built web UI's folder (`index.html`, `assets/`); `undefined`: the checkout's `web/dist`. */
@@ -327,6 +329,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       image: nonEmpty(e.CLOUD_IMAGE) ?? 'debian:bookworm-slim',
       codehostSsh: nonEmpty(e.CLOUD_CODEHOST_SSH) ?? 'git@github.com',
       terminalIdleMs: e.CLOUD_TERMINAL_IDLE_MS ? Number(e.CLOUD_TERMINAL_IDLE_MS) : 120_000,
+      allowUncapped: truthy(e.CLOUD_ALLOW_UNCAPPED),
     },
     trustProxy: truthy(e.TRUST_PROXY),
     disableMessengerNotify: truthy(e.CRM_DISABLE_MESSENGER_NOTIFY),

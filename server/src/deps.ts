@@ -104,7 +104,7 @@ export function createDeps(
   const media =
     overrides.media ?? createMedia({ ffmpegPath: mediaTools.ffmpeg.path, ffprobePath: mediaTools.ffprobe.path });
   const bus = overrides.bus ?? createBus(database, log);
-  const containers = overrides.containers ?? createContainerRuntime(config);
+  const containers = overrides.containers ?? createContainerRuntime(config, log);
   const docker =
     containers.kind === 'docker'
       ? containers

@@ -28,7 +28,7 @@ export function cloudRoutes(app: TypedApp, { cloud }: { cloud: CloudService }): 
         tags,
         summary: 'Create your cloud container (idempotent: an existing one is answered as it is)',
         description:
-          'Needs the cloud plan (402 `cloud_plan_required`). 503 `container_runtime_unavailable` when this server cannot run containers.',
+          "Needs the cloud plan (402 `cloud_plan_required`). 503 `container_runtime_unavailable` when this server cannot run containers, `container_caps_unavailable` when it cannot enforce their caps (processes, memory, CPU), `container_layout_unsafe` when a sandbox would see the server's own files.",
         response: { 200: S.ProvisionAnswer, ...errors(401, 402, 502, 503) },
       },
     },

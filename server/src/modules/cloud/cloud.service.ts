@@ -96,7 +96,7 @@ const provisionView = (r: ContainerRow): ProvisionAnswer => ({
   codehost_authed: r.codehost_authed,
 });
 
-const unavailable = (err: RuntimeUnavailable) => new Upstream(503, 'container_runtime_unavailable', err.message);
+const unavailable = (err: RuntimeUnavailable) => new Upstream(503, err.code, err.message);
 
 /** Strip terminal escape sequences and carriage returns from a line of pty output. */
 export function cleanLine(s: string): string {

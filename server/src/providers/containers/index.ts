@@ -6,12 +6,17 @@ import { type ContainerRuntime, createNoRuntime } from './runtime.ts';
 
 export * from './runtime.ts';
 
-/** Build the runtime `config.containerRuntime` names. Nothing is contacted until first use. */
+/**
+ * Build the runtime `config.containerRuntime` names. Nothing is contacted until first use.
+ * @param log warnings of the runtime (sandboxes run uncapped under `CLOUD_ALLOW_UNCAPPED`).
+ */
 export function createContainerRuntime(
   config: Pick<Config, 'containerRuntime' | 'dockerHost' | 'dataDir' | 'cloud'>,
+  log?: { warn(o: object, m: string): void },
 ): ContainerRuntime {
   if (config.containerRuntime === 'docker')
     return createDockerRuntime({ dockerHost: config.dockerHost, image: config.cloud.image });
-  if (config.containerRuntime === 'process') return createProcessRuntime({ dataDir: config.dataDir });
+  if (config.containerRuntime === 'process')
+    return createProcessRuntime({ dataDir: config.dataDir, allowUncapped: config.cloud.allowUncapped, log });
   return createNoRuntime();
 }

@@ -16,13 +16,26 @@
  * each sandbox has its own PID namespace), resume SIGCONT, remove SIGKILL. The pty of the terminal comes
  * from util-linux's `script`, resizes through `stty -F` on the pty's device.
  *
- * Limits of this runtime (the Docker one has them): no CPU, memory or process caps, and no network.
+ * Caps, enforced by the kernel (cgroups.ts): every process of a user's sandbox (init, terminal, commands) joins
+ * the user's control group — 200 processes, 2 GB memory without extra swap, 1.5 CPUs — before it starts; the
+ * sandbox runs under a host uid of its own (`uidBase + userId`, never the service's), so a fork bomb or a runaway
+ * process inside cannot exhaust the service's processes; user namespaces cannot be nested (`--disable-userns`);
+ * `/tmp` is a 256 MB tmpfs. The launch (as root): join the groups, enter a private mount namespace where the
+ * user's folder is bound at `/tmp` (so the sandbox uid reaches its home without any access to `DATA_DIR`), switch
+ * to the sandbox uid with no privilege gain (`setpriv --no-new-privs`), then exec bwrap.
+ * `check` refuses (503 `container_caps_unavailable`) where these cannot be enforced — not root, no writable
+ * pids/memory/cpu controllers, a bwrap without `--disable-userns` — unless the operator allows uncapped sandboxes
+ * (`CLOUD_ALLOW_UNCAPPED`, docs/configuration.md), and always refuses (503 `container_layout_unsafe`) when
+ * `DATA_DIR` or the service's checkout lies under a folder the sandbox sees (`/usr`, `/etc/…`).
+ * The sandbox has no network.
  */
 import { execFile, spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
+import { CHECKOUT_ROOT } from '../../lib/checkout.ts';
+import { createSandboxCgroups, SANDBOX_CAPS, type SandboxCgroups } from './cgroups.ts';
 import {
   type ContainerRuntime,
   type ExecResult,
@@ -58,14 +71,78 @@ export interface ProcessRuntimeOptions {
   dataDir: string;
   /** The bwrap binary (default `bwrap` on the PATH). */
   bwrapPath?: string;
+  /**
+   * Run sandboxes without the kernel caps where they cannot be enforced (`CLOUD_ALLOW_UNCAPPED`): then the
+   * sandbox runs as the service's own uid, with no process, memory or CPU cap. Default false: 503.
+   */
+  allowUncapped?: boolean;
+  /** The cgroup filesystem (default `/sys/fs/cgroup`). */
+  cgroupRoot?: string;
+  /** The service's checkout (default: the one holding this code); it must not be visible in the sandbox. */
+  checkoutDir?: string;
+  /** User N's sandbox runs as host uid and gid `uidBase + N` (default 1 500 000 000). */
+  uidBase?: number;
+  /** Warnings (uncapped sandboxes). */
+  log?: { warn(o: object, m: string): void };
 }
+
+/** The first host uid of sandboxes: far above system and login accounts and rootless container ranges. */
+export const SANDBOX_UID_BASE = 1_500_000_000;
+
+/** Host folders bound into every sandbox (read-only): `/usr`, the `/bin`-like top folders, files of `/etc`. */
+export const boundHostPaths = (): string[] => [
+  '/usr',
+  ...['/bin', '/lib', '/lib64', '/lib32', '/sbin'],
+  ...ETC_FILES.map((f) => `/etc/${f}`),
+];
+
+/**
+ * Which of the service's own folders a sandbox would see: those at or under a host path bound into it.
+ * @returns one line per problem (empty when the layout is safe).
+ */
+export function exposedServicePaths(own: { dataDir: string; checkoutDir: string }, bound: string[]): string[] {
+  const problems: string[] = [];
+  const under = (p: string, b: string) => p === b || p.startsWith(b.endsWith('/') ? b : `${b}/`);
+  const real = (p: string) => {
+    try {
+      return fs.realpathSync(p);
+    } catch {
+      return path.resolve(p);
+    }
+  };
+  for (const [name, p] of [
+    ['DATA_DIR', own.dataDir],
+    ['the checkout', own.checkoutDir],
+  ] as const) {
+    for (const candidate of new Set([path.resolve(p), real(p)])) {
+      const b = bound.find((x) => under(candidate, x) || under(candidate, real(x)));
+      if (b) {
+        problems.push(`${name} (${candidate}) lies under ${b}, which every sandbox sees`);
+        break;
+      }
+    }
+  }
+  return problems;
+}
+
+/**
+ * The launch as root (argv after `sh -c`): join each cgroup.procs file given before `--`, enter a private mount
+ * namespace, bind the user's folder ($1) at /tmp, switch to uid and gid $2 with no privilege gain, exec the rest.
+ */
+const LAUNCH = [
+  'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift',
+  'exec unshare --mount --propagation private -- /bin/sh -c \'mount --rbind "$1" /tmp || exit 125; id=$2; shift 2; exec setpriv --reuid "$id" --regid "$id" --clear-groups --no-new-privs -- "$@"\' crm-sandbox "$@"',
+].join('\n');
 
 /**
  * The marker every process of user `userId`'s container carries: the user and a tag of the service's data
  * directory, so two services on one host (or two test runs) never take each other's processes for their own.
  */
-export const markerOf = (userId: number, dataDir: string) =>
-  `crm-cloud-${crypto.createHash('sha256').update(path.resolve(dataDir)).digest('hex').slice(0, 10)}-u${userId}`;
+export const markerOf = (userId: number, dataDir: string) => `crm-cloud-${dataDirTag(dataDir)}-u${userId}`;
+
+/** A short tag of the service's data directory (10 hex digits): names its markers and its cgroup of sandboxes. */
+export const dataDirTag = (dataDir: string) =>
+  crypto.createHash('sha256').update(path.resolve(dataDir)).digest('hex').slice(0, 10);
 
 /** A shell-quoted word (single quotes). */
 const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
@@ -130,19 +207,41 @@ const signalAll = (procs: ProcInfo[], sig: NodeJS.Signals) => {
   }
 };
 
+/** Hand a folder and everything in it (links themselves, not their targets) to `uid` (group `uid` too). */
+async function chownTree(dir: string, uid: number): Promise<void> {
+  await fsp.lchown(dir, uid, uid);
+  for (const e of await fsp.readdir(dir, { withFileTypes: true })) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) await chownTree(p, uid);
+    else await fsp.lchown(p, uid, uid);
+  }
+}
+
 /** The `process` runtime over `opts.dataDir`. */
 export function createProcessRuntime(opts: ProcessRuntimeOptions): ContainerRuntime {
   const bwrap = opts.bwrapPath ?? 'bwrap';
+  const uidBase = opts.uidBase ?? SANDBOX_UID_BASE;
   const rootOf = (userId: number) => path.join(opts.dataDir, 'cloud', `u${userId}`);
   const homeOf = (userId: number) => path.join(rootOf(userId), 'home');
   const initPidFile = (userId: number) => path.join(rootOf(userId), 'init.pid');
+  const uidOf = (userId: number) => uidBase + userId;
+  const cgroups: SandboxCgroups = createSandboxCgroups({
+    tag: dataDirTag(opts.dataDir),
+    root: opts.cgroupRoot,
+  });
+  /** How sandboxes start here (decided by `check`): capped (own uid, cgroups) or, when allowed, not. */
+  let capped = true;
 
-  /** The bwrap arguments of user `userId`'s sandbox. */
+  /**
+   * The bwrap arguments of user `userId`'s sandbox. `src` is where the launch sees the user's folder: `/tmp`
+   * when capped (bound there in a private mount namespace), the folder itself otherwise.
+   */
   const sandboxArgs = (userId: number, extra: string[]): string[] => {
-    const root = rootOf(userId);
+    const src = capped ? '/tmp' : rootOf(userId);
     const args = [
       '--unshare-all',
       '--unshare-user',
+      '--disable-userns',
       '--uid',
       '1000',
       '--gid',
@@ -184,19 +283,21 @@ export function createProcessRuntime(opts: ProcessRuntimeOptions): ContainerRunt
     for (const f of ETC_FILES) args.push('--ro-bind-try', `/etc/${f}`, `/etc/${f}`);
     args.push(
       '--ro-bind',
-      path.join(root, 'etc', 'passwd'),
+      path.join(src, 'etc', 'passwd'),
       '/etc/passwd',
       '--ro-bind',
-      path.join(root, 'etc', 'group'),
+      path.join(src, 'etc', 'group'),
       '/etc/group',
       '--proc',
       '/proc',
       '--dev',
       '/dev',
+      '--size',
+      String(SANDBOX_CAPS.tmpBytes),
       '--tmpfs',
       '/tmp',
       '--bind',
-      homeOf(userId),
+      path.join(src, 'home'),
       SANDBOX_HOME,
       '--chdir',
       SANDBOX_HOME,
@@ -205,54 +306,150 @@ export function createProcessRuntime(opts: ProcessRuntimeOptions): ContainerRunt
     return args;
   };
 
-  /** Make the home and the sandbox's own passwd/group files. */
+  /**
+   * The command line that starts bwrap with `args` for user `userId`: capped, through the launch (its cgroups
+   * made and limited first); uncapped, bwrap itself.
+   */
+  const launch = async (userId: number, args: string[]): Promise<string[]> => {
+    if (!capped) return [bwrap, ...args];
+    const procs = await cgroups.ensure(userId, SANDBOX_CAPS);
+    return [
+      '/bin/sh',
+      '-c',
+      LAUNCH,
+      'crm-sandbox',
+      ...procs,
+      '--',
+      rootOf(userId),
+      String(uidOf(userId)),
+      bwrap,
+      ...args,
+    ];
+  };
+
+  /**
+   * Make the home and the sandbox's own passwd/group files. Capped: the user's folder is traversable (mode
+   * 0711, root's) and the home belongs to the sandbox uid (an older home is handed over once).
+   */
   const prepare = async (userId: number) => {
     const root = rootOf(userId);
-    await fsp.mkdir(homeOf(userId), { recursive: true, mode: 0o700 });
+    const home = homeOf(userId);
+    await fsp.mkdir(home, { recursive: true, mode: 0o700 });
     await fsp.mkdir(path.join(root, 'etc'), { recursive: true });
     const shell = fs.existsSync('/bin/bash') ? '/bin/bash' : '/bin/sh';
-    await fsp.writeFile(path.join(root, 'etc', 'passwd'), `user:x:1000:1000:user:${SANDBOX_HOME}:${shell}\n`);
-    await fsp.writeFile(path.join(root, 'etc', 'group'), 'user:x:1000:\n');
+    await fsp.writeFile(path.join(root, 'etc', 'passwd'), `user:x:1000:1000:user:${SANDBOX_HOME}:${shell}\n`, {
+      mode: 0o644,
+    });
+    await fsp.writeFile(path.join(root, 'etc', 'group'), 'user:x:1000:\n', { mode: 0o644 });
+    if (!capped) return;
+    await fsp.chmod(root, 0o711);
+    const uid = uidOf(userId);
+    if ((await fsp.stat(home)).uid !== uid) await chownTree(home, uid);
   };
 
   let checked: Promise<void> | undefined;
   let checkedAt = 0;
+  /** Can bwrap make a sandbox (with `--disable-userns`) here? Run through `argv0 …` (the launch when capped). */
+  const probe = (argv: string[]) =>
+    new Promise<void>((resolve, reject) => {
+      execFile(argv[0], argv.slice(1), { timeout: 10_000 }, (err, _out, stderr) => {
+        if (!err) return resolve();
+        const missing = (err as NodeJS.ErrnoException).code === 'ENOENT';
+        reject(
+          new RuntimeUnavailable(
+            missing
+              ? 'The process runtime needs bubblewrap (bwrap), which is not installed.'
+              : 'The process runtime cannot create sandboxes on this machine (namespaces are not available).',
+            String(stderr || err.message).slice(0, 500),
+          ),
+        );
+      });
+    });
+  const probeArgs = (disableUserns: boolean) => [
+    '--unshare-all',
+    '--unshare-user',
+    ...(disableUserns ? ['--disable-userns'] : []),
+    '--cap-drop',
+    'ALL',
+    '--ro-bind',
+    '/',
+    '/',
+    '--proc',
+    '/proc',
+    '--dev',
+    '/dev',
+    '--',
+    '/bin/true',
+  ];
+  /** Why the caps cannot be enforced here (empty: they can). */
+  const capsProblems = async (): Promise<string[]> => {
+    const problems: string[] = [];
+    if (process.getuid?.() !== 0)
+      problems.push('the service does not run as root (needed to switch uid and join cgroups)');
+    else {
+      try {
+        await cgroups.check();
+      } catch (err) {
+        problems.push(`cgroups: ${(err as Error).message}`);
+      }
+    }
+    try {
+      await probe([bwrap, ...probeArgs(true)]);
+    } catch (err) {
+      if ((err as RuntimeUnavailable).detail?.includes('disable-userns'))
+        problems.push('bwrap is too old for --disable-userns (0.8.0 or later needed)');
+      else throw err;
+    }
+    return problems;
+  };
+  const doCheck = async () => {
+    const exposed = exposedServicePaths(
+      { dataDir: opts.dataDir, checkoutDir: opts.checkoutDir ?? CHECKOUT_ROOT },
+      boundHostPaths(),
+    );
+    if (exposed.length)
+      throw new RuntimeUnavailable(
+        "Cloud sandboxes would see this server's own files; the operator must move them.",
+        exposed.join('; '),
+        'container_layout_unsafe',
+      );
+    const problems = await capsProblems();
+    if (problems.length && !opts.allowUncapped)
+      throw new RuntimeUnavailable(
+        "This server cannot enforce the cloud sandbox's limits (processes, memory, CPU).",
+        problems.join('; '),
+        'container_caps_unavailable',
+      );
+    capped = problems.length === 0;
+    if (!capped) {
+      opts.log?.warn({ problems }, 'cloud sandboxes run WITHOUT process, memory and CPU caps (CLOUD_ALLOW_UNCAPPED)');
+      await probe([bwrap, ...probeArgs(!problems.some((p) => p.includes('disable-userns')))]);
+      return;
+    }
+    // The real launch, end to end, once: cgroup join, mount namespace, uid switch, bwrap.
+    await fsp.mkdir(path.join(opts.dataDir, 'cloud'), { recursive: true });
+    const procs = await cgroups.ensure(0, SANDBOX_CAPS);
+    try {
+      await probe([
+        '/bin/sh',
+        '-c',
+        LAUNCH,
+        'crm-sandbox',
+        ...procs,
+        '--',
+        path.join(opts.dataDir, 'cloud'),
+        String(uidBase),
+        bwrap,
+        ...probeArgs(true),
+      ]);
+    } finally {
+      await cgroups.remove(0);
+    }
+  };
   const check = (): Promise<void> => {
     // A success is remembered; a failure is tried again after 30 s.
     if (checked && (checkedAt === 0 || Date.now() - checkedAt < 30_000)) return checked;
-    checked = new Promise<void>((resolve, reject) => {
-      execFile(
-        bwrap,
-        [
-          '--unshare-all',
-          '--unshare-user',
-          '--cap-drop',
-          'ALL',
-          '--ro-bind',
-          '/',
-          '/',
-          '--proc',
-          '/proc',
-          '--dev',
-          '/dev',
-          '--',
-          '/bin/true',
-        ],
-        { timeout: 10_000 },
-        (err, _out, stderr) => {
-          if (!err) return resolve();
-          const missing = (err as NodeJS.ErrnoException).code === 'ENOENT';
-          reject(
-            new RuntimeUnavailable(
-              missing
-                ? 'The process runtime needs bubblewrap (bwrap), which is not installed.'
-                : 'The process runtime cannot create sandboxes on this machine (namespaces are not available).',
-              String(stderr || err.message).slice(0, 500),
-            ),
-          );
-        },
-      );
-    }).then(
+    checked = doCheck().then(
       () => {
         checkedAt = 0;
       },
@@ -284,7 +481,8 @@ export function createProcessRuntime(opts: ProcessRuntimeOptions): ContainerRunt
       await prepare(userId);
       const old = initAlive(userId);
       if (!old) {
-        const child = spawn(bwrap, sandboxArgs(userId, ['--', 'sleep', 'infinity']), {
+        const argv = await launch(userId, sandboxArgs(userId, ['--', 'sleep', 'infinity']));
+        const child = spawn(argv[0], argv.slice(1), {
           detached: true,
           stdio: 'ignore',
         });
@@ -335,6 +533,8 @@ export function createProcessRuntime(opts: ProcessRuntimeOptions): ContainerRunt
         signalAll(procs, 'SIGCONT');
         await new Promise((r) => setTimeout(r, 50));
       }
+      // Whatever is left in the user's control group (it holds every process of the sandbox), then the group.
+      await cgroups.remove(userId);
       // Retried: a sandbox still exiting (or a concurrent request) may write into the tree while it is removed.
       await fsp.rm(rootOf(userId), { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
     },
@@ -342,7 +542,8 @@ export function createProcessRuntime(opts: ProcessRuntimeOptions): ContainerRunt
     async exec(_id, userId, argv, o = {}): Promise<ExecResult> {
       await check();
       await prepare(userId);
-      const child = spawn(bwrap, sandboxArgs(userId, ['--die-with-parent', '--new-session', '--', ...argv]), {
+      const cmd = await launch(userId, sandboxArgs(userId, ['--die-with-parent', '--new-session', '--', ...argv]));
+      const child = spawn(cmd[0], cmd.slice(1), {
         stdio: ['pipe', 'pipe', 'pipe'],
         detached: true,
       });
@@ -378,10 +579,12 @@ export function createProcessRuntime(opts: ProcessRuntimeOptions): ContainerRunt
       await check();
       await prepare(userId);
       const shellBin = fs.existsSync('/bin/bash') ? '/bin/bash' : '/bin/sh';
-      const inner = sandboxArgs(userId, ['--die-with-parent', '--', shellBin, '-i']).map(quote).join(' ');
+      const inner = (await launch(userId, sandboxArgs(userId, ['--die-with-parent', '--', shellBin, '-i'])))
+        .map(quote)
+        .join(' ');
       const cols = Math.max(1, Math.min(1000, Math.floor(size.cols)));
       const rows = Math.max(1, Math.min(1000, Math.floor(size.rows)));
-      const cmd = `stty rows ${rows} cols ${cols} 2>/dev/null; exec ${quote(bwrap)} ${inner}`;
+      const cmd = `stty rows ${rows} cols ${cols} 2>/dev/null; exec ${inner}`;
       const child = spawn('script', ['-qfec', cmd, '/dev/null'], {
         stdio: ['pipe', 'pipe', 'pipe'],
         detached: true,

@@ -8,12 +8,20 @@
  * service answers as 503 `container_runtime_unavailable`.
  */
 
-/** The runtime cannot run containers here (missing tool or engine, no namespaces). */
+/**
+ * The runtime cannot run containers here (missing tool or engine, no namespaces), or cannot run them safely:
+ * `code` says which (`container_runtime_unavailable`; `container_caps_unavailable` when the kernel caps cannot
+ * be enforced; `container_layout_unsafe` when the service's own files would be visible inside).
+ */
 export class RuntimeUnavailable extends Error {
   constructor(
     message: string,
     /** Why, for the log only (may name paths or addresses). */
     readonly detail = '',
+    readonly code:
+      | 'container_runtime_unavailable'
+      | 'container_caps_unavailable'
+      | 'container_layout_unsafe' = 'container_runtime_unavailable',
   ) {
     super(message);
     this.name = 'RuntimeUnavailable';
