@@ -15,7 +15,16 @@ import path from 'node:path';
 
 /** Which area owns each table. */
 const OWNERS: Record<string, string[]> = {
-  accounts: ['users', 'invites', 'signups', 'email_tokens', 'beta_waitlist', 'account_settings', 'auth_events'],
+  accounts: [
+    'users',
+    'invites',
+    'signups',
+    'email_tokens',
+    'beta_waitlist',
+    'account_settings',
+    'auth_events',
+    'access_tokens',
+  ],
   usage: ['token_usage', 'trials', 'token_reservations'],
   projects: ['projects', 'active_issue_bindings'],
   workers: ['workers', 'worker_templates'],
@@ -42,6 +51,8 @@ const OWNERS: Record<string, string[]> = {
   // Meeting transcripts and voice dictation.
   transcripts: ['transcripts', 'transcript_lease'],
   voice: ['voice_usage', 'voice_jobs'],
+  // The MCP server and workers' outside MCP servers.
+  mcp: ['mcp_servers'],
 };
 
 /**

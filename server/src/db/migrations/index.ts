@@ -24,6 +24,8 @@ import * as m20261124_1801 from './20261124_1801_messenger_sage.ts';
 import * as m20261124_1101 from './20261124_1101_notes.ts';
 // Meeting transcripts and voice dictation.
 import * as m20261124_1201 from './20261124_1201_transcripts_voice.ts';
+// Access tokens, device credentials, outside MCP servers of workers.
+import * as m20261125_2801 from './20261125_2801_access_tokens_mcp.ts';
 
 export const migrations: Record<string, Migration> = {
   '20261121_0001_foundation': m0001,
@@ -46,4 +48,6 @@ export const migrations: Record<string, Migration> = {
   '20261124_1101_notes': m20261124_1101,
   // Meeting transcripts and voice dictation.
   '20261124_1201_transcripts_voice': m20261124_1201,
+  // Access tokens, device credentials, outside MCP servers of workers.
+  '20261125_2801_access_tokens_mcp': m20261125_2801,
 };
