@@ -15,7 +15,16 @@ import path from 'node:path';
 
 /** Which area owns each table. */
 const OWNERS: Record<string, string[]> = {
-  accounts: ['users', 'invites', 'signups', 'email_tokens', 'beta_waitlist', 'account_settings', 'auth_events'],
+  accounts: [
+    'users',
+    'invites',
+    'signups',
+    'email_tokens',
+    'beta_waitlist',
+    'account_settings',
+    'auth_events',
+    'access_tokens',
+  ],
   usage: ['token_usage', 'trials', 'token_reservations'],
   projects: ['projects', 'active_issue_bindings'],
   workers: ['workers', 'worker_templates'],
@@ -44,6 +53,8 @@ const OWNERS: Record<string, string[]> = {
   voice: ['voice_usage', 'voice_jobs'],
   // The processes of the service and their leases (crash recovery).
   instances: ['instances'],
+  // The MCP server and workers' outside MCP servers.
+  mcp: ['mcp_servers'],
 };
 
 /**

@@ -210,7 +210,10 @@ export function buildProgram(hooks) {
     .option('--no-browser', 'only print the link')
     .action(async (o, cmd) => {
       const server = serverOf(cmd);
-      const link = await request({ server }, 'POST', '/api/cli/link');
+      // The link issues this device's own credential, named after it and revocable from the devices list.
+      const link = await request({ server }, 'POST', '/api/cli/link', {
+        body: { device_id: deviceId(), hostname: os.hostname().slice(0, 255) },
+      });
       say(`Open ${link.url} and confirm the code ${link.code} (valid 10 minutes).`);
       if (o.browser && !process.env.ARC_NO_BROWSER) openBrowser(link.url);
       /** @type {any} */
@@ -501,6 +504,8 @@ export async function main(argv) {
     } else if (err instanceof CliError) {
       process.stderr.write(`arc: ${err.message}\n`);
       code = err.exitCode;
+      // This device's credential was revoked (the devices list) or has expired: forget it.
+      if (err.errorCode === 'token_revoked' || err.errorCode === 'token_expired') removeAuth();
     } else {
       process.stderr.write(`arc: ${err instanceof Error ? err.message : String(err)}\n`);
       code = EXIT.error;

@@ -110,6 +110,7 @@ export async function buildApp(
     tokens: deps.tokens,
     operatorEmail: deps.config.operatorEmail,
     userCache: deps.userCache,
+    accessTokens: services.tokens.verifier,
   });
   registerRoutes(app.withTypeProvider<TypeBoxTypeProvider>(), services);
   installDrainOnClose(app);

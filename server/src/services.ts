@@ -16,6 +16,8 @@ import { createAccountsService } from './modules/accounts/accounts.service.ts';
 import { createInvitesService } from './modules/accounts/invites.service.ts';
 import { createLlmKeys } from './modules/accounts/llm-keys.ts';
 import { createSettingsService } from './modules/accounts/settings.service.ts';
+import { createTokensRepo } from './modules/accounts/tokens.repo.ts';
+import { createTokensService } from './modules/accounts/tokens.service.ts';
 import { createAnalyticsRepo } from './modules/analytics/analytics.repo.ts';
 import { createRuntimeAnalytics } from './modules/analytics/runtime-analytics.service.ts';
 import { createChatRepo } from './modules/chat/chat.repo.ts';
@@ -199,6 +201,9 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     log,
   });
   const invites = createInvitesService({ repo: accountsRepo, mailer, appUrl: config.appUrl });
+  // Access tokens and the CLI's device credentials (the auth hook verifies them through `tokens.verifier`).
+  const tokensRepo = createTokensRepo(db);
+  const tokens = createTokensService({ repo: tokensRepo, events: accountsRepo, projects: projectsRepo, access });
 
   // Cloud containers (before the runtime: a message resumes its project owner's paused container).
   const cloud = createCloudService({
@@ -477,6 +482,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     access,
     activity,
     accounts,
+    credentials: tokens,
     projects: projectsRepo,
     workers: workersRepo,
     skills: createSkillsPort({ skills, access, shipped: catalog.skills }),
@@ -565,6 +571,8 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     sagePersonalData(sageRepo),
     { area: 'export_history', eraseUser: (tx, userId) => privacyRepo.eraseUser(tx, userId) },
     projectsPersonalData({ repo: projectsRepo, projectDir: access.projectDir, storage }),
+    // Access tokens go with the account (the rows cascade); the export lists them without their hashes.
+    { area: 'access_tokens', exportUser: (userId) => tokensRepo.exportUser(userId) },
     ...accountsPersonalData({ repo: accountsRepo, outbox: eraseOutboxFor, secretAuthors: forgetSecretAuthor }),
   ];
   const privacy = createPrivacyService({
@@ -626,6 +634,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     accounts,
     invites,
     settings,
+    tokens,
     issues,
     skills,
     wiki,

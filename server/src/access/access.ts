@@ -50,7 +50,7 @@ export interface Access {
    * Resolve the project `name` for `actor` (a name names one project across the service): the project when
    * the actor owns it or is an admin.
    * @throws NotFound `project_not_found` when no project has that name; Forbidden 403 `forbidden` when it
-   *   belongs to someone else.
+   *   belongs to someone else, `token_project` when the caller's access token is bound to another project.
    */
   project(actor: Actor, name: string): Promise<ProjectRef>;
   /** Working directory of a project id under DATA_DIR. */
@@ -96,6 +96,9 @@ export function createAccess(db: Kysely<DB>, dataDir: string): Access {
         .executeTakeFirst();
       if (!row) throw new NotFound(`Project '${name}' was not found.`, 'project_not_found');
       if (!canAccessProject(actor, row)) throw new Forbidden('You do not have access to this project.', 'forbidden');
+      // An access token bound to one project reaches no other (docs/api.md, Access tokens).
+      if (actor.grant && actor.grant.projectId !== null && actor.grant.projectId !== row.id)
+        throw new Forbidden(`This token is limited to the project ${actor.grant.projectName}.`, 'token_project');
       return { ...row, config: (row.config ?? {}) as Record<string, unknown>, dir: projectDir(row.id) };
     },
   };

@@ -152,6 +152,8 @@ export interface ProjectsWorkersTables {
     messenger_bot_username: string | null;
     /** Last heartbeat of the worker's live terminal session (written by the runtime). */
     session_seen_at: Timestamp | null;
+    /** Names of the project's outside MCP servers whose tools the worker uses. */
+    mcp_servers: JsonDefault<string[]>;
   };
   worker_templates: {
     id: Generated<number>;
@@ -568,7 +570,8 @@ export interface DB
     MessengerSageTables,
     NotesTables,
     TranscriptVoiceTables,
-    InstanceTables {}
+    InstanceTables,
+    AccessMcpTables {}
 
 /** The processes of the service and their leases (migration 20261125_0100_instance_leases). */
 export interface InstanceTables {
@@ -612,6 +615,9 @@ export interface CliTables {
     expires_at: Timestamp;
     confirmed_at: Timestamp | null;
     claimed_at: Timestamp | null;
+    /** The device that asked for the link (its credential is tied to it), when the CLI said. */
+    device_id: string | null;
+    hostname: string | null;
   };
   cli_transcripts: {
     id: Generated<number>;
@@ -794,4 +800,39 @@ export interface TranscriptVoiceTables {
   transcript_lease: { id: number; holder: string | null; transcript_id: number | null; expires_at: TimestampDefault };
   voice_usage: { user_id: number; day: string; seconds: Generated<number> };
   voice_jobs: { id: Generated<number>; user_id: number; started_at: TimestampDefault; expires_at: Timestamp };
+}
+
+/** Access tokens and device credentials (accounts), outside MCP servers (mcp); migration 20261125_2801. */
+export interface AccessMcpTables {
+  access_tokens: {
+    id: Generated<number>;
+    user_id: number;
+    name: string;
+    kind: Generated<'personal' | 'device'>;
+    /** SHA-256 (hex) of the token; the token itself is never stored. */
+    token_hash: string;
+    /** The token's first characters, shown to tell tokens apart. */
+    prefix: string;
+    scopes: JsonDefault<Array<'read' | 'write' | 'admin'>>;
+    project_id: number | null;
+    device_id: string | null;
+    created_at: TimestampDefault;
+    expires_at: Timestamp | null;
+    last_used_at: Timestamp | null;
+    last_used_ip: string | null;
+    revoked_at: Timestamp | null;
+  };
+  mcp_servers: {
+    id: Generated<number>;
+    project_id: number;
+    name: string;
+    url: string;
+    /** The headers as one JSON object, sealed (AES-256-GCM); never answered. */
+    headers_enc: string | null;
+    header_names: JsonDefault<string[]>;
+    tools: JsonDefault<Array<{ name: string; description: string }>>;
+    created_by: number | null;
+    created_at: TimestampDefault;
+    updated_at: TimestampDefault;
+  };
 }

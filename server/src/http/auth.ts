@@ -8,11 +8,16 @@
  * Every request checks the stored user row (read through `UserCache` below, which every instance keeps in
  * step): `pv` below the stored `password_version` gives 401 asking for a new login; when the database cannot
  * be reached the check passes on the token's own claims (rule 4).
+ *
+ * Access tokens (`arc_pat_…`, `arc_dev_…`; docs/api.md, Access tokens) are checked by the `AccessTokenVerifier`
+ * (the accounts area's token service) and then bounded by `checkGrant`: `read` for GET, `write` for the rest,
+ * one project when bound, never on admin routes or routes marked `config.accessToken: 'refused'` (password,
+ * tokens, export, erasure). A route marked `'per-call'` (the MCP server) checks the scopes itself.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/types.ts';
-import { Forbidden, Unauthorized } from './errors.ts';
+import { AppError, Forbidden, Unauthorized, Upstream } from './errors.ts';
 import type { TokenClaims, Tokens } from './tokens.ts';
 import type { Bus } from '../lib/bus.ts';
 
@@ -23,9 +28,69 @@ export interface Actor extends Omit<AuthUserRow, 'password_version' | 'chat_id' 
   isAdmin: boolean;
   /** The operator account (`OPERATOR_EMAIL`): sees all users' workers in `GET /workers`. */
   isOperator: boolean;
+  /** Set when the caller came with an access token: what the token allows (absent: a session token). */
+  grant?: TokenGrant;
 }
 
 export type AuthMode = 'public' | 'user' | 'admin';
+
+/** What an access token allows (docs/api.md, Access tokens). */
+export interface TokenGrant {
+  tokenId: number;
+  /** `personal` (made by its user) or `device` (the CLI's device link). */
+  kind: 'personal' | 'device';
+  /** `read`: GET and streams; `write`: everything else a user may do (and reading); `admin`: an admin's rights. */
+  scopes: ReadonlyArray<'read' | 'write' | 'admin'>;
+  /** The one project the token is bound to, or null for all of its user's. */
+  projectId: number | null;
+  projectName: string | null;
+}
+
+/** Checks access tokens for the auth hook (the accounts area's token service implements it). */
+export interface AccessTokenVerifier {
+  /** Whether `token` has the access-token form (anything else is taken for a session token). */
+  matches(token: string): boolean;
+  /**
+   * Read from the store on every call (a revocation counts from the next request, on every instance).
+   * @returns the token's user row and grant.
+   * @throws Unauthorized (unknown, revoked, expired); TooManyRequests 429 past the failed-attempt limit.
+   */
+  verify(
+    token: string,
+    meta: { ip: string; userAgent?: string },
+  ): Promise<{ user: Omit<AuthUserRow, 'password_version'>; grant: TokenGrant }>;
+}
+
+/** Whether a grant has a scope; `write` includes reading. */
+export const grantAllows = (grant: Pick<TokenGrant, 'scopes'>, scope: 'read' | 'write'): boolean =>
+  grant.scopes.includes(scope) || (scope === 'read' && grant.scopes.includes('write'));
+
+/**
+ * Pure: may an access token with `grant` call this route? (docs/api.md, Access tokens.)
+ * @param route.url the route's pattern (`/api/crm/projects/:name/issues`), `params` its parameters.
+ * @throws Forbidden 403: `session_required` (admin routes, routes marked `refused`), `insufficient_scope`
+ *   (`required` names the scope), `token_project` (a project-bound token elsewhere).
+ */
+export function checkGrant(
+  grant: TokenGrant,
+  route: { mode: AuthMode; method: string; url: string; params: unknown; accessToken?: 'refused' | 'per-call' },
+): void {
+  if (route.mode === 'admin' || route.accessToken === 'refused')
+    throw new Forbidden('This action needs a signed-in session; access tokens cannot do it.', 'session_required');
+  if (route.accessToken === 'per-call') return;
+  const required = route.method === 'GET' || route.method === 'HEAD' ? 'read' : 'write';
+  if (!grantAllows(grant, required))
+    throw new Forbidden(`This token lacks the ${required} scope.`, 'insufficient_scope', { required });
+  if (grant.projectName === null || route.url === '/api/auth/me') return;
+  const params = (route.params ?? {}) as Record<string, unknown>;
+  const named = /\/projects\/:name(\/|$)/.test(route.url)
+    ? params.name
+    : route.url.includes('/:project')
+      ? params.project
+      : undefined;
+  if (named !== grant.projectName)
+    throw new Forbidden(`This token is limited to the project ${grant.projectName}.`, 'token_project');
+}
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -34,6 +99,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     auth?: AuthMode;
     queryToken?: boolean;
+    /** Access tokens: `refused` (session only), `per-call` (the handler checks scopes); default by method. */
+    accessToken?: 'refused' | 'per-call';
   }
 }
 
@@ -162,7 +229,13 @@ export function createUserCache(opts: { bus?: Bus; ttlMs?: number; max?: number 
 
 export function installAuth(
   app: FastifyInstance,
-  deps: { db: Kysely<DB>; tokens: Tokens; operatorEmail?: string; userCache?: UserCache },
+  deps: {
+    db: Kysely<DB>;
+    tokens: Tokens;
+    operatorEmail?: string;
+    userCache?: UserCache;
+    accessTokens?: AccessTokenVerifier;
+  },
 ): void {
   app.decorateRequest('actor', undefined);
 
@@ -201,8 +274,38 @@ export function installAuth(
       throw new Forbidden('This action needs an administrator.', 'admin_required');
   };
 
+  /** An access token: verified against the store (never on its own claims), then bounded by `checkGrant`. */
+  const authenticateAccessToken = async (req: FastifyRequest, mode: AuthMode, token: string): Promise<void> => {
+    let verified: Awaited<ReturnType<AccessTokenVerifier['verify']>>;
+    try {
+      verified = await deps.accessTokens!.verify(token, { ip: req.ip, userAgent: req.headers['user-agent'] });
+    } catch (err) {
+      if (mode === 'public') return;
+      if (err instanceof AppError) throw err;
+      req.log.warn({ err: (err as Error).message }, 'token store unreachable; access token refused');
+      throw new Upstream(503, 'auth_unavailable', 'Access tokens cannot be checked right now; try again.');
+    }
+    const actor = actorFromUser(verified.user, deps.operatorEmail);
+    const grant = verified.grant;
+    const cfg = req.routeOptions.config;
+    try {
+      checkGrant(grant, {
+        mode,
+        method: req.method,
+        url: req.routeOptions.url ?? '',
+        params: req.params,
+        accessToken: cfg?.accessToken,
+      });
+    } catch (err) {
+      if (mode === 'public') return; // a public route answers as for an anonymous caller
+      throw err;
+    }
+    req.actor = { ...actor, isAdmin: actor.isAdmin && grant.scopes.includes('admin'), grant };
+  };
+
   /** The full path: verify the token, read the user row. */
   const authenticate = async (req: FastifyRequest, mode: AuthMode, token: string): Promise<void> => {
+    if (deps.accessTokens?.matches(token)) return authenticateAccessToken(req, mode, token);
     const claims = await deps.tokens.verify(token);
     if (!claims || 'expired' in claims) {
       if (mode === 'public') return;

@@ -26,6 +26,8 @@ import * as m20261124_1101 from './20261124_1101_notes.ts';
 import * as m20261124_1201 from './20261124_1201_transcripts_voice.ts';
 // Crash recovery: instance leases, run journals, reservations charged after a crash.
 import * as m20261125_0100 from './20261125_0100_instance_leases.ts';
+// Access tokens, device credentials, outside MCP servers of workers.
+import * as m20261125_2801 from './20261125_2801_access_tokens_mcp.ts';
 
 export const migrations: Record<string, Migration> = {
   '20261121_0001_foundation': m0001,
@@ -50,4 +52,6 @@ export const migrations: Record<string, Migration> = {
   '20261124_1201_transcripts_voice': m20261124_1201,
   // Crash recovery: instance leases, run journals, reservations charged after a crash.
   '20261125_0100_instance_leases': m20261125_0100,
+  // Access tokens, device credentials, outside MCP servers of workers.
+  '20261125_2801_access_tokens_mcp': m20261125_2801,
 };

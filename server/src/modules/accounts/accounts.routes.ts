@@ -109,6 +109,7 @@ export function accountsRoutes(
   app.post(
     '/api/auth/change-password',
     {
+      config: { accessToken: 'refused' },
       schema: {
         tags,
         summary: 'Change the password; earlier tokens stop working',

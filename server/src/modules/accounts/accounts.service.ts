@@ -182,14 +182,15 @@ export function createAccountsService(deps: AccountsDeps) {
     },
 
     /**
-     * A fresh token for user `id`, signed in elsewhere (a CLI device link that user confirmed), with an auth event
-     * `cli_login`. @returns `{token, user}`, or undefined when the user no longer exists.
+     * A login of user `id` signed in elsewhere (a CLI device link that user confirmed): an auth event `cli_login`;
+     * `issue` makes the credential (the device's access token). @returns `{token, user}`, or undefined when the
+     * user no longer exists.
      */
-    async tokenForUser(id: number, meta: RequestMeta) {
+    async loginElsewhere(id: number, meta: RequestMeta, issue: (userId: number) => Promise<string>) {
       const row = await repo.userById(id);
       if (!row) return undefined;
       await authEvent(row.id, 'cli_login', meta);
-      return { token: await issueToken(row), user: toPublicUser(row) };
+      return { token: await issue(row.id), user: toPublicUser(row) };
     },
 
     /** POST /api/auth/verify-email `{token}` → `{ok:true, email_verified:true}`; 400 `invalid_token` when unknown, used or expired. */

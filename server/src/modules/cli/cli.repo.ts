@@ -120,6 +120,16 @@ export function createCliRepo(db: Kysely<DB>) {
         .limit(limit)
         .execute(),
 
+    /** Forget one of the user's devices (its check-ins). @returns whether there was one. */
+    async removeDevice(userId: number, deviceId: string): Promise<boolean> {
+      const r = await db
+        .deleteFrom('cli_devices')
+        .where('user_id', '=', userId)
+        .where('device_id', '=', deviceId)
+        .executeTakeFirst();
+      return Number(r.numDeletedRows) > 0;
+    },
+
     /** The newest of the user's device check-ins and confirmed CLI logins, or null. */
     async lastCliAt(userId: number): Promise<Date | null> {
       const r = await sql<{ at: Date | null }>`
@@ -132,12 +142,26 @@ export function createCliRepo(db: Kysely<DB>) {
     },
 
     /** Store a new link code (expired codes older than a day are removed on the way). */
-    async insertLink(code: string, secretHash: string, expiresAt: Date): Promise<void> {
+    async insertLink(
+      code: string,
+      secretHash: string,
+      expiresAt: Date,
+      device: { deviceId: string | null; hostname: string | null } = { deviceId: null, hostname: null },
+    ): Promise<void> {
       await db
         .deleteFrom('cli_links')
         .where('expires_at', '<', sql<Date>`now() - interval '1 day'`)
         .execute();
-      await db.insertInto('cli_links').values({ code, secret_hash: secretHash, expires_at: expiresAt }).execute();
+      await db
+        .insertInto('cli_links')
+        .values({
+          code,
+          secret_hash: secretHash,
+          expires_at: expiresAt,
+          device_id: device.deviceId,
+          hostname: device.hostname,
+        })
+        .execute();
     },
 
     /** A link by its code. */
@@ -152,7 +176,7 @@ export function createCliRepo(db: Kysely<DB>) {
     linkBySecret: (secretHash: string) =>
       db
         .selectFrom('cli_links')
-        .select(['code', 'user_id', 'expires_at', 'confirmed_at', 'claimed_at'])
+        .select(['code', 'user_id', 'expires_at', 'confirmed_at', 'claimed_at', 'device_id', 'hostname'])
         .where('secret_hash', '=', secretHash)
         .executeTakeFirst(),
 

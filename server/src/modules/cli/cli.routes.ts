@@ -48,6 +48,23 @@ export function cliRoutes(app: TypedApp, { cli }: { cli: CliService }): void {
     },
     async (req) => cli.devices(requireActor(req)),
   );
+  app.delete(
+    '/api/crm/cli/devices/:device_id',
+    {
+      config: { accessToken: 'refused' },
+      schema: {
+        tags,
+        summary: "Revoke a device's credential (the CLI there is logged out at its next call) and forget it",
+        params: S.DeviceParams,
+        response: {
+          200: Type.Object({ ok: Type.Boolean(), revoked: Type.Integer({ description: 'credentials revoked' }) }),
+          ...errors(400, 401, 403, 404),
+        },
+      },
+    },
+    async (req) =>
+      cli.removeDevice(requireActor(req), req.params.device_id, { ip: req.ip, userAgent: req.headers['user-agent'] }),
+  );
   app.get(
     '/api/crm/onboarding/cli-status',
     {
@@ -195,15 +212,22 @@ export function cliRoutes(app: TypedApp, { cli }: { cli: CliService }): void {
         tags,
         summary: 'Start a device link: a code for the link page and a link token for the link stream',
         description:
-          'The CLI opens url ({app_url}/cli/link?code=…); a signed-in user confirms the code (POST /api/crm/cli/link/confirm); the link stream (GET /api/sse/cli-status?token=<link_token>) then hands the CLI its token once. Codes expire after 10 minutes.',
-        response: { 201: S.Link },
+          'The CLI opens url ({app_url}/cli/link?code=…); a signed-in user confirms the code (POST /api/crm/cli/link/confirm); the link stream (GET /api/sse/cli-status?token=<link_token>) then hands the CLI its device credential once: an access token (`arc_dev_…`, read and write, no expiry) named after `hostname` and revocable from the devices list (DELETE /api/crm/cli/devices/:device_id). Codes expire after 10 minutes. The body is optional.',
+        body: S.LinkBody,
+        response: { 201: S.Link, ...errors(400) },
+      },
+      // Older CLIs send no body: read that as `{}`.
+      preValidation: (req, _reply, done) => {
+        req.body ??= {};
+        done();
       },
     },
-    async (_req, reply) => reply.status(201).send(await cli.createLink()),
+    async (req, reply) => reply.status(201).send(await cli.createLink(req.body)),
   );
   app.post(
     '/api/crm/cli/link/confirm',
     {
+      config: { accessToken: 'refused' },
       schema: {
         tags,
         summary: 'Confirm a device link code as the signed-in user (the link page)',

@@ -53,6 +53,16 @@ export const Device = Type.Object({
   last_project: Nullable(Type.String()),
   first_seen: DateTime(),
   last_seen: DateTime(),
+  credential: Nullable(
+    Type.Object(
+      {
+        id: Type.Integer({ description: 'the access token id (GET /account/tokens)' }),
+        prefix: Type.String(),
+        last_used_at: Nullable(DateTime()),
+      },
+      { description: 'the device credential its link issued; null when it has none (revoked, or linked before)' },
+    ),
+  ),
 });
 export const DeviceList = Type.Object({ devices: Type.Array(Device, { description: 'at most 20, newest first' }) });
 
@@ -155,6 +165,14 @@ export const Link = Type.Object({
   expires_at: DateTime(),
 });
 export const ConfirmBody = Type.Object({ code: Type.String({ minLength: 1, maxLength: 20 }) });
+export const LinkBody = Type.Object(
+  {
+    device_id: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'the device asking' })),
+    hostname: Type.Optional(Type.String({ maxLength: 255 })),
+  },
+  { additionalProperties: false },
+);
+export const DeviceParams = Type.Object({ device_id: Type.String({ minLength: 1, maxLength: 200 }) });
 export const LinkStreamQuery = Type.Object({
   token: Type.Optional(Type.String({ maxLength: 4096, description: "a signed-in user's token, or a link token" })),
 });

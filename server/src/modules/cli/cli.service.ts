@@ -23,6 +23,7 @@ import { AppError, BadRequest, Conflict, Gone, NotFound, PayloadTooLarge, Unauth
 import type { ActivityLog } from '../../lib/activity.ts';
 import type { Logger } from '../../lib/logger.ts';
 import type { AccountsService, RequestMeta } from '../accounts/accounts.service.ts';
+import type { TokensService } from '../accounts/tokens.service.ts';
 import type { ProjectsRepo } from '../projects/projects.repo.ts';
 import { buildWorkerContext } from '../runtime/context.ts';
 import type { SkillsPort } from '../runtime/ports.ts';
@@ -54,7 +55,9 @@ export interface CliDeps {
   repo: CliRepo;
   access: Pick<Access, 'project'>;
   activity: Pick<ActivityLog, 'record' | 'recordBestEffort' | 'list'>;
-  accounts: Pick<AccountsService, 'tokenForUser'>;
+  accounts: Pick<AccountsService, 'loginElsewhere'>;
+  /** Device credentials (access tokens of kind `device`): issued by the link, revoked from the devices list. */
+  credentials: Pick<TokensService, 'issueDevice' | 'revokeDevice' | 'deviceCredentials'>;
   projects: Pick<ProjectsRepo, 'record'>;
   workers: Pick<WorkersRepo, 'refs' | 'full'>;
   /** The skills a project sees, as the runtime's context reads them. */
@@ -184,9 +187,28 @@ export function createCliService(deps: CliDeps) {
       return { ok: true, recorded: true };
     },
 
-    /** GET /cli/devices → `{devices}`: at most 20, newest check-in first. */
+    /**
+     * GET /cli/devices → `{devices}`: at most 20, newest check-in first, each with its device `credential`
+     * (`{id, prefix, last_used_at}` of the access token its link issued, or null).
+     */
     async devices(actor: Actor) {
-      return { devices: await repo.devices(actor.id, DEVICES_LIMIT) };
+      const [rows, creds] = await Promise.all([
+        repo.devices(actor.id, DEVICES_LIMIT),
+        deps.credentials.deviceCredentials(actor.id),
+      ]);
+      return { devices: rows.map((d) => ({ ...d, credential: creds.get(d.device_id) ?? null })) };
+    },
+
+    /**
+     * DELETE /cli/devices/:device_id → `{ok, revoked}`: revoke the device's credentials (its next call answers
+     * 401, so the CLI there is logged out) and forget its check-ins.
+     * @throws NotFound `device_not_found` when the caller has neither a check-in nor a credential of that device.
+     */
+    async removeDevice(actor: Actor, deviceId: string, meta: RequestMeta) {
+      const revoked = await deps.credentials.revokeDevice(actor.id, deviceId, meta);
+      const removed = await repo.removeDevice(actor.id, deviceId);
+      if (!revoked && !removed) throw new NotFound('You have no device with this id.', 'device_not_found');
+      return { ok: true, revoked };
     },
 
     /** GET /onboarding/cli-status → `{installed, last_cli_at}`. */
@@ -351,15 +373,19 @@ export function createCliService(deps: CliDeps) {
     /**
      * POST /api/cli/link (public): a new device link. The CLI shows `url` (`{app_url}/cli/link?code=…`), waits
      * on the link stream with `link_token`, and receives its token there once a signed-in user confirms the code.
-     * Only the token's hash is stored. @returns `{code, link_token, url, expires_at}`.
+     * Only the token's hash is stored. `device` (the CLI's device id and host name) names the device credential
+     * the link issues. @returns `{code, link_token, url, expires_at}`.
      */
-    async createLink() {
+    async createLink(device: { device_id?: string; hostname?: string } = {}) {
       const linkToken = `arcl_${crypto.randomBytes(32).toString('base64url')}`;
       const expiresAt = new Date(Date.now() + LINK_TTL_MS);
       for (let attempt = 0; ; attempt++) {
         const code = newCode();
         try {
-          await repo.insertLink(code, sha256(linkToken), expiresAt);
+          await repo.insertLink(code, sha256(linkToken), expiresAt, {
+            deviceId: device.device_id ?? null,
+            hostname: device.hostname ?? null,
+          });
           return {
             code,
             link_token: linkToken,
@@ -388,7 +414,8 @@ export function createCliService(deps: CliDeps) {
     /**
      * The link stream (SSE /api/sse/cli-status?token=…). With a signed-in user's token: `linked {linked:true}`
      * once the user's CLI status is installed (the web page waiting for the CLI). With a device link's token:
-     * `linked {linked:true, token, user}` once the code is confirmed — the token is handed out once. Polls every
+     * `linked {linked:true, token, user}` once the code is confirmed — the token, a device credential (an access
+     * token of kind `device`, read and write, no expiry), is handed out once. Polls every
      * 1.5 s; `end {reason:'timeout'}` after 10 minutes (`reason:'expired'` when the link expired earlier).
      * @throws Unauthorized 401 when the token is neither.
      */
@@ -420,7 +447,10 @@ export function createCliService(deps: CliDeps) {
               }
               if (link.confirmed_at) {
                 const userId = await repo.claimLink(linkHash!);
-                const issued = userId ? await deps.accounts.tokenForUser(userId, meta) : undefined;
+                const device = { deviceId: link.device_id, hostname: link.hostname };
+                const issued = userId
+                  ? await deps.accounts.loginElsewhere(userId, meta, (id) => deps.credentials.issueDevice(id, device))
+                  : undefined;
                 if (!issued) {
                   yield { event: 'end', data: { reason: 'used' } };
                   return;

@@ -110,7 +110,16 @@ describe('devices and CLI status', () => {
       last_project: 'clip',
     });
     expect(Object.keys(list[0]).sort()).toEqual(
-      ['arc_version', 'device_id', 'first_seen', 'hostname', 'last_project', 'last_seen', 'platform'].sort(),
+      [
+        'arc_version',
+        'credential',
+        'device_id',
+        'first_seen',
+        'hostname',
+        'last_project',
+        'last_seen',
+        'platform',
+      ].sort(),
     );
     expect((await api(t.app, 'GET', '/api/crm/cli/devices', { token: other.token })).body.devices).toEqual([]);
   });

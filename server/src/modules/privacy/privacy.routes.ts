@@ -11,6 +11,7 @@ export function privacyRoutes(app: TypedApp, { privacy }: { privacy: PrivacyServ
   app.delete(
     '/api/auth/account',
     {
+      config: { accessToken: 'refused' },
       schema: {
         tags,
         summary: 'Erase the caller’s account and all its data',
@@ -29,6 +30,7 @@ export function privacyRoutes(app: TypedApp, { privacy }: { privacy: PrivacyServ
   app.get(
     '/api/auth/export',
     {
+      config: { accessToken: 'refused' },
       schema: {
         tags,
         summary: 'Download the caller’s data as one JSON file (3 per 24 hours)',
