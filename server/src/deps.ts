@@ -98,6 +98,8 @@ export function createDeps(
   const llm = overrides.llm ?? createLlmProvider(config);
   const media = overrides.media ?? createMedia({ ffmpegPath: config.ffmpegPath, ffprobePath: config.ffprobePath });
   const bus = overrides.bus ?? createBus(database, log);
+  const secrets = overrides.secrets ?? createSecretStore(db, sealer);
+  const jobs = overrides.jobs ?? createJobQueue(database, log, bus);
   return {
     config,
     database,
@@ -105,16 +107,25 @@ export function createDeps(
     keys,
     log,
     sealer,
-    secrets: overrides.secrets ?? createSecretStore(db, sealer),
+    secrets,
     tokens: overrides.tokens ?? createTokens(keys.crmSecret),
     mailer:
       overrides.mailer ??
-      createMailer({ db, appUrl: config.appUrl, from: config.mailFrom, smtpUrl: config.smtpUrl, log }),
+      createMailer({
+        db,
+        appUrl: config.appUrl,
+        from: config.mailFrom,
+        smtpUrl: config.smtpUrl,
+        emailApi: { url: config.vendorUrls.emailApi, key: () => secrets.get('EMAIL_API_KEY') },
+        jobs,
+        retryDelayS: config.mailRetryDelayS,
+        log,
+      }),
     breach: overrides.breach ?? createBreachChecker(config.breachCheckUrl, { log }),
     storage: overrides.storage ?? createBlobStorage(config.dataDir),
     activity: overrides.activity ?? createActivityLog(db, log),
     access: overrides.access ?? createAccess(db, config.dataDir),
-    jobs: overrides.jobs ?? createJobQueue(database, log, bus),
+    jobs,
     bus,
     userCache: overrides.userCache ?? createUserCache({ bus }),
     llm,
