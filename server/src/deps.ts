@@ -109,6 +109,8 @@ export function createDeps(
     containers.kind === 'docker'
       ? containers
       : createDockerRuntime({ dockerHost: config.dockerHost, image: config.cloud.image });
+  const secrets = overrides.secrets ?? createSecretStore(db, sealer);
+  const jobs = overrides.jobs ?? createJobQueue(database, log, bus);
   return {
     config,
     database,
@@ -116,16 +118,25 @@ export function createDeps(
     keys,
     log,
     sealer,
-    secrets: overrides.secrets ?? createSecretStore(db, sealer),
+    secrets,
     tokens: overrides.tokens ?? createTokens(keys.crmSecret),
     mailer:
       overrides.mailer ??
-      createMailer({ db, appUrl: config.appUrl, from: config.mailFrom, smtpUrl: config.smtpUrl, log }),
+      createMailer({
+        db,
+        appUrl: config.appUrl,
+        from: config.mailFrom,
+        smtpUrl: config.smtpUrl,
+        emailApi: { url: config.vendorUrls.emailApi, key: () => secrets.get('EMAIL_API_KEY') },
+        jobs,
+        retryDelayS: config.mailRetryDelayS,
+        log,
+      }),
     breach: overrides.breach ?? createBreachChecker(config.breachCheckUrl, { log }),
     storage: overrides.storage ?? createBlobStorage(config.dataDir),
     activity: overrides.activity ?? createActivityLog(db, log),
     access: overrides.access ?? createAccess(db, config.dataDir),
-    jobs: overrides.jobs ?? createJobQueue(database, log, bus),
+    jobs,
     bus,
     userCache: overrides.userCache ?? createUserCache({ bus }),
     llm,

@@ -20,4 +20,6 @@ export interface JobCatalog {
   'notes.process': { source_id: number };
   /** Run the transcript pipeline while it has work (modules/transcripts; one instance at a time). */
   'transcripts.pump': Record<string, never>;
+  /** Another delivery attempt of an outbox message whose delivery failed (providers/mail). */
+  'mail.retry': { outbox_id: number };
 }

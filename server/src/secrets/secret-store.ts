@@ -14,7 +14,8 @@ export interface SecretStore {
    * transaction) to write together with other rows.
    */
   set(name: string, value: string, by?: string, ex?: Kysely<DB> | Transaction<DB>): Promise<void>;
-  delete(name: string): Promise<void>;
+  /** Remove a secret (no error when absent); pass `ex` (a transaction) to write together with other rows. */
+  delete(name: string, ex?: Kysely<DB> | Transaction<DB>): Promise<void>;
   /** Metadata without values. */
   list(): Promise<Array<{ name: string; updated_at: Date; updated_by: string | null }>>;
   /** Import values that the store does not have yet; returns the names imported. */
@@ -37,8 +38,8 @@ export function createSecretStore(db: Kysely<DB>, sealer: Sealer): SecretStore {
         )
         .execute();
     },
-    async delete(name) {
-      await db.deleteFrom('secrets').where('name', '=', name).execute();
+    async delete(name, ex = db) {
+      await ex.deleteFrom('secrets').where('name', '=', name).execute();
     },
     async list() {
       return db.selectFrom('secrets').select(['name', 'updated_at', 'updated_by']).orderBy('name').execute();

@@ -8,6 +8,7 @@ import { requireActor } from '../../http/auth.ts';
 import type { TypedApp } from '../../http/typed-app.ts';
 import type { AccountsService } from './accounts.service.ts';
 import type { InvitesService } from './invites.service.ts';
+import type { OutboxStatus } from '../../providers/mail/mail.ts';
 import type { SettingsService } from './settings.service.ts';
 import * as S from './accounts.schemas.ts';
 import { DateTime, errors, idParam } from '../../http/schemas.ts';
@@ -262,7 +263,9 @@ export function accountsRoutes(
       config: admin,
       schema: {
         tags: adminTags,
-        summary: 'Transactional e-mails kept (no SMTP server configured) or sent, newest first',
+        summary: 'Transactional e-mails: sent, kept (no transport configured), retrying or failed; newest first',
+        description:
+          'Each item says which transport handled it (`api`: the e-mail API, `smtp`), how many delivery attempts were made and the last error. A failed delivery is `retrying` until a later attempt succeeds, or `failed` after five attempts.',
         querystring: Type.Object({
           limit: Type.Integer({
             minimum: 1,
@@ -270,6 +273,14 @@ export function accountsRoutes(
             default: 50,
             description: 'newest e-mails to return (default 50, at most 500)',
           }),
+          status: Type.Optional(
+            Type.Union(
+              ['kept', 'sent', 'retrying', 'failed'].map((v) => Type.Literal(v)),
+              {
+                description: 'only the e-mails of this status',
+              },
+            ),
+          ),
         }),
         response: {
           200: Type.Object({
@@ -280,8 +291,12 @@ export function accountsRoutes(
                 subject: Type.String(),
                 text: Type.String(),
                 kind: Type.String(),
-                status: Type.String(),
+                status: Type.String({ description: 'kept, sent, retrying or failed' }),
+                transport: Type.Union([Type.Literal('api'), Type.Literal('smtp'), Type.Null()]),
+                attempts: Type.Integer(),
+                error: Type.Union([Type.String(), Type.Null()]),
                 created_at: DateTime(),
+                sent_at: Type.Union([DateTime(), Type.Null()]),
               }),
             ),
             total: Type.Integer(),
@@ -290,7 +305,7 @@ export function accountsRoutes(
         },
       },
     },
-    async (req) => invites.outbox(requireActor(req), req.query.limit),
+    async (req) => invites.outbox(requireActor(req), req.query.limit, req.query.status as OutboxStatus | undefined),
   );
 
   const accountTags = ['account'];

@@ -4,7 +4,7 @@
  */
 import { requireAdmin } from '../../access/access.ts';
 import type { Actor } from '../../http/auth.ts';
-import type { Mailer } from '../../providers/mail/mail.ts';
+import type { Mailer, OutboxStatus } from '../../providers/mail/mail.ts';
 import { Conflict, NotFound } from '../../http/errors.ts';
 import { newInviteCode, normalizeEmail, normalizeInviteCode } from './accounts.fns.ts';
 import type { AccountsRepo, Executor } from './accounts.repo.ts';
@@ -112,12 +112,13 @@ export function createInvitesService(deps: InvitesDeps) {
     },
 
     /**
-     * GET /admin/outbox → `{items, total}`: the newest `limit` e-mails kept or sent (read kept mail when no SMTP
-     * server is configured) and how many there are.
+     * GET /admin/outbox → `{items, total}`: the newest `limit` e-mails (of `status` when given: `failed` lists the
+     * deliveries that gave up, `retrying` those waiting for another attempt) with their transport, attempts and
+     * last error, and how many there are. Kept mail is read here when no transport is configured.
      */
-    async outbox(actor: Actor, limit: number) {
+    async outbox(actor: Actor, limit: number, status?: OutboxStatus) {
       requireAdmin(actor);
-      return mailer.outbox(limit);
+      return mailer.outbox(limit, status);
     },
   };
 }

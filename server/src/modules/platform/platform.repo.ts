@@ -10,7 +10,7 @@ export type Executor = Kysely<DB> | Transaction<DB>;
 /** One audit entry to append. */
 export interface AuditInput {
   keyName: string;
-  action: 'set' | 'test' | 'restart';
+  action: 'set' | 'test' | 'restart' | 'delete';
   ok: boolean | null;
   clientIp: string | null;
   userAgent: string | null;

@@ -1,4 +1,4 @@
-/** Platform settings routes (specification, Platform settings (admin)): list, set, test, restart, audit. */
+/** Platform settings routes (specification, Platform settings (admin)): list, set, unset, test, restart, audit. */
 import type { FastifyRequest } from 'fastify';
 import type { TypedApp } from '../../http/typed-app.ts';
 import { requireActor } from '../../http/auth.ts';
@@ -47,6 +47,21 @@ export function platformRoutes(app: TypedApp, { platform }: { platform: Platform
       },
     },
     async (req) => platform.set(requireActor(req), req.params.name, req.body.value, meta(req)),
+  );
+  app.delete(
+    '/api/crm/platform/settings/:name',
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'Unset a platform secret (removed from the store together with its audit entry)',
+        description:
+          'Every instance stops using it on its next request (the e-mail API key: mail goes over SMTP or to the outbox; the identity provider client: the sign-in button disappears). Names outside the allow-list answer 400.',
+        params: NameParam,
+        response: { 200: SettingItem, ...errors(400, 401, 403) },
+      },
+    },
+    async (req) => platform.unset(requireActor(req), req.params.name, meta(req)),
   );
   app.post(
     '/api/crm/platform/settings/:name/test',

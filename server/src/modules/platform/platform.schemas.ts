@@ -52,7 +52,7 @@ export const AuditList = Type.Object({
     Type.Object({
       id: Type.Integer(),
       key_name: Type.String(),
-      action: Type.String({ description: 'set, test or restart' }),
+      action: Type.String({ description: 'set, delete, test or restart' }),
       ok: Nullable(Type.Boolean()),
       client_ip: Nullable(Type.String()),
       user_agent: Nullable(Type.String()),

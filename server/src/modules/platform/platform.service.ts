@@ -31,12 +31,14 @@ export interface RequestMeta {
 
 export interface PlatformDeps {
   repo: PlatformRepo;
-  secrets: Pick<SecretStore, 'get' | 'set' | 'list'>;
+  secrets: Pick<SecretStore, 'get' | 'set' | 'delete' | 'list'>;
   llm: Pick<LlmProvider, 'complete' | 'vendor'>;
   messenger: Pick<Messenger, 'getMe'>;
   usage: Pick<UsageService, 'record'>;
   /** Roots of the vendors tested over HTTP (config `vendorUrls`). */
-  vendorUrls: { codehostOauth: string; idpOauth: string; emailApi: string };
+  vendorUrls: { codehostOauth: string; idpIssuer: string; emailApi: string };
+  /** The service's sign-in callback address registered at the identity provider (sent by the client id test). */
+  idpRedirectUri: string;
   log: Logger;
 }
 
@@ -48,11 +50,16 @@ type TestResult = { ok: boolean; reason?: string; detail?: string };
  * incomplete on purpose, e.g. an e-mail with no recipient); 5xx or no answer is `unreachable` / `timeout`. `vendor`
  * names it in the detail, which never includes the value.
  */
-async function probe(vendor: string, url: string, init: RequestInit, refused: number[]): Promise<TestResult> {
+async function probe(
+  vendor: string,
+  url: string,
+  init: RequestInit,
+  refused: number[] | 'client_error',
+): Promise<TestResult> {
   try {
     const res = await fetch(url, { ...init, redirect: 'manual', signal: AbortSignal.timeout(TEST_TIMEOUT_MS) });
     await res.body?.cancel().catch(() => {});
-    if (refused.includes(res.status))
+    if (refused === 'client_error' ? res.status >= 400 && res.status < 500 : refused.includes(res.status))
       return { ok: false, reason: 'rejected', detail: `${vendor} refused it (HTTP ${res.status}).` };
     if (res.status < 500) return { ok: true, detail: `${vendor} accepted it.` };
     return { ok: false, reason: 'unreachable', detail: `${vendor} failed (HTTP ${res.status}).` };
@@ -60,6 +67,24 @@ async function probe(vendor: string, url: string, init: RequestInit, refused: nu
     return (err as Error).name === 'TimeoutError'
       ? { ok: false, reason: 'timeout', detail: `${vendor} did not answer within 8 s.` }
       : { ok: false, reason: 'unreachable', detail: `${vendor} could not be reached.` };
+  }
+}
+
+/**
+ * The authorization endpoint of the OpenID provider at `issuer` (its discovery document), within the test time
+ * limit. @returns undefined when the document cannot be read or names none
+ */
+async function authorizationEndpoint(issuer: string): Promise<string | undefined> {
+  try {
+    const res = await fetch(`${issuer}/.well-known/openid-configuration`, {
+      redirect: 'error',
+      signal: AbortSignal.timeout(TEST_TIMEOUT_MS),
+    });
+    if (!res.ok) return undefined;
+    const doc = (await res.json()) as { authorization_endpoint?: unknown };
+    return typeof doc.authorization_endpoint === 'string' ? doc.authorization_endpoint : undefined;
+  } catch {
+    return undefined;
   }
 }
 
@@ -146,9 +171,36 @@ export function createPlatformService(deps: PlatformDeps) {
     },
 
     /**
+     * `DELETE /platform/settings/:name` (admin): remove the secret from the store (what uses it stops at the next
+     * request: the e-mail falls back to SMTP or the outbox, the sign-in button disappears) with an audit entry
+     * `delete`, in one transaction. Unsetting a name that is not set succeeds too.
+     * @returns the item as listed (`set: false`). @throws 400 `not_managed` / `unknown_setting`.
+     */
+    async unset(actor: Actor, name: string, meta: RequestMeta) {
+      requireAdmin(actor);
+      const d = defOf(name);
+      await repo.transaction(async (tx) => {
+        await secrets.delete(d.name, tx);
+        await repo.appendAudit(
+          {
+            keyName: d.name,
+            action: 'delete',
+            ok: true,
+            clientIp: meta.ip,
+            userAgent: meta.userAgent,
+            actorEmail: actor.email,
+          },
+          tx,
+        );
+      });
+      return item(d, await metaMap());
+    },
+
+    /**
      * `POST /platform/settings/:name/test` (admin): one call to the vendor with the stored value, 8 s at most: the
      * LLM key through the configured LLM provider (a one-token completion, metered), the bot token through `getMe`,
-     * an OAuth client id through the vendor's authorization page, the e-mail key through an empty `POST {api}/emails`.
+     * an OAuth client id through the vendor's authorization page (the identity provider's from its discovery document,
+     * with the service's callback address), the e-mail key through an empty `POST {api}/emails`.
      * @returns `{ok, reason?, detail?}`; reason `not_set`, `rejected`, `timeout` or `unreachable`.
      * @throws 501 `not_testable` for the OAuth client secrets (they cannot be tested alone).
      */
@@ -198,13 +250,27 @@ export function createPlatformService(deps: PlatformDeps) {
           [401, 403, 404],
         );
       } else if (d.test === 'idp_id') {
-        // An unknown client id: 401 invalid_client; a known one without a redirect address: 400 (still known).
-        res = await probe(
-          'The identity provider',
-          `${urls.idpOauth}/o/oauth2/v2/auth?response_type=code&scope=openid&client_id=${encodeURIComponent(value)}`,
-          {},
-          [401, 403, 404],
-        );
+        // The provider's authorization endpoint (OpenID Connect discovery) asked for a code for this client id and
+        // the service's callback: a known client with that callback registered is sent on to sign in (a redirect
+        // or the sign-in page); an unknown client or an unregistered callback is refused (4xx).
+        const endpoint = await authorizationEndpoint(urls.idpIssuer);
+        res = endpoint
+          ? await probe(
+              'The identity provider',
+              `${endpoint}${endpoint.includes('?') ? '&' : '?'}${new URLSearchParams({
+                response_type: 'code',
+                scope: 'openid',
+                client_id: value,
+                redirect_uri: deps.idpRedirectUri,
+              })}`,
+              {},
+              'client_error',
+            )
+          : {
+              ok: false,
+              reason: 'unreachable',
+              detail: 'The identity provider’s discovery document could not be read.',
+            };
       } else if (d.test === 'email') {
         // An empty message: a valid key (even a sending-only one) gets 422 for the missing fields and nothing is
         // sent; an unknown or revoked key gets 401 / 403.

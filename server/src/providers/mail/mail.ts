@@ -1,14 +1,21 @@
 /**
- * Transactional e-mail (specification, Authentication rule 11; configuration `SMTP_URL`, `MAIL_FROM`).
- * Every message carries `List-Unsubscribe` (link to `{app_url}/account?tab=notifications`),
+ * Transactional e-mail (specification, Authentication rule 11; docs/configuration.md, E-mail). Every message
+ * carries `List-Unsubscribe` (link to `{app_url}/account?tab=notifications`),
  * `List-Unsubscribe-Post: List-Unsubscribe=One-Click` and a footer link to the same page.
- * With `SMTP_URL` it is sent through nodemailer and recorded as `sent` (or `failed`); without it the
- * message is kept in the `outbox` table (`kept`) and its recipient and subject are logged.
+ *
+ * The transport is chosen for each message: the e-mail API (`EMAIL_API_URL`) whenever `EMAIL_API_KEY` is in the
+ * secret store (read on every send, so a rotated or removed key is used by the next mail on every instance),
+ * else SMTP (`SMTP_URL`, through nodemailer), else none: the message is kept in the `outbox` table (`kept`) and its
+ * recipient and subject are logged. Every message is recorded there: `sent`, `kept`, `retrying` (a delivery
+ * failed and the `mail.retry` job tries again later) or `failed` (every attempt failed), with the transport, the
+ * attempts and the last error, which administrators read at `GET /api/crm/admin/outbox`.
  */
 import type { SendMailOptions, Transporter } from 'nodemailer';
 import { type Kysely, sql } from 'kysely';
 import type { Logger } from '../../lib/logger.ts';
 import type { DB } from '../../db/types.ts';
+import type { JobQueue } from '../../jobs/queue.ts';
+import { sendThroughEmailApi } from './email-api.ts';
 
 export interface MailMessage {
   to: string;
@@ -19,6 +26,8 @@ export interface MailMessage {
   kind: string;
 }
 
+export type OutboxStatus = 'kept' | 'sent' | 'failed' | 'retrying';
+
 /** One recorded message as admins read it (`GET /api/crm/admin/outbox`); `text` includes the footer. */
 export interface OutboxItem {
   id: number;
@@ -26,15 +35,30 @@ export interface OutboxItem {
   subject: string;
   text: string;
   kind: string;
-  status: 'kept' | 'sent' | 'failed';
+  status: OutboxStatus;
+  /** The transport that handled it last (`api`: the e-mail API, `smtp`), null when kept. */
+  transport: 'api' | 'smtp' | null;
+  /** Delivery attempts made (0 when kept). */
+  attempts: number;
+  /** The last delivery error (never a key), null when none. */
+  error: string | null;
   created_at: Date;
+  sent_at: Date | null;
 }
 
 export interface Mailer {
-  /** Deliver or keep the message. Never throws: @returns whether it was handed to an SMTP server. */
+  /**
+   * Deliver or keep the message. Never throws: a failed delivery is recorded (`retrying`) and retried by the
+   * `mail.retry` job. @returns whether it was handed to the e-mail API or an SMTP server, and its outbox id.
+   */
   send(msg: MailMessage): Promise<{ sent: boolean; id: number }>;
-  /** The newest `limit` recorded messages (kept, sent or failed), newest first, and how many there are. */
-  outbox(limit: number): Promise<{ items: OutboxItem[]; total: number }>;
+  /**
+   * The `mail.retry` job: one more delivery attempt of a `retrying` message with the transport configured now.
+   * After MAIL_MAX_ATTEMPTS failed attempts the message is `failed`; with no transport left it is `kept`.
+   */
+  retry(id: number): Promise<void>;
+  /** The newest `limit` recorded messages (of `status` when given), newest first, and how many there are. */
+  outbox(limit: number, status?: OutboxStatus): Promise<{ items: OutboxItem[]; total: number }>;
 }
 
 export interface MailerOptions {
@@ -42,8 +66,20 @@ export interface MailerOptions {
   appUrl: string;
   from: string;
   smtpUrl?: string;
+  /** The e-mail API's root (`EMAIL_API_URL`) and its key, read from the secret store on every send. */
+  emailApi: { url: string; key: () => Promise<string | undefined> };
+  /** Where failed deliveries are queued for another attempt. */
+  jobs: Pick<JobQueue, 'send' | 'declare'>;
+  /** Seconds before the second attempt; each later one waits four times longer (`MAIL_RETRY_DELAY_S`). */
+  retryDelayS: number;
   log: Logger;
 }
+
+/** Delivery attempts of one message before it is `failed` (the first one included). */
+export const MAIL_MAX_ATTEMPTS = 5;
+
+/** Seconds to wait after failed attempt `attempts` (1-based): base × 4^(attempts − 1). */
+export const retryDelayAfter = (baseS: number, attempts: number): number => baseS * 4 ** (attempts - 1);
 
 const loadTransport = async (url: string): Promise<Transporter> =>
   (await import('nodemailer')).default.createTransport(url);
@@ -51,14 +87,69 @@ const loadTransport = async (url: string): Promise<Transporter> =>
 const escapeHtml = (s: string) =>
   s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
+/** A stored message, as a transport takes it. */
+interface Envelope {
+  to: string;
+  subject: string;
+  text: string;
+  html: string;
+  headers: Record<string, string>;
+}
+
 export function createMailer(opts: MailerOptions): Mailer {
+  const { db, log } = opts;
   // nodemailer is loaded with the first mail sent over SMTP, not at start.
   const smtpUrl = opts.smtpUrl;
   let smtp: Promise<Transporter> | undefined;
-  const transport = smtpUrl
-    ? { sendMail: async (m: SendMailOptions) => (await (smtp ??= loadTransport(smtpUrl))).sendMail(m) }
+  const smtpSend = smtpUrl
+    ? async (m: SendMailOptions) => (await (smtp ??= loadTransport(smtpUrl))).sendMail(m)
     : undefined;
   const unsubscribe = `${opts.appUrl}/account?tab=notifications`;
+  opts.jobs.declare('mail.retry');
+
+  /**
+   * One delivery attempt through the transport configured now: the e-mail API when its key is set, else SMTP.
+   * @returns the transport and the error (undefined on success), or no transport when neither is configured.
+   */
+  async function deliver(m: Envelope): Promise<{ transport: 'api' | 'smtp' | null; error?: string }> {
+    const key = await opts.emailApi.key();
+    try {
+      if (key) {
+        await sendThroughEmailApi(opts.emailApi.url, key, {
+          from: opts.from,
+          to: [m.to],
+          subject: m.subject,
+          html: m.html,
+          text: m.text,
+          headers: m.headers,
+        });
+        return { transport: 'api' };
+      }
+      if (smtpSend) {
+        await smtpSend({
+          from: opts.from,
+          to: m.to,
+          subject: m.subject,
+          text: m.text,
+          html: m.html,
+          headers: m.headers,
+        });
+        return { transport: 'smtp' };
+      }
+      return { transport: null };
+    } catch (err) {
+      const error = (key ? (err as Error).message.split(key).join('***') : (err as Error).message).slice(0, 500);
+      return { transport: key ? 'api' : 'smtp', error };
+    }
+  }
+
+  /** After failed attempt number `attempts`: queue the next one, or give up. @returns the status to store. */
+  async function afterFailure(id: number, attempts: number): Promise<OutboxStatus> {
+    if (attempts >= MAIL_MAX_ATTEMPTS) return 'failed';
+    await opts.jobs.send('mail.retry', { outbox_id: id }, { startAfter: retryDelayAfter(opts.retryDelayS, attempts) });
+    return 'retrying';
+  }
+
   return {
     async send(msg) {
       const headers = {
@@ -69,21 +160,15 @@ export function createMailer(opts: MailerOptions): Mailer {
       const html =
         `<div>${escapeHtml(msg.text).replace(/\n/g, '<br>')}</div>` +
         `<hr><p style="font-size:12px;color:#666"><a href="${escapeHtml(unsubscribe)}">Manage e-mail notifications</a></p>`;
-      let status: 'kept' | 'sent' | 'failed' = 'kept';
-      let error: string | null = null;
-      if (transport) {
-        try {
-          await transport.sendMail({ from: opts.from, to: msg.to, subject: msg.subject, text, html, headers });
-          status = 'sent';
-        } catch (err) {
-          status = 'failed';
-          error = (err as Error).message.slice(0, 500);
-          opts.log.warn({ kind: msg.kind, err: error }, 'e-mail delivery failed');
-        }
-      } else {
-        opts.log.info({ kind: msg.kind, subject: msg.subject }, 'e-mail kept in the outbox (SMTP_URL is not set)');
-      }
-      const row = await opts.db
+      const { transport, error } = await deliver({ to: msg.to, subject: msg.subject, text, html, headers });
+      const status: OutboxStatus = !transport ? 'kept' : error === undefined ? 'sent' : 'retrying';
+      if (!transport)
+        log.info(
+          { kind: msg.kind, subject: msg.subject },
+          'e-mail kept in the outbox (neither EMAIL_API_KEY nor SMTP_URL is set)',
+        );
+      else if (error !== undefined) log.warn({ kind: msg.kind, transport, err: error }, 'e-mail delivery failed');
+      const row = await db
         .insertInto('outbox')
         .values({
           to_addr: msg.to,
@@ -93,28 +178,94 @@ export function createMailer(opts: MailerOptions): Mailer {
           headers: JSON.stringify(headers),
           kind: msg.kind,
           status,
-          error,
+          transport,
+          attempts: transport ? 1 : 0,
+          error: error ?? null,
           sent_at: status === 'sent' ? new Date() : null,
         })
         .returning('id')
         .executeTakeFirstOrThrow();
+      if (status === 'retrying') {
+        const next = await afterFailure(row.id, 1).catch((err) => {
+          log.warn({ err: (err as Error).message }, 'e-mail retry not queued');
+          return 'failed' as const;
+        });
+        if (next !== 'retrying')
+          await db.updateTable('outbox').set({ status: next }).where('id', '=', row.id).execute();
+      }
       return { sent: status === 'sent', id: row.id };
     },
 
-    async outbox(limit) {
-      const items = await opts.db
+    async retry(id) {
+      const row = await db
         .selectFrom('outbox')
-        .select(['id', 'to_addr as to', 'subject', 'text_body as text', 'kind', 'status', 'created_at'])
-        .orderBy('id', 'desc')
-        .limit(limit)
+        .select(['to_addr', 'subject', 'text_body', 'html_body', 'headers', 'attempts', 'kind'])
+        .where('id', '=', id)
+        .where('status', '=', 'retrying')
+        .executeTakeFirst();
+      if (!row) return;
+      const { transport, error } = await deliver({
+        to: row.to_addr,
+        subject: row.subject,
+        text: row.text_body,
+        html: row.html_body ?? '',
+        headers: row.headers,
+      });
+      const attempts = row.attempts + (transport ? 1 : 0);
+      const status: OutboxStatus = !transport
+        ? 'kept'
+        : error === undefined
+          ? 'sent'
+          : await afterFailure(id, attempts);
+      if (error !== undefined)
+        log.warn({ kind: row.kind, transport, attempts, status, err: error }, 'e-mail delivery failed again');
+      await db
+        .updateTable('outbox')
+        .set({
+          status,
+          transport,
+          attempts,
+          error: error ?? null,
+          sent_at: status === 'sent' ? new Date() : null,
+        })
+        .where('id', '=', id)
+        .where('status', '=', 'retrying')
         .execute();
-      const total = await opts.db
+    },
+
+    async outbox(limit, status) {
+      let q = db
         .selectFrom('outbox')
-        .select(sql<number>`count(*)::int`.as('n'))
-        .executeTakeFirstOrThrow();
+        .select([
+          'id',
+          'to_addr as to',
+          'subject',
+          'text_body as text',
+          'kind',
+          'status',
+          'transport',
+          'attempts',
+          'error',
+          'created_at',
+          'sent_at',
+        ])
+        .orderBy('id', 'desc')
+        .limit(limit);
+      let count = db.selectFrom('outbox').select(sql<number>`count(*)::int`.as('n'));
+      if (status) {
+        q = q.where('status', '=', status);
+        count = count.where('status', '=', status);
+      }
+      const items = await q.execute();
+      const total = await count.executeTakeFirstOrThrow();
       return { items, total: total.n };
     },
   };
+}
+
+/** The `mail.retry` job: another delivery attempt of a message whose delivery failed (providers/mail). */
+export function registerMailJobs(jobs: Pick<JobQueue, 'define'>, mailer: Pick<Mailer, 'retry'>): void {
+  jobs.define('mail.retry', (data) => mailer.retry(data.outbox_id), { retryLimit: 2, retryDelay: 30 });
 }
 
 /**
