@@ -4,7 +4,7 @@ import { requireActor } from '../../http/auth.ts';
 import type { TypedApp } from '../../http/typed-app.ts';
 import { DateTime, errors, Nullable, ProjectParam } from '../../http/schemas.ts';
 import type { ChatService } from './chat.service.ts';
-import { openSse, pipeSse } from './sse.ts';
+import { openSse, pipeSse } from '../../http/sse.ts';
 
 const NameParam = ProjectParam;
 const Id = Type.Integer({ minimum: 1, maximum: 2147483647 });

@@ -9,6 +9,8 @@
 import type { Actor } from '../../http/auth.ts';
 import type { Access, ProjectRef } from '../../access/access.ts';
 import { BadRequest, NotFound } from '../../http/errors.ts';
+import type { SseEvent } from '../../http/sse.ts';
+import { follow } from '../../lib/follow.ts';
 import type { RuntimeService } from '../runtime/runtime.service.ts';
 import type { RunEvent, RunEvents } from '../runtime/events.ts';
 import type { RuntimeRepo } from '../runtime/runtime.repo.ts';
@@ -16,11 +18,6 @@ import type { WorkersRepo } from '../workers/workers.repo.ts';
 import type { ChatRepo } from './chat.repo.ts';
 
 const POLL_MS = 1000;
-
-export interface SseEvent {
-  event: string;
-  data: Record<string, unknown>;
-}
 
 /** What the chat service uses. */
 export interface ChatDeps {
@@ -92,70 +89,65 @@ export function createChatService(deps: ChatDeps) {
       const project = await deps.access.project(actor, name);
       const workerId = body.worker_id ?? (await active(project, actor.id))?.id;
       if (!workerId) throw new BadRequest('no_worker', 'This project has no worker to chat with yet.');
-      const queue: RunEvent[] = [];
-      let wake: (() => void) | undefined;
-      let unsubscribe = () => {};
-      const submitted = await deps.runtime.submit(
-        actor,
-        name,
-        { worker_id: workerId, text: body.text },
-        {
-          beforeCommit: ([runId]) => {
-            unsubscribe = deps.events.subscribe(runId, (e) => {
-              queue.push(e);
-              wake?.();
-            });
-          },
-        },
-      );
-      const runId = submitted.run_ids[0];
-      async function* events(): AsyncGenerator<SseEvent> {
-        let sawText = false;
-        try {
-          for (;;) {
-            while (queue.length) {
-              const e = queue.shift()!;
-              if (e.type === 'end') return yield* finish();
-              if (e.type === 'text_delta') {
-                sawText = true;
-                yield { event: 'text_delta', data: { delta: e.delta } };
-              } else {
-                const { type, ...rest } = e;
-                yield { event: type, data: rest };
-              }
-            }
-            const timer = new Promise<void>((r) => {
-              wake = r;
-              setTimeout(r, POLL_MS).unref();
-            });
-            await timer;
-            wake = undefined;
-            if (!queue.length) {
-              const status = await deps.runs.status(runId);
-              if (!status || !['queued', 'running'].includes(status)) return yield* finish();
-            }
-          }
-        } finally {
-          unsubscribe();
-        }
-        async function* finish(): AsyncGenerator<SseEvent> {
-          const run = await deps.runtime.getRun(actor, name, runId);
-          if (!sawText && run.reply) yield { event: 'text_delta', data: { delta: run.reply } };
-          yield {
-            event: 'done',
-            data: {
-              message_id: run.reply_message_id,
-              user_message_id: submitted.message_id,
-              run_id: run.id,
-              status: run.status,
-              usage: run.usage,
-              error: run.error,
-              error_message: run.error_message,
+      /** A run event as it came, or the run's stored status (read when no event came for POLL_MS). */
+      type Item = RunEvent | { type: 'status'; status: string | undefined };
+      let stream: AsyncGenerator<SseEvent, void, undefined> | undefined;
+      let sawText = false;
+      const submitted = await deps.runtime
+        .submit(
+          actor,
+          name,
+          { worker_id: workerId, text: body.text },
+          {
+            // Follow the run from before its job can start, so no event is missed.
+            beforeCommit: ([runId]) => {
+              stream = follow<Item, SseEvent>({
+                listen: (notify) => deps.events.subscribe(runId, notify),
+                read: async () => ({ type: 'status', status: await deps.runs.status(runId) }),
+                readFirst: false,
+                pollMs: POLL_MS,
+                isNew: (e, last) => e.type !== 'status' || last?.type !== 'status' || e.status !== last.status,
+                isDone: (e) =>
+                  e.type === 'end' || (e.type === 'status' && !['queued', 'running'].includes(e.status ?? '')),
+                emit: (e) => {
+                  if (e.type === 'end' || e.type === 'status') return [];
+                  if (e.type === 'text_delta') {
+                    sawText = true;
+                    return [{ event: 'text_delta', data: { delta: e.delta } }];
+                  }
+                  const { type, ...rest } = e;
+                  return [{ event: type, data: rest }];
+                },
+                end: () => finish(runId),
+              });
             },
-          };
-        }
+          },
+        )
+        .catch(async (err) => {
+          await stream?.return(undefined);
+          throw err;
+        });
+      /** The last event: the stored reply (when no text streamed) and `done` with the run's outcome. */
+      async function finish(runId: number): Promise<SseEvent[]> {
+        const run = await deps.runtime.getRun(actor, name, runId);
+        const out: SseEvent[] = [];
+        if (!sawText && run.reply) out.push({ event: 'text_delta', data: { delta: run.reply } });
+        out.push({
+          event: 'done',
+          data: {
+            message_id: run.reply_message_id,
+            user_message_id: submitted.message_id,
+            run_id: run.id,
+            status: run.status,
+            usage: run.usage,
+            error: run.error,
+            error_message: run.error_message,
+          },
+        });
+        return out;
       }
-      return { message_id: submitted.message_id, run_id: runId, events: events() };
+      const runId = submitted.run_ids[0];
+      return { message_id: submitted.message_id, run_id: runId, events: stream! };
     },
   };
 }

@@ -8,7 +8,7 @@ import type { FastifyRequest } from 'fastify';
 import { requireActor } from '../../http/auth.ts';
 import { errors, ProjectParam } from '../../http/schemas.ts';
 import type { TypedApp } from '../../http/typed-app.ts';
-import { openSse, pipeSse } from '../chat/sse.ts';
+import { openSse, pipeSse } from '../../http/sse.ts';
 import type { CliService } from './cli.service.ts';
 import * as S from './cli.schemas.ts';
 

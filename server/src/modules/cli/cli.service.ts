@@ -21,6 +21,7 @@ import type { Access } from '../../access/access.ts';
 import type { Actor } from '../../http/auth.ts';
 import { AppError, BadRequest, Conflict, Gone, NotFound, PayloadTooLarge, Unauthorized } from '../../http/errors.ts';
 import type { ActivityLog } from '../../lib/activity.ts';
+import { follow } from '../../lib/follow.ts';
 import type { Logger } from '../../lib/logger.ts';
 import type { AccountsService, RequestMeta } from '../accounts/accounts.service.ts';
 import type { TokensService } from '../accounts/tokens.service.ts';
@@ -89,18 +90,6 @@ function newCode(): string {
   for (let i = 0; i < 8; i++) s += CODE_ALPHABET[bytes[i] % CODE_ALPHABET.length];
   return `${s.slice(0, 4)}-${s.slice(4)}`;
 }
-
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const done = () => {
-      clearTimeout(t);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const t = setTimeout(done, ms);
-    t.unref?.();
-    signal.addEventListener('abort', done, { once: true });
-  });
 
 export function createCliService(deps: CliDeps) {
   const { repo, access, activity } = deps;
@@ -429,49 +418,40 @@ export function createCliService(deps: CliDeps) {
         if (!link) throw new Unauthorized('The link token is not valid.', 'invalid_token');
         if (link.claimed_at) throw new Conflict('link_used', 'This device link has already been used.');
       }
-      const ac = new AbortController();
-      const started = Date.now();
-      async function* events(): AsyncGenerator<{ event: string; data: unknown }> {
-        try {
-          while (Date.now() - started < timeoutMs) {
-            if (actor) {
-              if ((await status(actor)).installed) {
-                yield { event: 'linked', data: { linked: true } };
-                return;
-              }
-            } else {
-              const link = await repo.linkBySecret(linkHash!);
-              if (!link || link.claimed_at) {
-                yield { event: 'end', data: { reason: 'used' } };
-                return;
-              }
-              if (link.confirmed_at) {
-                const userId = await repo.claimLink(linkHash!);
-                const device = { deviceId: link.device_id, hostname: link.hostname };
-                const issued = userId
-                  ? await deps.accounts.loginElsewhere(userId, meta, (id) => deps.credentials.issueDevice(id, device))
-                  : undefined;
-                if (!issued) {
-                  yield { event: 'end', data: { reason: 'used' } };
-                  return;
-                }
-                yield { event: 'linked', data: { linked: true, ...issued } };
-                return;
-              }
-              if (link.expires_at.getTime() <= Date.now()) {
-                yield { event: 'end', data: { reason: 'expired' } };
-                return;
-              }
-            }
-            await sleep(Math.min(pollMs, Math.max(0, timeoutMs - (Date.now() - started))), ac.signal);
-            if (ac.signal.aborted) return;
+      type LinkState =
+        | { state: 'waiting' }
+        | { state: 'linked'; data: Record<string, unknown> }
+        | { state: 'end'; reason: 'used' | 'expired' };
+      const events = follow<LinkState, { event: string; data: unknown }>({
+        async read(): Promise<LinkState> {
+          if (actor)
+            return (await status(actor)).installed ? { state: 'linked', data: { linked: true } } : { state: 'waiting' };
+          const link = await repo.linkBySecret(linkHash!);
+          if (!link || link.claimed_at) return { state: 'end', reason: 'used' };
+          if (link.confirmed_at) {
+            const userId = await repo.claimLink(linkHash!);
+            const device = { deviceId: link.device_id, hostname: link.hostname };
+            const issued = userId
+              ? await deps.accounts.loginElsewhere(userId, meta, (id) => deps.credentials.issueDevice(id, device))
+              : undefined;
+            if (!issued) return { state: 'end', reason: 'used' };
+            return { state: 'linked', data: { linked: true, ...issued } };
           }
-          yield { event: 'end', data: { reason: 'timeout' } };
-        } finally {
-          ac.abort();
-        }
-      }
-      return { events: events() };
+          if (link.expires_at.getTime() <= Date.now()) return { state: 'end', reason: 'expired' };
+          return { state: 'waiting' };
+        },
+        isDone: (s) => s.state !== 'waiting',
+        pollMs,
+        timeoutMs,
+        emit: (s) =>
+          s.state === 'linked'
+            ? [{ event: 'linked', data: s.data }]
+            : s.state === 'end'
+              ? [{ event: 'end', data: { reason: s.reason } }]
+              : [],
+        end: (how) => (how === 'timeout' ? [{ event: 'end', data: { reason: 'timeout' } }] : []),
+      });
+      return { events };
     },
 
     /**

@@ -9,7 +9,7 @@ import type { WebSocket } from 'ws';
 import { requireActor } from '../../http/auth.ts';
 import { errors } from '../../http/schemas.ts';
 import type { TypedApp } from '../../http/typed-app.ts';
-import { openSse } from '../chat/sse.ts';
+import { openSse, pipeSse } from '../../http/sse.ts';
 import * as S from './cloud.schemas.ts';
 import type { CloudService } from './cloud.service.ts';
 import type { ShellSession } from '../../providers/containers/index.ts';
@@ -162,25 +162,10 @@ export function cloudRoutes(app: TypedApp, { cloud }: { cloud: CloudService }): 
       },
     },
     async (req, reply) => {
-      const { events, close } = await cloud.logs(requireActor(req), req.params.userId);
+      const { events } = await cloud.logs(requireActor(req), req.params.userId);
       reply.hijack();
-      const res = reply.raw;
-      openSse(res, { 'x-request-id': String(req.id) });
-      const beat = setInterval(() => {
-        if (!res.writableEnded) res.write(': ping\n\n');
-      }, 15_000);
-      beat.unref();
-      res.on('close', close);
-      try {
-        for await (const e of events) {
-          if (res.writableEnded || res.destroyed) break;
-          res.write(`data: ${JSON.stringify(e)}\n\n`);
-        }
-      } finally {
-        clearInterval(beat);
-        res.off('close', close);
-        if (!res.writableEnded) res.end();
-      }
+      openSse(reply.raw, { 'x-request-id': String(req.id) });
+      await pipeSse(reply.raw, events, { heartbeatMs: 15_000 });
     },
   );
 

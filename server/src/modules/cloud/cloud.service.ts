@@ -18,6 +18,7 @@ import type { Actor } from '../../http/auth.ts';
 import { requireAdmin } from '../../access/access.ts';
 import { AppError, Conflict, Forbidden, NotFound, PaymentRequired, Upstream } from '../../http/errors.ts';
 import type { Bus } from '../../lib/bus.ts';
+import { follow } from '../../lib/follow.ts';
 import type { Sealer } from '../../secrets/crypto.ts';
 import {
   type ContainerRuntime,
@@ -553,64 +554,42 @@ export function createCloudService(deps: CloudDeps) {
      * any instance, then `{closed:true}` when the container is removed.
      * @throws Forbidden `container_owner_mismatch`, NotFound `container_not_found` (checked before streaming).
      */
-    async logs(actor: Actor, pathUserId: string): Promise<{ events: AsyncGenerator<LogEvent>; close(): void }> {
+    async logs(actor: Actor, pathUserId: string): Promise<{ events: AsyncGenerator<{ data: LogEvent }> }> {
       assertOwner(actor, pathUserId);
       const row = await repo.container(actor.id);
       if (!row) throw new NotFound('You have no cloud container.', 'container_not_found');
       const userId = actor.id;
-      // Subscribe before reading the tail, so no line falls between them.
-      const queue: ({ id: number; line: string } | 'closed' | 'end')[] = [];
-      let wake: (() => void) | undefined;
-      const push = (e: { id: number; line: string } | 'closed' | 'end') => {
-        queue.push(e);
-        wake?.();
-      };
-      const offLine = bus.subscribe('cloud.log', (p) => {
-        if (p.user === userId) push({ id: p.id, line: p.line });
+      type Item = { id: number; line: string } | 'closed';
+      // Subscribed before the tail is read (follow subscribes at once), so no line falls between them.
+      const events = follow<Item, { data: LogEvent }>({
+        listen: (notify) => {
+          const offLine = bus.subscribe('cloud.log', (p) => p.user === userId && notify({ id: p.id, line: p.line }));
+          const offClosed = bus.subscribe('cloud.closed', (p) => p.user === userId && notify('closed'));
+          return () => {
+            offLine();
+            offClosed();
+          };
+        },
+        read: async () => {
+          const tail: Item[] = (await repo.tail(userId, LOG_TAIL_LINES, LOG_WINDOW_SECONDS)).map((l) => ({
+            id: l.id,
+            line: l.line,
+          }));
+          return row.status === 'deleted' ? [...tail, 'closed'] : tail;
+        },
+        pollMs: null,
+        // A line is news when it is newer than the last one sent (it may come both in the tail and on the bus).
+        isNew: (e, last) => e === 'closed' || last === undefined || last === 'closed' || e.id > last.id,
+        isDone: (e) => e === 'closed',
+        emit: (e) => [{ data: e === 'closed' ? { closed: true as const } : { line: e.line } }],
       });
-      const offClosed = bus.subscribe('cloud.closed', (p) => {
-        if (p.user === userId) push('closed');
-      });
-      const tail = await repo.tail(userId, LOG_TAIL_LINES, LOG_WINDOW_SECONDS);
-      const closedAtStart = row.status === 'deleted';
-      const events = (async function* (): AsyncGenerator<LogEvent> {
-        try {
-          let last = 0;
-          for (const l of tail) {
-            last = l.id;
-            yield { line: l.line };
-          }
-          if (closedAtStart) {
-            yield { closed: true as const };
-            return;
-          }
-          for (;;) {
-            while (queue.length) {
-              const e = queue.shift()!;
-              if (e === 'end') return;
-              if (e === 'closed') {
-                yield { closed: true as const };
-                return;
-              }
-              if (e.id <= last) continue;
-              last = e.id;
-              yield { line: e.line };
-            }
-            await new Promise<void>((r) => (wake = r));
-            wake = undefined;
-          }
-        } finally {
-          offLine();
-          offClosed();
-        }
-      })();
-      // The client left: end the stream even while it waits for a line.
+      // The service stops: end the stream even while it waits for a line.
       const close = () => {
         openStreams.delete(close);
-        push('end');
+        void events.return(undefined);
       };
       openStreams.add(close);
-      return { events, close };
+      return { events };
     },
 
     /** Start the lifecycle sweep (every 5 minutes; the lease makes one instance do the work). */

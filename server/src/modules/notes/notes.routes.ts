@@ -8,7 +8,7 @@ import { requireActor } from '../../http/auth.ts';
 import { BadRequest } from '../../http/errors.ts';
 import { errors, Ok } from '../../http/schemas.ts';
 import type { TypedApp } from '../../http/typed-app.ts';
-import { openSse, pipeSse } from '../chat/sse.ts';
+import { openSse, pipeSse } from '../../http/sse.ts';
 import { CHUNK_SIZE, DIRECT_UPLOAD_LIMIT } from './notes.kinds.ts';
 import * as S from './notes.schemas.ts';
 import type { NotesService } from './notes.service.ts';

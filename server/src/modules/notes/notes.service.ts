@@ -35,6 +35,7 @@ import { AppError, BadRequest, Conflict, NotFound, PayloadTooLarge, TooManyReque
 import { llmFailure } from '../../http/llm-errors.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
 import type { Bus } from '../../lib/bus.ts';
+import { follow } from '../../lib/follow.ts';
 import type { LoadedDocument } from '../../lib/doc-sources.ts';
 import type { Media } from '../../lib/media.ts';
 import { projectPathRefusal, resolveInside } from '../../lib/paths.ts';
@@ -569,38 +570,20 @@ export function createNotesService(deps: NotesDeps) {
       await noteOf(actor, name, noteId);
       if (!(await repo.source(noteId, sourceId)))
         throw new NotFound(`Source ${sourceId} was not found in this note.`, 'source_not_found');
-      const bus = deps.bus;
-      async function* events(): AsyncGenerator<NoteEvent> {
-        let wake: (() => void) | null = null;
-        const unsub = bus.subscribe('notes.source', ({ id }) => {
-          if (id === sourceId) wake?.();
-        });
-        let last = '';
-        try {
-          for (;;) {
-            const s = await repo.source(noteId, sourceId);
-            if (!s) {
-              yield { event: 'progress', data: { status: 'error', message: 'The source was deleted.' } };
-              return;
-            }
-            const status = s.status === 'queued' ? 'processing' : s.status;
-            const message = s.status === 'error' ? (s.error ?? 'Failed') : s.message;
-            if (`${status}|${message}` !== last) {
-              last = `${status}|${message}`;
-              yield { event: 'progress', data: { status, message } };
-            }
-            if (s.status === 'done' || s.status === 'error') return;
-            await new Promise<void>((r) => {
-              wake = r;
-              setTimeout(r, 1000).unref();
-            });
-            wake = null;
-          }
-        } finally {
-          unsub();
-        }
-      }
-      return { events: events() };
+      const events = follow<{ status: string; message: string | null }, NoteEvent>({
+        listen: (notify) => deps.bus.subscribe('notes.source', ({ id }) => id === sourceId && notify()),
+        async read() {
+          const s = await repo.source(noteId, sourceId);
+          if (!s) return { status: 'error', message: 'The source was deleted.' };
+          return {
+            status: s.status === 'queued' ? 'processing' : s.status,
+            message: s.status === 'error' ? (s.error ?? 'Failed') : s.message,
+          };
+        },
+        isDone: (p) => p.status === 'done' || p.status === 'error',
+        emit: (p) => [{ event: 'progress', data: p }],
+      });
+      return { events };
     },
 
     /**

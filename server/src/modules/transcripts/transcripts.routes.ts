@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import { requireActor } from '../../http/auth.ts';
 import { errors, projectIdParams, ProjectParam } from '../../http/schemas.ts';
 import type { TypedApp } from '../../http/typed-app.ts';
-import { openSse, pipeSse } from '../chat/sse.ts';
+import { openSse, pipeSse } from '../../http/sse.ts';
 import {
   Detail,
   JobParams,

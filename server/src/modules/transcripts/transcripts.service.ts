@@ -14,6 +14,7 @@ import type { Access } from '../../access/access.ts';
 import type { Actor } from '../../http/auth.ts';
 import { AppError, BadRequest, Conflict, NotFound, PayloadTooLarge, Upstream } from '../../http/errors.ts';
 import type { Bus } from '../../lib/bus.ts';
+import { follow } from '../../lib/follow.ts';
 import type { LoadedDocument } from '../../lib/doc-sources.ts';
 import type { Media } from '../../lib/media.ts';
 import type { SpeechProvider } from '../../providers/speech/index.ts';
@@ -249,50 +250,21 @@ export function createTranscriptsService(deps: {
       const first = await repo.byJob(project.id, jobId);
       if (!first) throw notFound();
       const id = first.id;
-      async function* events(): AsyncGenerator<{ event: string; data: unknown }> {
-        const queue: Progress[] = [];
-        let wake: (() => void) | null = null;
-        const unsubscribe = deps.bus.subscribe('transcript.progress', (p) => {
-          if (p.job_id !== jobId) return;
-          queue.push({ status: p.status, progress_pct: p.progress_pct, step_label: p.step_label, error: p.error });
-          wake?.();
-        });
-        const tick = setInterval(() => {
-          repo.byId(id).then(
-            (r) => {
-              if (r) queue.push(progressOf(r));
-              wake?.();
-            },
-            () => {},
-          );
-        }, 1000);
-        tick.unref();
-        let last = '';
-        try {
-          const current = await repo.byId(id);
-          if (!current) return;
-          queue.unshift(progressOf(current));
-          for (;;) {
-            while (queue.length) {
-              const p = queue.shift()!;
-              const key = JSON.stringify(p);
-              if (key === last) continue;
-              last = key;
-              yield { event: 'progress', data: p };
-              if (TERMINAL.has(p.status)) {
-                yield { event: 'end', data: p };
-                return;
-              }
-            }
-            await new Promise<void>((r) => (wake = r));
-            wake = null;
-          }
-        } finally {
-          clearInterval(tick);
-          unsubscribe();
-        }
-      }
-      return { events: events() };
+      const events = follow<Progress, { event: string; data: Progress }>({
+        listen: (notify) =>
+          deps.bus.subscribe('transcript.progress', (p) => {
+            if (p.job_id === jobId)
+              notify({ status: p.status, progress_pct: p.progress_pct, step_label: p.step_label, error: p.error });
+          }),
+        read: async () => {
+          const r = await repo.byId(id);
+          return r ? progressOf(r) : undefined;
+        },
+        isDone: (p) => TERMINAL.has(p.status),
+        emit: (p) => [{ event: 'progress', data: p }],
+        end: (_how, p) => (p ? [{ event: 'end', data: p }] : []),
+      });
+      return { events };
     },
 
     /** The semantic index's loader of `transcript` documents: filename, summary, frames and text; null when gone. */

@@ -1,6 +1,8 @@
 /**
- * Server-sent events over Node's response: `event: <name>\ndata: <json>\n\n`, a comment heartbeat every
- * `heartbeatMs`, and a clean end. When the client goes away the event source is closed (`return()`).
+ * The SSE writer of every stream (docs/ARCHITECTURE.md, "Live streams"): server-sent events over Node's
+ * response: `event: <name>\ndata: <json>\n\n` (`data: <json>\n\n` for an event without a name), a comment
+ * heartbeat every `heartbeatMs`, and a clean end. When the client goes away the event source is closed
+ * (`return()`; a stream made by `lib/follow.ts` ends at once then, even while it waits).
  */
 import type { ServerResponse } from 'node:http';
 
@@ -16,10 +18,16 @@ export function openSse(res: ServerResponse, headers: Record<string, string> = {
   res.flushHeaders?.();
 }
 
+/** One server-sent event: its name (omitted: the client's default `message`) and its JSON data. */
+export interface SseEvent {
+  event?: string;
+  data: unknown;
+}
+
 /** Stream `events` until they end or the client leaves; then end the response. */
 export async function pipeSse(
   res: ServerResponse,
-  events: AsyncGenerator<{ event: string; data: unknown }>,
+  events: AsyncGenerator<SseEvent, void, undefined>,
   opts: { heartbeatMs?: number } = {},
 ) {
   const beat = setInterval(() => {
@@ -34,8 +42,8 @@ export async function pipeSse(
   res.on('close', onClose);
   try {
     for await (const e of events) {
-      if (gone) break;
-      res.write(`event: ${e.event}\ndata: ${JSON.stringify(e.data)}\n\n`);
+      if (gone || res.writableEnded || res.destroyed) break;
+      res.write(`${e.event === undefined ? '' : `event: ${e.event}\n`}data: ${JSON.stringify(e.data)}\n\n`);
     }
   } finally {
     clearInterval(beat);
