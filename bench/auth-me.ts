@@ -5,7 +5,8 @@
  *
  *   npx tsx bench/auth-me.ts          (BENCH_DURATION seconds per run, default 10; BENCH_CONNECTIONS, default 50;
  *                                      BENCH_LOG_LEVEL for the real server, default info as in production;
- *                                      DATABASE_URL: the real server uses this PostgreSQL database instead)
+ *                                      DATABASE_URL: the real server uses this PostgreSQL database instead;
+ *                                      LOG_FLUSH_MS: the real server's, e.g. 0 to write every log line at once)
  */
 import autocannon from 'autocannon';
 import { compareWithBare, startNode, startServiceAsAdmin, stop } from './lib/util.ts';
@@ -31,7 +32,7 @@ try {
     return r;
   };
   const ratio = await compareWithBare({
-    title: `GET /api/auth/me, ${connections} connections, ${duration} s each, ${process.env.DATABASE_URL ? 'PostgreSQL' : 'embedded'} database, real server LOG_LEVEL=${logLevel}`,
+    title: `GET /api/auth/me, ${connections} connections, ${duration} s each, ${process.env.DATABASE_URL ? 'PostgreSQL' : 'embedded'} database, real server LOG_LEVEL=${logLevel}${process.env.LOG_FLUSH_MS ? ` LOG_FLUSH_MS=${process.env.LOG_FLUSH_MS}` : ''}`,
     realLabel: 'CRM /api/auth/me (JWT + user row)',
     realUrl: `${real.url}/api/auth/me`,
     bareUrl: `${bare.url}/api/auth/me`,

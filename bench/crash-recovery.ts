@@ -9,7 +9,8 @@
  * time from the kill to the restarted service being ready and to every run being terminal, then the median and
  * worst of the latter, and the runs' final states.
  *
- *   npx tsx bench/crash-recovery.ts      (CRASH_CYCLES, default 3; CRASH_TIMEOUT_S per cycle, default 240)
+ *   npx tsx bench/crash-recovery.ts      (CRASH_CYCLES, default 3; CRASH_TIMEOUT_S per cycle, default 240;
+ *                                        CRASH_KEEP=1 keeps DATA_DIR and its service.log)
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -90,5 +91,6 @@ try {
 } finally {
   await svc.term();
   await llm.close();
-  fs.rmSync(dataDir, { recursive: true, force: true });
+  if (process.env.CRASH_KEEP) console.log(`kept ${dataDir}`);
+  else fs.rmSync(dataDir, { recursive: true, force: true });
 }

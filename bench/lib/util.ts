@@ -111,6 +111,7 @@ export async function startServiceAsAdmin(
     ADMIN_EMAIL: admin.email,
     ADMIN_PASSWORD: admin.password,
     ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
+    ...(process.env.LOG_FLUSH_MS ? { LOG_FLUSH_MS: process.env.LOG_FLUSH_MS } : {}),
   });
   const close = async () => {
     await stop(real.proc);

@@ -389,6 +389,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     bus: deps.bus,
     root: transcriptsRoot,
     embedded: database.kind !== 'postgres',
+    instanceId: instances.id,
     log,
   });
   const voice = createVoiceService({ repo: voiceRepo, speech: deps.speech, tmpDir: path.join(config.dataDir, 'tmp') });
@@ -513,7 +514,13 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     bus: deps.bus,
     appUrl: config.appUrl,
     options: config.messengerPoll,
+    instanceId: instances.id,
     log,
+  });
+  // Pollers and the transcript pipeline of instances found dead resume here at once.
+  instances.onTakeover(async (ids) => {
+    await messenger.takeOver(ids);
+    await transcriptPipeline.takeOver(ids);
   });
 
   // Marketplace scouting over the skills, the index and the project's issues, wiki and workers.

@@ -253,6 +253,8 @@ export interface KnowledgeTables {
     priority: Generated<IssuePriority>;
     labels: JsonDefault<string[]>;
     created_by: string | null;
+    /** The agent tool call that created it (`run:<id>:<tool call id>`): made again, it finds this issue. */
+    origin_key: ColumnType<string | null, string | null | undefined, string | null>;
     created_at: TimestampDefault;
     updated_at: TimestampDefault;
   };

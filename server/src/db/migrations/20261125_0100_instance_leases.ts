@@ -9,6 +9,8 @@
  *   repeating it; `replays` counts the times it was taken back; `job_id` is the queue job executing it.
  * - `token_reservations`: the instance that made a reservation and what the call was (project name, model,
  *   source, prompt estimate), so a call cut by a crash is charged as a usage row (`token_usage.estimated`) instead of vanishing.
+ * - `issues.origin_key`: the agent tool call that created an issue, so the call made again after a crash finds
+ *   that issue instead of creating a second one.
  */
 import { type Kysely, sql } from 'kysely';
 
@@ -42,5 +44,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     create index token_reservations_run on token_reservations (run_id) where run_id is not null;
 
     alter table token_usage add column estimated boolean not null default false;
+
+    alter table issues add column origin_key text;
+    create unique index issues_origin_key on issues (project_id, origin_key) where origin_key is not null;
   `.execute(db);
 }

@@ -39,6 +39,7 @@ export function createIssuesPort(deps: {
             title: p.title,
             description: p.description,
             priority: priority(p.priority),
+            originKey: p.key,
           },
           p.author,
         ),

@@ -64,6 +64,7 @@ export function createIssuesRepo(db: Kysely<DB>) {
         assignee: string | null;
         labels: string[];
         createdBy: string;
+        originKey?: string | null;
       },
     ): Promise<void> {
       await tx
@@ -77,8 +78,20 @@ export function createIssuesRepo(db: Kysely<DB>) {
           assignee: i.assignee,
           labels: JSON.stringify(i.labels),
           created_by: i.createdBy,
+          origin_key: i.originKey ?? null,
         })
         .execute();
+    },
+
+    /** The number of the issue created by tool call `originKey` in a project, or undefined. */
+    async byOriginKey(projectId: number, originKey: string, ex: Executor = db): Promise<number | undefined> {
+      const r = await ex
+        .selectFrom('issues')
+        .select('number')
+        .where('project_id', '=', projectId)
+        .where('origin_key', '=', originKey)
+        .executeTakeFirst();
+      return r?.number;
     },
 
     /** One issue's columns (`number` as `id`; `labels` may be null in old rows), or undefined. */

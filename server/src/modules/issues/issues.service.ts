@@ -224,6 +224,8 @@ export function createIssuesService(deps: IssuesDeps) {
      * Create an issue (status open, priority P2 by default).
      * @param author who is credited (`created_by` and the `create` entry): a worker's label when a worker
      *   creates it through its tools; by default the caller.
+     * @param body.originKey the agent tool call creating it: the same call made again (a run resumed after a
+     *   crash) answers the issue it created instead of creating another (docs/ARCHITECTURE.md, Crash recovery).
      * @returns the issue with its activity.
      */
     async create(
@@ -235,10 +237,15 @@ export function createIssuesService(deps: IssuesDeps) {
         priority?: IssuePriority;
         assignee?: string | null;
         labels?: string[];
+        originKey?: string;
       },
       author: string = actorName(actor),
     ): Promise<Issue> {
       const project = await deps.access.project(actor, name);
+      if (body.originKey) {
+        const made = await repo.byOriginKey(project.id, body.originKey);
+        if (made !== undefined) return load(project.id, made);
+      }
       const issue = await repo.transaction(async (tx) => {
         const id = await repo.nextNumber(tx, project.id);
         await repo.insert(tx, {
@@ -250,6 +257,7 @@ export function createIssuesService(deps: IssuesDeps) {
           assignee: body.assignee ?? null,
           labels: [...new Set(body.labels ?? [])],
           createdBy: author,
+          originKey: body.originKey ?? null,
         });
         await addEntry(tx, project.id, id, 'create', author, `created: ${body.title}`);
         await index(tx, project.id, id);

@@ -64,6 +64,17 @@ export function createMessengerRepo(db: Kysely<DB>) {
         .execute();
     },
 
+    /** Give up every lease held by one of `owners` (instances found dead). @returns how many were freed. */
+    async releaseOwners(owners: string[]): Promise<number> {
+      if (!owners.length) return 0;
+      const r = await db
+        .updateTable('messenger_pollers')
+        .set({ lease_owner: null, lease_expires_at: null, polling_since: null, updated_at: new Date() })
+        .where('lease_owner', 'in', owners)
+        .executeTakeFirst();
+      return Number(r.numUpdatedRows);
+    },
+
     /** Whether some instance polls bot `botId` now (a lease that has not expired). */
     async polling(botId: string): Promise<boolean> {
       const r = await db

@@ -78,6 +78,8 @@ export interface MessengerDeps {
   bus: Pick<Bus, 'publish' | 'subscribe'>;
   appUrl: string;
   options: { timeoutS: number; leaseMs: number };
+  /** This process's instance id (crash recovery): its pollers' leases name it, so they are freed when it dies. */
+  instanceId?: string;
   log: { info(o: object, m: string): void; warn(o: object, m: string): void; error(o: object, m: string): void };
 }
 
@@ -102,6 +104,9 @@ const sleep = (ms: number, signal?: AbortSignal) =>
     signal?.addEventListener('abort', done, { once: true });
   });
 
+/** The lease owner of an instance's pollers. */
+const leaseOwner = (instanceId: string) => `messenger-${instanceId}`;
+
 /** An account is linked to a messenger chat once its chat id is not the default (its own id as a string). */
 const linkedChat = (owner: Pick<Actor, 'id' | 'chat_id'>) =>
   owner.chat_id && owner.chat_id !== String(owner.id) ? owner.chat_id : undefined;
@@ -109,7 +114,7 @@ const linkedChat = (owner: Pick<Actor, 'id' | 'chat_id'>) =>
 /** The messenger area (module header); built once by the composition root, started by its lifecycle. */
 export function createMessengerService(deps: MessengerDeps) {
   const { repo, log } = deps;
-  const instanceId = `messenger-${crypto.randomUUID()}`;
+  const instanceId = leaseOwner(deps.instanceId ?? crypto.randomUUID());
   /** The pollers this instance runs, by bot id. */
   const loops = new Map<string, Loop>();
   let timer: NodeJS.Timeout | undefined;
@@ -482,6 +487,16 @@ export function createMessengerService(deps: MessengerDeps) {
   }
 
   return {
+    /**
+     * Crash recovery: free the pollers' leases of the instances found dead (`instanceIds`) and reconcile at once,
+     * so their bots are polled again now instead of when the leases lapse.
+     */
+    async takeOver(instanceIds: string[]): Promise<void> {
+      const freed = await repo.releaseOwners(instanceIds.map(leaseOwner));
+      if (freed) log.info({ bots: freed }, 'messenger pollers of dead instances freed');
+      if (running) await reconcile();
+    },
+
     /** Start polling the bound bots this instance can lease, then keep reconciling every 2 s. */
     async start(): Promise<void> {
       running = true;

@@ -95,6 +95,10 @@ export function onboardingRoutes(app: TypedApp, { onboarding }: { onboarding: On
                 output_tokens: Type.Integer(),
                 cache_tokens: Type.Integer(),
                 total_tokens: Type.Integer(),
+                estimated: Type.Boolean({
+                  description:
+                    'a call cut by a crash or a stop, charged at its reservation (its worst case) instead of the provider answer',
+                }),
                 created_at: DateTime(),
               }),
             ),

@@ -238,6 +238,7 @@ describe('usage', () => {
       output_tokens: 1,
       cache_tokens: 0,
       total_tokens: 3,
+      estimated: false,
     });
     expect(res.body.totals).toEqual({ total: 615, input: 410, output: 205 });
   });

@@ -158,6 +158,7 @@ const STATUSES = ['open', 'in_progress', 'blocked', 'deferred', 'closed'] as con
 export const issueTools: AgentTool[] = [
   {
     name: 'create_issue',
+    effect: 'idempotent', // the same call made again answers the issue it created (`key`)
     group: 'issues',
     needs: 'issues',
     description: 'Create an issue in the project tracker.',
@@ -177,6 +178,7 @@ export const issueTools: AgentTool[] = [
         priority: input.priority ? str(input.priority) : undefined,
         description: input.description ? str(input.description) : undefined,
         author: ctx.worker.label,
+        key: ctx.callId ? `run:${ctx.runId}:${ctx.callId}` : undefined,
       });
       return { content: json(issue), data: { issue_id: issue.id, title: issue.title, priority: issue.priority } };
     },

@@ -162,7 +162,7 @@ export function createBuiltinEngine(llm: LlmProvider): AgentEngine {
           if (effect === 'write' && again === u.id)
             throw new RunStop('interrupted', `The tool ${u.name} was interrupted and is not repeated.`);
           if (effect !== 'read') await checkpoint({ uses, results, started: { id: u.id, name: u.name, effect } });
-          const outcome = await runTool(tool, u.input ?? {}, input.toolContext);
+          const outcome = await runTool(tool, u.input ?? {}, { ...input.toolContext, callId: u.id });
           toolCalls.push({
             turn: turns,
             tool: u.name,

@@ -32,6 +32,8 @@ export interface IssuesPort {
     priority?: string;
     description?: string;
     author: string;
+    /** The tool call creating it: made again after a crash, it answers the issue it created. */
+    key?: string;
   }): Promise<IssueSummary>;
   /** Take an issue: status in_progress and `assignee` (specification, Issue status). @throws NotFound */
   take(p: { projectId: number; issueId: number; assignee: string }): Promise<IssueSummary>;

@@ -137,8 +137,8 @@ export function createRunRecovery(deps: RunRecoveryDeps) {
      * run had already changed.
      */
     async handBack(runId: number, claim: RunClaim): Promise<'requeued' | 'failed' | null> {
-      const run = (await repo.runningRuns()).find(
-        (r) => r.id === runId && r.instance_id === claim.instance_id && r.replays === claim.replays,
+      const run = (await repo.runningRuns([runId])).find(
+        (r) => r.instance_id === claim.instance_id && r.replays === claim.replays,
       );
       if (!run) return null;
       return takeBack(run, replayDecision({ ...run, replays: 0 }), 'instance_stopping');

@@ -243,26 +243,6 @@ export function createRuntimeRepo(db: Kysely<DB>) {
         .where('status', 'in', ['queued', 'running'])
         .execute(),
 
-    /** Running runs whose heartbeat is older than `before` (or missing): the crash rule's candidates. */
-    staleRunning: (before: Date) =>
-      db
-        .selectFrom('agent_runs')
-        .select(['id', 'turns', 'worker_id', 'project_id', 'user_id'])
-        .where('status', '=', 'running')
-        .where((eb) => eb.or([eb('heartbeat_at', '<', before), eb('heartbeat_at', 'is', null)]))
-        .execute(),
-
-    /** A running run back to queued (it had not finished a turn). @returns whether it was still running. */
-    async requeue(tx: Transaction<DB>, id: number): Promise<boolean> {
-      const u = await tx
-        .updateTable('agent_runs')
-        .set({ status: 'queued', started_at: null, heartbeat_at: null, instance_id: null })
-        .where('id', '=', id)
-        .where('status', '=', 'running')
-        .executeTakeFirst();
-      return Number(u.numUpdatedRows) > 0;
-    },
-
     /** End a running run with `status`, `error` and `message`. @returns whether it was still running. */
     async endRunning(
       id: number,
@@ -300,9 +280,9 @@ export function createRuntimeRepo(db: Kysely<DB>) {
       return Number(u.numUpdatedRows) > 0;
     },
 
-    /** Running runs with their claim and journal: the candidates of a recovery. */
-    runningRuns: (): Promise<RecoveryCandidate[]> =>
-      db
+    /** Running runs (of `ids` when given) with their claim and journal: the candidates of a recovery. */
+    runningRuns: (ids?: number[]): Promise<RecoveryCandidate[]> => {
+      let q = db
         .selectFrom('agent_runs')
         .select([
           'id',
@@ -316,8 +296,10 @@ export function createRuntimeRepo(db: Kysely<DB>) {
           'job_id',
           'created_at',
         ])
-        .where('status', '=', 'running')
-        .execute(),
+        .where('status', '=', 'running');
+      if (ids) q = q.where('id', 'in', ids.length ? ids : [-1]);
+      return q.execute();
+    },
 
     /**
      * A running run back to queued under claim `fence`, counted as a replay; its journal is kept (the next

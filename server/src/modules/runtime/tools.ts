@@ -35,6 +35,8 @@ export interface ToolContext {
   /** Set or clear the worker's `current_skill`. */
   setCurrentSkill(name: string | null): Promise<void>;
   signal: AbortSignal;
+  /** The id of the tool call being run (the model's), for tools made idempotent by it (journal.ts). */
+  callId?: string;
 }
 
 /** A tool's answer: `content` goes back to the model; `data` is shown to the client (`tool_result` event). */

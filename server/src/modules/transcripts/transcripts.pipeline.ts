@@ -94,12 +94,14 @@ export interface TranscriptPipelineDeps {
   root: string;
   /** The embedded database belongs to this process alone: a lease left by a killed process is freed at start. */
   embedded: boolean;
+  /** This process's instance id (crash recovery): the lease names it, so it is freed when the instance dies. */
+  instanceId?: string;
   log: { info(o: object, m: string): void; warn(o: object, m: string): void; error(o: object, m: string): void };
 }
 
 export function createTranscriptPipeline(deps: TranscriptPipelineDeps) {
   const { repo, root, log } = deps;
-  const holder = crypto.randomUUID();
+  const holder = deps.instanceId ?? crypto.randomUUID();
   const workDir = (id: number) => path.join(root, 'work', String(id));
   const sourcePath = (rel: string) => path.join(root, rel);
   let looping = false;
@@ -465,6 +467,16 @@ export function createTranscriptPipeline(deps: TranscriptPipelineDeps) {
     /** Queue the pump (after an upload or a retry, inside its transaction when given). */
     kick: (tx?: Transaction<DB>) =>
       deps.jobs.send('transcripts.pump', {}, { singletonKey: 'transcripts', ...(tx ? { tx } : {}) }),
+    /**
+     * Crash recovery: free the lease if one of the instances found dead (`instanceIds`) held it, and sweep at once
+     * (the pump resumes the interrupted transcript now instead of when the lease lapses).
+     */
+    async takeOver(instanceIds: string[]): Promise<void> {
+      if (await repo.releaseLeaseOf(instanceIds)) {
+        log.info({ instances: instanceIds }, 'transcript lease of a dead instance freed');
+        await sweep();
+      }
+    },
     /** Lifecycle start: free a dead process's lease (embedded database only), then sweep at once and every SWEEP_MS. */
     async start(): Promise<void> {
       stopping = false;

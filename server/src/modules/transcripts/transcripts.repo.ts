@@ -208,6 +208,14 @@ export function createTranscriptsRepo(db: Kysely<DB>) {
                 where id = 1 and holder = ${holder}`.execute(db);
     },
 
+    /** Free the lease when one of `holders` has it. @returns whether it was freed. */
+    async releaseLeaseOf(holders: string[]): Promise<boolean> {
+      if (!holders.length) return false;
+      const r = await sql`update transcript_lease set holder = null, transcript_id = null, expires_at = 'epoch'
+                where id = 1 and holder in (${sql.join(holders)}) returning id`.execute(db);
+      return r.rows.length > 0;
+    },
+
     /** Free the lease whoever holds it (the embedded database at start: no other process can hold it). */
     async clearLease(): Promise<void> {
       await sql`update transcript_lease set holder = null, transcript_id = null, expires_at = 'epoch' where id = 1`.execute(

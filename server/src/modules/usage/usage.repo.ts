@@ -222,6 +222,7 @@ export function createUsageRepo(db: Kysely<DB>) {
           'output_tokens',
           'cache_tokens',
           'total_tokens',
+          'estimated',
           'created_at',
         ])
         .where('user_id', '=', userId)
