@@ -64,7 +64,7 @@ export function cloudRoutes(app: TypedApp, { cloud }: { cloud: CloudService }): 
         summary: "Generate the container's ed25519 SSH key for the code host (idempotent)",
         description:
           'The private key stays in the container (`~/.ssh/id_ed25519`) and sealed on the server; only the public key is answered.',
-        response: { 200: S.PublicKeyAnswer, ...errors(401, 404, 502, 503) },
+        response: { 200: S.PublicKeyAnswer, ...errors(401, 402, 404, 502, 503) },
       },
     },
     async (req) => cloud.sshKeygen(requireActor(req)),
@@ -75,7 +75,7 @@ export function cloudRoutes(app: TypedApp, { cloud }: { cloud: CloudService }): 
       schema: {
         tags,
         summary: 'Test SSH access to the code host from inside the container; sets codehost_authed on success',
-        response: { 200: S.VerifyAnswer, ...errors(401, 404, 502, 503) },
+        response: { 200: S.VerifyAnswer, ...errors(401, 402, 404, 502, 503) },
       },
     },
     async (req) => cloud.sshVerify(requireActor(req)),
@@ -86,7 +86,7 @@ export function cloudRoutes(app: TypedApp, { cloud }: { cloud: CloudService }): 
       schema: {
         tags,
         summary: "Check the agent CLI's version inside the container; sets agent_authed on success",
-        response: { 200: S.VerifyAnswer, ...errors(401, 404, 502, 503) },
+        response: { 200: S.VerifyAnswer, ...errors(401, 402, 404, 502, 503) },
       },
     },
     async (req) => cloud.claudeVerify(requireActor(req)),
@@ -158,7 +158,7 @@ export function cloudRoutes(app: TypedApp, { cloud }: { cloud: CloudService }): 
         params: S.UserIdParam,
         querystring: S.StreamQuery,
         produces: ['text/event-stream'],
-        response: { 200: Type.String({ description: 'text/event-stream' }), ...errors(400, 401, 403, 404) },
+        response: { 200: Type.String({ description: 'text/event-stream' }), ...errors(400, 401, 402, 403, 404) },
       },
     },
     async (req, reply) => {
@@ -206,7 +206,7 @@ export function cloudRoutes(app: TypedApp, { cloud }: { cloud: CloudService }): 
           querystring: S.TerminalQuery,
           response: {
             101: Type.Null({ description: 'switching protocols' }),
-            ...errors(400, 401, 403, 404, 426, 502, 503),
+            ...errors(400, 401, 402, 403, 404, 426, 502, 503),
           },
         },
         preHandler: async (req) => {
