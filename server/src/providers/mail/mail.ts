@@ -4,6 +4,11 @@
  * `List-Unsubscribe-Post: List-Unsubscribe=One-Click` and a footer link to the same page.
  * With `SMTP_URL` it is sent through nodemailer and recorded as `sent` (or `failed`); without it the
  * message is kept in the `outbox` table (`kept`) and its recipient and subject are logged.
+ *
+ * Live tokens: a message names the secrets its body carries (`secrets`: a verification or reset token, an invite
+ * code). With SMTP the mailbox is the delivery channel, so the record keeps the body with each secret, and any
+ * `token=` value of a link, replaced by `[redacted]`: whoever reads the outbox or the database cannot take over an
+ * account. Without SMTP the outbox is the delivery channel (admins read it) and keeps the message as it is.
  */
 import type { SendMailOptions, Transporter } from 'nodemailer';
 import { type Kysely, sql } from 'kysely';
@@ -17,6 +22,21 @@ export interface MailMessage {
   text: string;
   /** What the message is for (verify_email, reset_password, password_changed, invite, …). */
   kind: string;
+  /** The live secrets the body carries (tokens, codes): redacted from the record of a message sent over SMTP. */
+  secrets?: string[];
+}
+
+/** Where a live secret stood in a recorded message. */
+export const REDACTED = '[redacted]';
+
+/**
+ * `text` with every one of `secrets` (non-empty) and every `token=` value of a link replaced by `[redacted]`
+ * (module comment). Pure.
+ */
+export function redactSecrets(text: string, secrets: readonly string[] = []): string {
+  let out = text;
+  for (const secret of secrets) if (secret) out = out.split(secret).join(REDACTED);
+  return out.replace(/([?&]token=)[^\s&#"'<>]+/gi, `$1${REDACTED}`);
 }
 
 /** One recorded message as admins read it (`GET /api/crm/admin/outbox`); `text` includes the footer. */
@@ -83,13 +103,15 @@ export function createMailer(opts: MailerOptions): Mailer {
       } else {
         opts.log.info({ kind: msg.kind, subject: msg.subject }, 'e-mail kept in the outbox (SMTP_URL is not set)');
       }
+      // Sent (or tried) over SMTP: the record is a record, not a channel; its live tokens are redacted.
+      const keep = (body: string) => (transport ? redactSecrets(body, msg.secrets) : body);
       const row = await opts.db
         .insertInto('outbox')
         .values({
           to_addr: msg.to,
           subject: msg.subject,
-          text_body: text,
-          html_body: html,
+          text_body: keep(text),
+          html_body: keep(html),
           headers: JSON.stringify(headers),
           kind: msg.kind,
           status,
