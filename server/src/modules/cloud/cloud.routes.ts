@@ -16,7 +16,7 @@ import type { ShellSession } from '../../providers/containers/index.ts';
 import { parseControl } from './terminal.ts';
 
 const TERMINAL_PROTOCOL =
-  'Frames from the client go to the shell\'s stdin (text or binary); a text frame that is the JSON `{"type":"resize","cols":N,"rows":M}` resizes the terminal, `{"type":"input","data":"…"}` sends `data`. The shell\'s stdout and stderr (one pty) come back as text frames. A paused container is resumed before the shell starts. The socket closes after 120 s without a frame either way (close reason `idle_timeout`) and when the shell exits (`exited`). Refused before the upgrade: 401 without a valid token, 403 `container_owner_mismatch` when `:userId` is not the token\'s chat id, 404 `container_not_found`, 503 `container_runtime_unavailable`.';
+  'Frames from the client go to the shell\'s stdin (text or binary); a text frame that is the JSON `{"type":"resize","cols":N,"rows":M}` resizes the terminal, `{"type":"input","data":"…"}` sends `data`. The shell\'s stdout and stderr (one pty) come back as text frames. A paused container is resumed before the shell starts. The socket closes after 120 s without a frame either way (close reason `idle_timeout`) and when the shell exits (`exited`). Refused before the upgrade: 401 without a valid token, 403 `container_owner_mismatch` when `:userId` is not the token\'s chat id, 404 `container_not_found`, 402 `cloud_plan_required` when the plan no longer includes cloud (the container stays paused), 503 `container_runtime_unavailable`.';
 
 export function cloudRoutes(app: TypedApp, { cloud }: { cloud: CloudService }): void {
   const tags = ['cloud'];
@@ -187,6 +187,10 @@ export function cloudRoutes(app: TypedApp, { cloud }: { cloud: CloudService }): 
   // The terminal socket, in its own plugin scope (the WebSocket plugin serves only these routes).
   void app.register(async (scope) => {
     await scope.register(websocket, { options: { maxPayload: 1024 * 1024 } });
+    // @fastify/websocket hides its routes from the OpenAPI document; the terminal is documented like any route.
+    scope.addHook('onRoute', (route) => {
+      if (route.websocket && route.schema) route.schema.hide = false;
+    });
     // An upgrade refused before the plugin saw it (401 from the auth hook) still ends its socket once answered.
     scope.addHook('onResponse', (req, reply, done) => {
       if (req.headers.upgrade) reply.raw.socket?.destroy();
