@@ -454,7 +454,11 @@ describe('the plan on every use', () => {
     await setPlan('free');
     await t.db.deleteFrom('cloud_leases').execute();
     await t.services.cloud.lifecycleSweep();
-    expect(containerProcesses(u.id, t.dataDir).filter((p) => !isExiting(p)).every(isStopped)).toBe(true);
+    expect(
+      containerProcesses(u.id, t.dataDir)
+        .filter((p) => !isExiting(p))
+        .every(isStopped),
+    ).toBe(true);
     expect(await status()).toBe('paused');
   }, 60_000);
 });
