@@ -12,7 +12,8 @@ let other: Awaited<ReturnType<typeof createUser>>;
 let project: { name: string };
 
 beforeAll(async () => {
-  t = await buildTestApp({ env: { PAYPROV_MERCHANT_TOKEN: 'merchant-token-authorize-test' } });
+  t = await buildTestApp();
+  await t.deps.secrets.set('PAYPROV_MERCHANT_TOKEN', 'merchant-token-authorize-test');
   owner = await createUser(t);
   other = await createUser(t);
   project = await createProject(t, owner.id, 'authz-owned');
@@ -27,7 +28,7 @@ const junk = { zz_unknown_field: ['not', 'valid'], name: 12 };
 describe('authorization is decided before the body is read or validated', () => {
   it('the four routes that answered 400 first', async () => {
     // The payment provider's callback: no X-Token, or another one → 401, whatever the body.
-    for (const headers of [{}, { 'x-token': 'wrong' }]) {
+    for (const headers of [{}, { 'x-token': 'wrong' }] as Array<Record<string, string>>) {
       const r = await api(t.app, 'POST', '/api/crm/billing/webhook', { body: junk, headers });
       expect([r.status, r.body.error]).toEqual([401, 'invalid_signature']);
     }
