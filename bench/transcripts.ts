@@ -148,12 +148,10 @@ async function direct(file: string, video: boolean) {
     const dir = path.join(media, 'frames');
     fs.rmSync(dir, { recursive: true, force: true });
     fs.mkdirSync(dir);
-    await deps.media.ffmpeg([
+    await deps.media.ffmpeg(file, [
       '-loglevel',
       'info',
       '-y',
-      '-i',
-      file,
       '-an',
       '-vf',
       `select='eq(n\\,0)+gt(scene\\,${SCENE_THRESHOLD})',showinfo,scale='min(768\\,iw)':-2`,

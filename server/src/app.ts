@@ -13,7 +13,9 @@ import { SerializerSelector, type Options as SerializerOptions } from '@fastify/
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from './http/errors.ts';
 import { installInputChecks } from './http/input.ts';
 import { installAuth } from './http/auth.ts';
+import { installAuthorization } from './http/authorize.ts';
 import { installDrainOnClose } from './http/drain.ts';
+import { installSecurityHeaders } from './http/security-headers.ts';
 import type { AppDeps } from './deps.ts';
 import { redactUrl } from './http/logging.ts';
 import { installOperationIds, openApiOptions } from './http/openapi.ts';
@@ -92,6 +94,8 @@ export async function buildApp(
     done();
   });
   installErrorHandling(app);
+  // CSP, framing, referrer, HSTS over https, … on every answer (http/security-headers.ts).
+  await installSecurityHeaders(app);
   // JSON depth, NUL/surrogates/control characters, the validator over prepared schemas (http/input.ts).
   installInputChecks(app);
   // The OpenAPI document: the shared error component, an operationId per route, then the plugin.
@@ -112,6 +116,8 @@ export async function buildApp(
     userCache: deps.userCache,
     accessTokens: services.tokens.verifier,
   });
+  // Authorization before the body is read or validated: project access and route checks (http/authorize.ts).
+  installAuthorization(app, { access: deps.access });
   registerRoutes(app.withTypeProvider<TypeBoxTypeProvider>(), services);
   installDrainOnClose(app);
   app.addHook('onReady', async () => {

@@ -260,9 +260,9 @@ describe.skipIf(!onPostgres)('two instances on one PostgreSQL behind a round-rob
       return { content: [{ type: 'text', text: 'Done: issue filed.' }] };
     });
     lb.pin(1);
-    const res = await fetch(`${lb.url}/api/crm/projects/${p.name}/chat?token=${u.token}`, {
+    const res = await fetch(`${lb.url}/api/crm/projects/${p.name}/chat`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${u.token}` },
       body: JSON.stringify({ text: 'the footer link is broken', worker_id: w.id }),
     });
     expect(res.status).toBe(200);

@@ -211,6 +211,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     runtime: deps.containers,
     accounts,
     emails: accountsRepo,
+    plans: accountsRepo,
     sealer,
     bus: deps.bus,
     options: { codehostSsh: config.cloud.codehostSsh, terminalIdleMs: config.cloud.terminalIdleMs },

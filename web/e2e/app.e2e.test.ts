@@ -3,7 +3,8 @@
  * (`node server/start.js`, what `npm start` runs) on the embedded database, with the stand-in LLM and SMTP
  * servers: register with an invite → verify from the e-mailed link → onboarding → a project with workers from a
  * team preset → a chat reply streamed from the LLM → an issue dragged across the board → (the areas' own steps)
- * → the language switch.
+ * → the language switch. Every step runs under the service's Content-Security-Policy: a violation the browser
+ * reports fails it, as an uncaught error does.
  * A screenshot of each main page is saved under `.tmp/screenshots/`.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -49,6 +50,8 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web UI in a browser', () => {
   let logs = '';
   /** Uncaught errors of the page (a failed render shows the router's error page): none are expected. */
   const pageErrors: string[] = [];
+  /** Content-Security-Policy violations the browser reported: the app must work under its CSP, so none are expected. */
+  const cspViolations: string[] = [];
 
   const shot = async (name: string) => {
     await page.waitForLoadState('networkidle');
@@ -141,11 +144,24 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web UI in a browser', () => {
     });
     page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     page.on('pageerror', (err) => pageErrors.push(err.stack ?? String(err)));
+    // Every violation is reported: the page's own event (logged by a script the browser injects, which the CSP does
+    // not govern) and Chromium's console message.
+    await page.addInitScript(() =>
+      document.addEventListener('securitypolicyviolation', (e) =>
+        console.error(
+          `CSP violation: ${e.effectiveDirective} blocked ${e.blockedURI || 'inline'} (${e.sourceFile}:${e.lineNumber})`,
+        ),
+      ),
+    );
+    page.on('console', (m) => {
+      if (m.type() === 'error' && /CSP violation|Content Security Policy/.test(m.text())) cspViolations.push(m.text());
+    });
   });
 
   afterEach(async () => {
     // A step that left an uncaught error in the page, or a page that failed to render, fails.
     expect(pageErrors.splice(0)).toEqual([]);
+    expect(cspViolations.splice(0)).toEqual([]);
     expect(await page.getByText('Unexpected Application Error!').count()).toBe(0);
   });
 
@@ -172,8 +188,9 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web UI in a browser', () => {
     const invite = await apiCall('POST', '/api/crm/admin/invites', { count: 1 }, admin.body.token);
     const code: string = invite.body.codes[0];
 
-    // A page path reloads into the app; a guest is sent to sign in.
-    await page.goto(`${base}/projects`);
+    // A page path reloads into the app, under the service's CSP; a guest is sent to sign in.
+    const first = await page.goto(`${base}/projects`);
+    expect(first?.headers()['content-security-policy']).toContain("script-src 'self';");
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
     await shot('01-sign-in');
 

@@ -1,6 +1,9 @@
 /** Unit level of the auth hook: `OPERATOR_EMAIL` marks `req.actor.isOperator` (no route shows it yet). */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import Fastify, { type FastifyInstance } from 'fastify';
+import { Kysely, PostgresDialect } from 'kysely';
+import pg from 'pg';
+import type { DB } from '../db/types.ts';
 import { api, buildTestApp, createUser, type TestApp } from '../../test/helpers.ts';
 import { loadConfig } from '../config.ts';
 import { installAuth, requireActor } from './auth.ts';
@@ -10,14 +13,15 @@ let t: TestApp;
 let operator: Awaited<ReturnType<typeof createUser>>;
 let other: Awaited<ReturnType<typeof createUser>>;
 
-async function bare(operatorEmail: string | undefined): Promise<FastifyInstance> {
+async function bare(operatorEmail: string | undefined, db: Kysely<DB> = t.db): Promise<FastifyInstance> {
   const app = Fastify({ logger: false });
   installErrorHandling(app);
-  installAuth(app, { db: t.db, tokens: t.deps.tokens, operatorEmail });
+  installAuth(app, { db, tokens: t.deps.tokens, operatorEmail });
   app.get('/whoami', async (req) => {
     const a = requireActor(req);
     return { id: a.id, isOperator: a.isOperator, isAdmin: a.isAdmin };
   });
+  app.get('/admin-only', { config: { auth: 'admin' } }, async () => ({ secret: 'admin data' }));
   app.get('/open', { config: { auth: 'public' } }, async (req) => ({ actor: req.actor?.id ?? null }));
   await app.ready();
   return app;
@@ -47,6 +51,20 @@ describe('operator account', () => {
     }
   });
 
+  it('privilege needs a verified address: an unverified operator address or admin account acts as a user', async () => {
+    const unverifiedOperator = await createUser(t, { email_verified: false });
+    const unverifiedAdmin = await createUser(t, { role: 'admin', email_verified: false });
+    const app = await bare(unverifiedOperator.email);
+    try {
+      const op = await api(app, 'GET', '/whoami', { token: unverifiedOperator.token });
+      expect(op.body).toEqual({ id: unverifiedOperator.id, isOperator: false, isAdmin: false });
+      const adm = await api(app, 'GET', '/whoami', { token: unverifiedAdmin.token });
+      expect(adm.body).toEqual({ id: unverifiedAdmin.id, isOperator: false, isAdmin: false });
+    } finally {
+      await app.close();
+    }
+  });
+
   it('without OPERATOR_EMAIL nobody is the operator', async () => {
     const app = await bare(loadConfig({}).operatorEmail);
     try {
@@ -67,6 +85,27 @@ describe('operator account', () => {
       expect(anon.body.error).toBe('unauthorized');
     } finally {
       await app.close();
+    }
+  });
+});
+
+describe('the auth hook fails closed', () => {
+  it('with the user store unreachable no token is accepted on its claims: 503 auth_unavailable; public routes go on without a caller', async () => {
+    // A real PostgreSQL client pointed at a port where no server listens.
+    const pool = new pg.Pool({ connectionString: 'postgres://nobody@127.0.0.1:1/none', connectionTimeoutMillis: 500 });
+    const down = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+    const app = await bare(undefined, down);
+    try {
+      for (const url of ['/whoami', '/admin-only']) {
+        const r = await api(app, 'GET', url, { token: other.token });
+        expect([url, r.status, r.body.error]).toEqual([url, 503, 'auth_unavailable']);
+        expect(r.text).not.toContain('admin data');
+      }
+      expect((await api(app, 'GET', '/open', { token: other.token })).body).toEqual({ actor: null });
+      expect((await api(app, 'GET', '/whoami')).status).toBe(401);
+    } finally {
+      await app.close();
+      await down.destroy();
     }
   });
 });

@@ -4,10 +4,14 @@
  *   'public'  – no token needed (a valid one still sets `req.actor`);
  *   'user'    – the default: any authenticated caller;
  *   'admin'   – role admin.
- * `config.queryToken: true` also accepts `?token=<JWT>` (SSE and WebSocket routes, Authentication rule 2).
+ * `config.queryToken: true` also accepts `?token=<JWT>` on GET (the event streams and the WebSocket upgrade,
+ * Authentication rule 2): a token in a URL ends up in proxy logs, so no other method reads it, and a route of
+ * another method that asks for it stops the app at registration.
  * Every request checks the stored user row (read through `UserCache` below, which every instance keeps in
- * step): `pv` below the stored `password_version` gives 401 asking for a new login; when the database cannot
- * be reached the check passes on the token's own claims (rule 4).
+ * step): `pv` below the stored `password_version` gives 401 asking for a new login. Authentication fails closed:
+ * when the database cannot be reached a token is never accepted on its own claims (a revoked session or a
+ * demoted admin would pass); a route that needs a caller answers 503 `auth_unavailable`, a public one goes on
+ * without one.
  *
  * Access tokens (`arc_pat_…`, `arc_dev_…`; docs/api.md, Access tokens) are checked by the `AccessTokenVerifier`
  * (the accounts area's token service) and then bounded by `checkGrant`: `read` for GET, `write` for the rest,
@@ -21,12 +25,12 @@ import { AppError, Forbidden, Unauthorized, Upstream } from './errors.ts';
 import type { TokenClaims, Tokens } from './tokens.ts';
 import type { Bus } from '../lib/bus.ts';
 
-/** The authenticated caller: the user's columns (`created_at` null when the store was unreachable) and two flags. */
+/** The authenticated caller: the user's stored columns and two flags. */
 export interface Actor extends Omit<AuthUserRow, 'password_version' | 'chat_id' | 'created_at'> {
   chat_id: string;
   created_at: Date | null;
   isAdmin: boolean;
-  /** The operator account (`OPERATOR_EMAIL`): sees all users' workers in `GET /workers`. */
+  /** The operator account (`OPERATOR_EMAIL`, e-mail verified): sees all users' workers in `GET /workers`. */
   isOperator: boolean;
   /** Set when the caller came with an access token: what the token allows (absent: a session token). */
   grant?: TokenGrant;
@@ -113,7 +117,7 @@ export function requireActor(req: FastifyRequest): Actor {
 function bearer(req: FastifyRequest): string | undefined {
   const h = req.headers.authorization;
   if (h && /^Bearer\s+/i.test(h)) return h.replace(/^Bearer\s+/i, '').trim();
-  if (req.routeOptions.config?.queryToken) {
+  if (req.routeOptions.config?.queryToken && req.method === 'GET') {
     const q = (req.query as Record<string, unknown> | undefined)?.token;
     if (typeof q === 'string' && q) return q;
     const m = /[?&]token=([^&]+)/.exec(req.url);
@@ -135,7 +139,11 @@ export interface AuthUserRow {
   created_at: Date;
 }
 
-/** The Actor of a stored user row; `operatorEmail` marks the operator account. */
+/**
+ * The Actor of a stored user row; `operatorEmail` marks the operator account. Privilege needs a verified address:
+ * an account acts as an administrator (role admin) or as the operator (`OPERATOR_EMAIL`) only once its e-mail is
+ * verified, so nobody becomes either by registering an address first.
+ */
 export function actorFromUser(row: Omit<AuthUserRow, 'password_version'>, operatorEmail?: string): Actor {
   return {
     id: row.id,
@@ -146,8 +154,8 @@ export function actorFromUser(row: Omit<AuthUserRow, 'password_version'>, operat
     email_verified: row.email_verified,
     chat_id: row.chat_id ?? String(row.id),
     created_at: row.created_at,
-    isAdmin: row.role === 'admin',
-    isOperator: !!operatorEmail && row.email === operatorEmail,
+    isAdmin: row.role === 'admin' && row.email_verified,
+    isOperator: !!operatorEmail && row.email === operatorEmail && row.email_verified,
   };
 }
 
@@ -238,8 +246,19 @@ export function installAuth(
   },
 ): void {
   app.decorateRequest('actor', undefined);
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    if (
+      (route.config as { queryToken?: boolean } | undefined)?.queryToken &&
+      methods.some((m) => m !== 'GET' && m !== 'HEAD')
+    )
+      throw new Error(`${route.url}: ?token= is read on GET streams and WebSocket upgrades only`);
+  });
 
-  /** Set `req.actor` from a verified token and its stored user row (or the claims when the store is unreachable). */
+  /**
+   * Set `req.actor` from a verified token and its stored user row; without the row (the store unreachable) no
+   * actor is set: a public route goes on without one, any other answers 503 `auth_unavailable`.
+   */
   const admit = (
     req: FastifyRequest,
     mode: AuthMode,
@@ -247,29 +266,18 @@ export function installAuth(
     row: AuthUserRow | undefined,
     storeReachable: boolean,
   ): void => {
-    if (storeReachable) {
-      if (!row) {
-        if (mode === 'public') return;
-        throw new Unauthorized('The account of this token no longer exists.', 'invalid_token');
-      }
-      if (claims.pv < row.password_version) {
-        throw new Unauthorized('Your password was changed; please log in again.', 'password_changed');
-      }
-      req.actor = actorFromUser(row, deps.operatorEmail);
-    } else {
-      req.actor = {
-        id: claims.sub,
-        email: '',
-        name: null,
-        role: claims.role,
-        plan: 'free',
-        email_verified: false,
-        chat_id: claims.chat_id,
-        created_at: null,
-        isAdmin: claims.role === 'admin',
-        isOperator: false,
-      };
+    if (!storeReachable) {
+      if (mode === 'public') return;
+      throw new Upstream(503, 'auth_unavailable', 'Sign-in cannot be checked right now; try again shortly.');
     }
+    if (!row) {
+      if (mode === 'public') return;
+      throw new Unauthorized('The account of this token no longer exists.', 'invalid_token');
+    }
+    if (claims.pv < row.password_version) {
+      throw new Unauthorized('Your password was changed; please log in again.', 'password_changed');
+    }
+    req.actor = actorFromUser(row, deps.operatorEmail);
     if (mode === 'admin' && !req.actor.isAdmin)
       throw new Forbidden('This action needs an administrator.', 'admin_required');
   };
@@ -336,7 +344,7 @@ export function installAuth(
         if (row) deps.userCache?.set(row, mark);
       } catch (err) {
         storeReachable = false;
-        req.log.warn({ err: (err as Error).message }, 'user store unreachable; token accepted on its claims');
+        req.log.warn({ err: (err as Error).message }, 'user store unreachable; the token cannot be checked');
       }
     }
     admit(req, mode, claims, row, storeReachable);

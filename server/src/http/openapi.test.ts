@@ -53,6 +53,18 @@ describe('the OpenAPI document', () => {
     expect(doc.paths['/api/crm/projects/{name}/runs'].get).toBeDefined();
   });
 
+  it('documents every API route, the terminal WebSocket included', () => {
+    const documented = new Set(ops.map((o) => o.where));
+    const routes = t.app.routeList.filter(
+      (r) => r.includes(' /api/') && !r.includes(' /api/reference') && !r.endsWith(' /api/openapi.json'),
+    );
+    expect(routes.length).toBeGreaterThan(100);
+    for (const r of routes) expect(documented.has(r.replace(/:([A-Za-z_]+)/g, '{$1}')), r).toBe(true);
+    const terminal = doc.paths['/api/crm/ws/cloud/{userId}/terminal'].get;
+    expect(terminal.responses['101']).toBeDefined();
+    expect(terminal.description).toContain('resize');
+  });
+
   it('gives every operation a unique operationId', () => {
     const seen = new Map<string, string>();
     for (const { where, op } of ops) {

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FetchFailed, FetchRefused, safeFetch } from './safe-fetch.ts';
+import { FetchFailed, FetchRefused, resolveOutbound, safeFetch } from './safe-fetch.ts';
 
 describe('safeFetch against a local server', () => {
   let server: http.Server;
@@ -55,5 +55,23 @@ describe('safeFetch against a local server', () => {
     // A compressed body is never inflated here: its bytes are counted as they are.
     const gz = await safeFetch(`http://localhost:${port}/gzip`, { ...opts, allow });
     expect(gz.body.length).toBe(10);
+  });
+});
+
+describe('resolveOutbound (for a connection another program makes)', () => {
+  it('resolves a name now and refuses it when an address is not public; literal and allowed hosts pass as they are', async () => {
+    await expect(resolveOutbound('http://localhost:6379/x')).rejects.toThrow(FetchRefused);
+    await expect(resolveOutbound('git://example.com/x.git')).rejects.toThrow(FetchRefused);
+    await expect(resolveOutbound('http://10.0.0.5/x')).rejects.toThrow(FetchRefused);
+    await expect(resolveOutbound('https://u:p@8.8.8.8/x')).rejects.toThrow(FetchRefused);
+    expect(await resolveOutbound('https://u:p@8.8.8.8/x', [], { credentials: true })).toMatchObject({
+      port: 443,
+      addresses: ['8.8.8.8'],
+    });
+    expect(await resolveOutbound('http://intranet.test:81/a', ['intranet.test'])).toMatchObject({
+      port: 81,
+      addresses: [],
+    });
+    expect((await resolveOutbound('http://127.0.0.1:9/', ['127.0.0.0/8'])).addresses).toEqual(['127.0.0.1']);
   });
 });

@@ -134,15 +134,6 @@ export function createAccountsRepo(db: Kysely<DB>) {
         .returning(USER_COLS)
         .executeTakeFirst(),
 
-    /** Make a user an admin with a verified e-mail. */
-    async promoteToAdmin(userId: number): Promise<void> {
-      await db
-        .updateTable('users')
-        .set({ role: 'admin', email_verified: true, updated_at: new Date() })
-        .where('id', '=', userId)
-        .execute();
-    },
-
     /** Set a user's plan. @returns the stored plan, or undefined for an unknown user. */
     async setPlan(userId: number, plan: string): Promise<string | undefined> {
       const r = await db

@@ -111,6 +111,7 @@ export function createAccountsService(deps: AccountsDeps) {
       mailer.send({
         to: user.email,
         kind: 'verify_email',
+        secrets: [token],
         subject: 'Confirm your e-mail address',
         text: `Welcome! Confirm your e-mail address by opening this link within 48 hours:\n\n${appUrl}/verify-email?token=${token}\n\nIf you did not create an account, ignore this message.`,
       });
@@ -234,6 +235,7 @@ export function createAccountsService(deps: AccountsDeps) {
       await mailer.send({
         to: user.email,
         kind: 'reset_password',
+        secrets: [token],
         subject: 'Reset your password',
         text: `Someone asked to reset the password of this account. Open this link within one hour to choose a new one:\n\n${appUrl}/reset-password?token=${token}\n\nIf it was not you, ignore this message; your password stays as it is.`,
       });
@@ -300,25 +302,24 @@ export function createAccountsService(deps: AccountsDeps) {
     },
 
     /**
-     * Make sure the bootstrap admin (`ADMIN_EMAIL` / `ADMIN_PASSWORD`) exists with role admin and a
-     * verified e-mail. A new account gets `password`; an existing account is promoted and keeps its own
-     * password: `ADMIN_PASSWORD` is never applied to an existing account (the stored password is
-     * authoritative once the account exists, as a password changed through the API must survive a restart).
-     * @returns the outcome, and `passwordDiffers` when an existing account's password is not `password`
-     *   (the start step reports it in the log).
+     * Make sure the bootstrap admin (`ADMIN_EMAIL` / `ADMIN_PASSWORD`) exists: created at start with role admin and
+     * a verified e-mail when no account has the address. An existing account is never promoted: whoever registered
+     * that address (with any invite, verified or not) stays what they are, and the start reports it; an existing
+     * admin keeps its own password (`ADMIN_PASSWORD` only sets the password of an account it creates, as a
+     * password changed through the API must survive a restart).
+     * @returns the outcome (`not_promoted`: the address belongs to an account that is not an administrator), and
+     *   `passwordDiffers` when an existing admin's password is not `password` (the start step reports it).
      */
     async ensureAdmin(
       emailInput: string,
       password: string,
-    ): Promise<{ outcome: 'created' | 'promoted' | 'present'; passwordDiffers: boolean }> {
+    ): Promise<{ outcome: 'created' | 'present' | 'not_promoted'; passwordDiffers: boolean }> {
       const email = normalizeEmail(emailInput);
       const row = await repo.credentialsByEmail(email);
       if (row) {
+        if (row.role !== 'admin') return { outcome: 'not_promoted', passwordDiffers: false };
         const passwordDiffers = !(await argonVerify(row.password_hash, password).catch(() => false));
-        if (row.role === 'admin' && row.email_verified) return { outcome: 'present', passwordDiffers };
-        await repo.promoteToAdmin(row.id);
-        await changed(row.id);
-        return { outcome: 'promoted', passwordDiffers };
+        return { outcome: 'present', passwordDiffers };
       }
       const passwordHash = await hashPassword(password);
       try {
@@ -335,7 +336,8 @@ export function createAccountsService(deps: AccountsDeps) {
 
     /**
      * Start step: make sure the bootstrap admin exists (when configured). When the account already existed
-     * with another password, a warning says that `ADMIN_PASSWORD` was not applied and how to change it.
+     * with another password, a warning says that `ADMIN_PASSWORD` was not applied and how to change it; when the
+     * address belongs to an account that is not an administrator, a warning says it was not promoted.
      */
     async start(): Promise<void> {
       if (!deps.bootstrapAdmin) return;
@@ -344,6 +346,11 @@ export function createAccountsService(deps: AccountsDeps) {
         deps.bootstrapAdmin.password,
       );
       deps.log.info({ outcome }, 'bootstrap admin checked');
+      if (outcome === 'not_promoted')
+        deps.log.warn(
+          { email: normalizeEmail(deps.bootstrapAdmin.email) },
+          'ADMIN_EMAIL names an existing account that is not an administrator; it was not promoted (an address anyone registered never grants privilege). Set ADMIN_EMAIL to an address no account uses to create the administrator',
+        );
       if (passwordDiffers)
         deps.log.warn(
           { email: normalizeEmail(deps.bootstrapAdmin.email), outcome },

@@ -96,6 +96,7 @@ export function createInvitesService(deps: InvitesDeps) {
       const sent = await mailer.send({
         to: result.email,
         kind: 'invite',
+        secrets: [result.code, encodeURIComponent(result.code)],
         subject: 'Your invite to the CRM service',
         text: `Your application was approved. Your invite code is ${result.code}.\n\nCreate your account here: ${appUrl}/register?invite=${encodeURIComponent(result.code)}`,
       });

@@ -130,11 +130,13 @@ export function productAnalyticsRoutes(app: TypedApp, { productAnalytics: a }: {
   app.post(
     '/api/crm/analytics/phases',
     {
+      config: admin,
       schema: {
         tags,
-        summary: 'Record a client phase timing (best effort); `wipe_render`/`wipe_interaction` feed the wipe metrics',
+        summary:
+          'Record a client phase timing (admin; best effort); `wipe_render`/`wipe_interaction` feed the wipe metrics',
         body: S.PhaseBody,
-        response: { 200: Ok, ...errors(400, 401) },
+        response: { 200: Ok, ...errors(400, 401, 403) },
       },
     },
     async (req) => a.recordPhase(requireActor(req), req.body),

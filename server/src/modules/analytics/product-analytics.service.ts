@@ -170,6 +170,7 @@ export function createProductAnalytics(deps: ProductAnalyticsDeps) {
       actor: Actor,
       body: { phase: string; duration_ms?: number; session_id?: string; worker_id?: number },
     ) {
+      requireAdmin(actor);
       await deps.activity.recordBestEffort({
         type: 'phase_timing',
         userId: actor.id,

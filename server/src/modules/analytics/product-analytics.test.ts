@@ -245,7 +245,7 @@ describe('phases and wipe metrics', () => {
     const p = await createProject(t, user.id);
     const w1 = await createWorker(t, p.id);
     const w2 = await createWorker(t, p.id);
-    const post = (body: object) => api(t.app, 'POST', '/api/crm/analytics/phases', { token: user.token, body });
+    const post = (body: object) => api(t.app, 'POST', '/api/crm/analytics/phases', { token: admin.token, body });
     for (const [ms, sid, wid] of [
       [10, 's1', w1.id],
       [20, 's1', w1.id],

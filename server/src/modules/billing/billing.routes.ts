@@ -16,6 +16,9 @@ import {
 } from './billing.schemas.ts';
 import type { BillingService } from './billing.service.ts';
 
+/** One header's value (the first when sent several times). */
+const headerValue = (h: string | string[] | undefined) => (Array.isArray(h) ? h[0] : h);
+
 export function billingRoutes(app: TypedApp, { billing }: { billing: BillingService }): void {
   const tags = ['billing'];
   app.post(
@@ -36,7 +39,11 @@ export function billingRoutes(app: TypedApp, { billing }: { billing: BillingServ
   app.post(
     '/api/crm/billing/webhook',
     {
-      config: { auth: 'public' },
+      // No CRM token; the merchant token in X-Token is checked before the body is read (http/authorize.ts).
+      config: {
+        auth: 'public',
+        authorize: (req) => billing.verifyCallback(headerValue(req.headers['x-token'])),
+      },
       schema: {
         tags,
         summary: "The payment provider's callback (no CRM token; X-Token must be the merchant token)",

@@ -170,6 +170,10 @@ export function createBillingService(deps: BillingDeps) {
     } else if (o.kind === 'failure') {
       if (o.downgradedFrom) {
         await deps.userCache.changed(o.userId);
+        // The plan no longer includes cloud: the container pauses now (and refuses every use until a plan does).
+        await deps.cloud
+          .pauseUser(o.userId)
+          .catch((err) => log.warn({ err, user_id: o.userId }, 'downgrade: the cloud container could not be paused'));
         await mail(
           o.userId,
           'billing_downgrade',
@@ -212,7 +216,7 @@ export function createBillingService(deps: BillingDeps) {
     };
   }
 
-  return {
+  const service = {
     /**
      * `POST /billing/checkout-session {plan: min|cloud, success_url?, cancel_url?}`: record an invoice, ask the
      * provider for a hosted invoice that saves the card, and answer its page.
@@ -251,6 +255,18 @@ export function createBillingService(deps: BillingDeps) {
     },
 
     /**
+     * The callback's signature: `X-Token` must be the merchant token (constant-time comparison). The route runs
+     * it before the body is read or validated (http/authorize.ts), and `webhook` again.
+     * @throws 401 `invalid_signature` (no or another token); 503 `payprov_unavailable` without the merchant token.
+     */
+    async verifyCallback(xToken: string | undefined): Promise<void> {
+      const unsigned = () =>
+        new Unauthorized('The callback is not signed with the merchant token.', 'invalid_signature');
+      if (!xToken) throw unsigned();
+      if (!safeEqual(xToken, await merchantToken())) throw unsigned();
+    },
+
+    /**
      * `POST /billing/webhook`: a callback of the provider, verified by `X-Token` (the merchant token, compared in
      * constant time). The first delivery of an (invoice, status, modifiedDate) acts; a repeat, an older status
      * than the one stored, or an unknown invoice changes nothing. `success` activates the invoice's plan for a
@@ -261,9 +277,7 @@ export function createBillingService(deps: BillingDeps) {
      * @throws 401 `invalid_signature`; 503 `payprov_unavailable` without the merchant token; 400 on a bad date.
      */
     async webhook(xToken: string | undefined, body: WebhookBody): Promise<{ ok: true }> {
-      const token = await merchantToken();
-      if (!xToken || !safeEqual(xToken, token))
-        throw new Unauthorized('The callback is not signed with the merchant token.', 'invalid_signature');
+      await service.verifyCallback(xToken);
       const modified = new Date(body.modifiedDate);
       if (Number.isNaN(+modified)) throw new BadRequest('invalid_request', 'modifiedDate is not a date.');
       const outcome = await repo.transaction(async (tx): Promise<Outcome> => {
@@ -548,6 +562,7 @@ export function createBillingService(deps: BillingDeps) {
       };
     },
   };
+  return service;
 }
 
 export type BillingService = ReturnType<typeof createBillingService>;

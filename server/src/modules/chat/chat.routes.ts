@@ -16,7 +16,6 @@ export function chatRoutes(app: TypedApp, { chat }: { chat: ChatService }): void
   app.post(
     '/api/crm/projects/:name/chat',
     {
-      config: { queryToken: true },
       schema: {
         tags,
         summary: 'Chat with a worker; the reply streams as server-sent events',

@@ -55,7 +55,8 @@ describe('chat over SSE', () => {
     const before = s.modelCalls().length;
     const res = await t.app.inject({
       method: 'POST',
-      url: `/api/crm/projects/${p.name}/chat?token=${u.token}`,
+      url: `/api/crm/projects/${p.name}/chat`,
+      headers: { authorization: `Bearer ${u.token}` },
       payload: { text: 'the footer link is broken', worker_id: w2.id },
     });
     expect(res.statusCode).toBe(200);

@@ -131,6 +131,12 @@ export function createCloudRepo(db: Kysely<DB>) {
         .returning(['user_id', 'container_id'])
         .execute(),
 
+    /** The users whose container is ready (running). */
+    readyUsers: async (): Promise<number[]> =>
+      (await db.selectFrom('cloud_containers').select('user_id').where('status', '=', 'ready').execute()).map(
+        (r) => r.user_id,
+      ),
+
     /** Set `agent_authed` or `codehost_authed` to true. */
     async setFlag(userId: number, flag: 'agent_authed' | 'codehost_authed'): Promise<void> {
       await db

@@ -16,7 +16,7 @@ import type { ShellSession } from '../../providers/containers/index.ts';
 import { parseControl } from './terminal.ts';
 
 const TERMINAL_PROTOCOL =
-  'Frames from the client go to the shell\'s stdin (text or binary); a text frame that is the JSON `{"type":"resize","cols":N,"rows":M}` resizes the terminal, `{"type":"input","data":"…"}` sends `data`. The shell\'s stdout and stderr (one pty) come back as text frames. A paused container is resumed before the shell starts. The socket closes after 120 s without a frame either way (close reason `idle_timeout`) and when the shell exits (`exited`). Refused before the upgrade: 401 without a valid token, 403 `container_owner_mismatch` when `:userId` is not the token\'s chat id, 404 `container_not_found`, 503 `container_runtime_unavailable`.';
+  'Frames from the client go to the shell\'s stdin (text or binary); a text frame that is the JSON `{"type":"resize","cols":N,"rows":M}` resizes the terminal, `{"type":"input","data":"…"}` sends `data`. The shell\'s stdout and stderr (one pty) come back as text frames. A paused container is resumed before the shell starts. The socket closes after 120 s without a frame either way (close reason `idle_timeout`) and when the shell exits (`exited`). Refused before the upgrade: 401 without a valid token, 403 `container_owner_mismatch` when `:userId` is not the token\'s chat id, 404 `container_not_found`, 402 `cloud_plan_required` when the plan no longer includes cloud (the container stays paused), 503 `container_runtime_unavailable`.';
 
 export function cloudRoutes(app: TypedApp, { cloud }: { cloud: CloudService }): void {
   const tags = ['cloud'];
@@ -64,7 +64,7 @@ export function cloudRoutes(app: TypedApp, { cloud }: { cloud: CloudService }): 
         summary: "Generate the container's ed25519 SSH key for the code host (idempotent)",
         description:
           'The private key stays in the container (`~/.ssh/id_ed25519`) and sealed on the server; only the public key is answered.',
-        response: { 200: S.PublicKeyAnswer, ...errors(401, 404, 502, 503) },
+        response: { 200: S.PublicKeyAnswer, ...errors(401, 402, 404, 502, 503) },
       },
     },
     async (req) => cloud.sshKeygen(requireActor(req)),
@@ -75,7 +75,7 @@ export function cloudRoutes(app: TypedApp, { cloud }: { cloud: CloudService }): 
       schema: {
         tags,
         summary: 'Test SSH access to the code host from inside the container; sets codehost_authed on success',
-        response: { 200: S.VerifyAnswer, ...errors(401, 404, 502, 503) },
+        response: { 200: S.VerifyAnswer, ...errors(401, 402, 404, 502, 503) },
       },
     },
     async (req) => cloud.sshVerify(requireActor(req)),
@@ -86,7 +86,7 @@ export function cloudRoutes(app: TypedApp, { cloud }: { cloud: CloudService }): 
       schema: {
         tags,
         summary: "Check the agent CLI's version inside the container; sets agent_authed on success",
-        response: { 200: S.VerifyAnswer, ...errors(401, 404, 502, 503) },
+        response: { 200: S.VerifyAnswer, ...errors(401, 402, 404, 502, 503) },
       },
     },
     async (req) => cloud.claudeVerify(requireActor(req)),
@@ -158,7 +158,7 @@ export function cloudRoutes(app: TypedApp, { cloud }: { cloud: CloudService }): 
         params: S.UserIdParam,
         querystring: S.StreamQuery,
         produces: ['text/event-stream'],
-        response: { 200: Type.String({ description: 'text/event-stream' }), ...errors(400, 401, 403, 404) },
+        response: { 200: Type.String({ description: 'text/event-stream' }), ...errors(400, 401, 402, 403, 404) },
       },
     },
     async (req, reply) => {
@@ -172,6 +172,10 @@ export function cloudRoutes(app: TypedApp, { cloud }: { cloud: CloudService }): 
   // The terminal socket, in its own plugin scope (the WebSocket plugin serves only these routes).
   void app.register(async (scope) => {
     await scope.register(websocket, { options: { maxPayload: 1024 * 1024 } });
+    // @fastify/websocket hides its routes from the OpenAPI document; the terminal is documented like any route.
+    scope.addHook('onRoute', (route) => {
+      if (route.websocket && route.schema) route.schema.hide = false;
+    });
     // An upgrade refused before the plugin saw it (401 from the auth hook) still ends its socket once answered.
     scope.addHook('onResponse', (req, reply, done) => {
       if (req.headers.upgrade) reply.raw.socket?.destroy();
@@ -191,7 +195,7 @@ export function cloudRoutes(app: TypedApp, { cloud }: { cloud: CloudService }): 
           querystring: S.TerminalQuery,
           response: {
             101: Type.Null({ description: 'switching protocols' }),
-            ...errors(400, 401, 403, 404, 426, 502, 503),
+            ...errors(400, 401, 402, 403, 404, 426, 502, 503),
           },
         },
         preHandler: async (req) => {

@@ -8,6 +8,9 @@
  *   (503 `container_runtime_unavailable`); it is idempotent: an existing container is answered as it is.
  * - Lifecycle: every 5 minutes one instance (a lease in `cloud_leases`) pauses the containers idle for 30
  *   minutes; `resumeUser` (a chat message, a terminal socket, any container command) unfreezes first.
+ * - The plan is checked on every use, not only at provision: every resume, terminal, command and log stream
+ *   reads the owner's stored plan, and without one that includes cloud the container is paused and the use
+ *   refused (402 `cloud_plan_required`); the sweep pauses live containers whose owner lost the plan.
  * - The terminal and every command run inside the container; their output lines are stored in
  *   `cloud_log_lines` and published on the bus (`cloud.log`), so the log stream of any instance follows them.
  * - Container endpoints act on the caller's own container; the socket and the stream also require the path's
@@ -54,6 +57,8 @@ export interface CloudDeps {
   accounts: Pick<AccountsService, 'setPlan'>;
   /** E-mail addresses of waitlist entries (admin list). */
   emails: Pick<AccountsRepo, 'emails'>;
+  /** The owner's stored plan and role, read on every use of the container (never a token's or a cache's). */
+  plans: Pick<AccountsRepo, 'planOf'>;
   /** The SSH private key is kept sealed. */
   sealer: Pick<Sealer, 'seal'>;
   /** Log lines and closes to the streams of every instance. */
@@ -165,7 +170,20 @@ export function createCloudService(deps: CloudDeps) {
     }
   };
 
-  /** The caller's live container (resumed when paused). @throws NotFound `container_not_found`. */
+  /**
+   * The plan rule of every use (module comment): without a plan that includes cloud, pause the container and
+   * refuse. @throws PaymentRequired 402 `cloud_plan_required`.
+   */
+  const requirePlan = async (userId: number): Promise<void> => {
+    const owner = await deps.plans.planOf(userId);
+    if (includesCloud(owner)) return;
+    await service.pauseUser(userId);
+    throw new PaymentRequired('cloud_plan_required', 'The cloud container needs the cloud plan; it stays paused.', {
+      plan: owner.plan,
+    });
+  };
+
+  /** The caller's live container (resumed when paused). @throws NotFound `container_not_found`, 402. */
   const readyContainer = async (userId: number): Promise<ContainerRow> => {
     const row = await repo.container(userId);
     if (!row || row.status === 'deleted' || row.status === 'provisioning')
@@ -353,6 +371,7 @@ export function createCloudService(deps: CloudDeps) {
     /**
      * Run a command inside user `userId`'s container when it has one (resumed first), for the agent's tools.
      * @returns the result, or null when the user has no live container (the command is not run anywhere).
+     * @throws PaymentRequired 402 `cloud_plan_required` when the owner's plan no longer includes cloud.
      */
     async runCommand(userId: number, argv: string[], opts: { timeoutMs?: number } = {}): Promise<ExecResult | null> {
       const row = await repo.container(userId);
@@ -376,8 +395,12 @@ export function createCloudService(deps: CloudDeps) {
     /**
      * Unfreeze user `userId`'s paused container and refresh `last_active` (no-op without one): a chat
      * message from the web or a messenger, a terminal socket, any container command.
+     * @throws PaymentRequired 402 `cloud_plan_required` (the container paused) when the plan lacks cloud.
      */
     async resumeUser(userId: number): Promise<void> {
+      const current = await repo.container(userId);
+      if (!current || current.status === 'deleted' || current.status === 'provisioning') return;
+      await requirePlan(userId);
       const row = await repo.setStatus(userId, ['paused', 'suspended'], 'ready');
       if (!row) {
         await repo.touch(userId);
@@ -419,11 +442,15 @@ export function createCloudService(deps: CloudDeps) {
 
     /**
      * One lifecycle sweep: when this instance takes the lease (once per period across instances), pause every
-     * ready container idle for 30 minutes and drop log lines older than a day.
+     * ready container whose owner's plan no longer includes cloud, then every one idle for 30 minutes, and drop
+     * log lines older than a day.
      * @returns how many containers were paused, or null when another instance holds the lease.
      */
     async lifecycleSweep(): Promise<{ paused: number } | null> {
       if (!(await repo.takeLease('cloud.lifecycle', LIFECYCLE_MS / 1000 - 10))) return null;
+      // Live containers whose owner lost the plan (an admin's change, a downgrade whose pause failed) pause too.
+      for (const userId of await repo.readyUsers())
+        if (!includesCloud(await deps.plans.planOf(userId))) await service.pauseUser(userId);
       const claimed = await repo.claimIdle(IDLE_PAUSE_SECONDS);
       for (const c of claimed) {
         try {
@@ -492,19 +519,22 @@ export function createCloudService(deps: CloudDeps) {
 
     /**
      * Before the terminal socket is upgraded: the path's user id must be the token's chat id and the caller
-     * must have a container. @throws Forbidden `container_owner_mismatch`, NotFound `container_not_found`.
+     * must have a container and a plan that includes cloud. @throws Forbidden `container_owner_mismatch`,
+     *   NotFound `container_not_found`, PaymentRequired 402 `cloud_plan_required`.
      */
     async checkTerminal(actor: Actor, pathUserId: string): Promise<void> {
       assertOwner(actor, pathUserId);
       const row = await repo.container(actor.id);
       if (!row || row.status === 'deleted' || row.status === 'provisioning')
         throw new NotFound('You have no cloud container; provision one first.', 'container_not_found');
+      await requirePlan(actor.id);
     },
 
     /**
      * Open the terminal of the caller's container: checks the path's user id against the token's chat id,
      * resumes a paused container, then starts a pty shell inside it. Output lines go to the container log.
-     * @throws Forbidden `container_owner_mismatch`, NotFound `container_not_found`, Upstream 503.
+     * @throws Forbidden `container_owner_mismatch`, NotFound `container_not_found`, PaymentRequired 402
+     *   `cloud_plan_required`, Upstream 503.
      */
     async openTerminal(actor: Actor, pathUserId: string, size: { cols: number; rows: number }) {
       assertOwner(actor, pathUserId);
@@ -552,12 +582,14 @@ export function createCloudService(deps: CloudDeps) {
     /**
      * The log stream of the caller's container: the last 50 lines of the last hour, then every new line from
      * any instance, then `{closed:true}` when the container is removed.
-     * @throws Forbidden `container_owner_mismatch`, NotFound `container_not_found` (checked before streaming).
+     * @throws Forbidden `container_owner_mismatch`, NotFound `container_not_found`, PaymentRequired 402
+     *   `cloud_plan_required` (checked before streaming).
      */
     async logs(actor: Actor, pathUserId: string): Promise<{ events: AsyncGenerator<{ data: LogEvent }> }> {
       assertOwner(actor, pathUserId);
       const row = await repo.container(actor.id);
       if (!row) throw new NotFound('You have no cloud container.', 'container_not_found');
+      if (row.status !== 'deleted') await requirePlan(actor.id);
       const userId = actor.id;
       type Item = { id: number; line: string } | 'closed';
       // Subscribed before the tail is read (follow subscribes at once), so no line falls between them.

@@ -399,3 +399,66 @@ describe('the container on the process runtime', () => {
     expect(failed).toMatchObject({ is_error: true, data: { exit_code: 3 } });
   }, 60_000);
 });
+
+describe('the plan on every use', () => {
+  it('once the plan no longer includes cloud, a message, the terminal, commands and the log stream pause the container and are refused', async (ctx) => {
+    if (!sandboxes) ctx.skip();
+    const u = await createUser(t, { plan: 'cloud' });
+    provisioned.push(u.id);
+    expect((await api(t.app, 'POST', '/api/crm/cloud/provision', { token: u.token })).status).toBe(200);
+    const status = async () => (await api(t.app, 'GET', '/api/crm/cloud/status', { token: u.token })).body.status;
+    // Cancelled (or downgraded after three failed payments, or changed by an admin): the stored plan is free.
+    await t.db.updateTable('users').set({ plan: 'free' }).where('id', '=', u.id).execute();
+    await t.deps.userCache.changed(u.id);
+
+    // A chat message does not resume it: the container pauses.
+    const project = await createProject(t, u.id);
+    const worker = await createWorker(t, project.id);
+    await api(t.app, 'POST', `/api/crm/projects/${project.name}/message`, {
+      token: u.token,
+      body: { worker_id: worker.id, text: 'hello' },
+    });
+    expect(await status()).toBe('paused');
+    expect(
+      containerProcesses(u.id, t.dataDir)
+        .filter((p) => !isExiting(p))
+        .every(isStopped),
+    ).toBe(true);
+
+    for (const route of ['ssh-verify', 'claude-verify', 'ssh-keygen']) {
+      const r = await api(t.app, 'POST', `/api/crm/cloud/${route}`, { token: u.token });
+      expect([route, r.status, r.body.error]).toEqual([route, 402, 'cloud_plan_required']);
+    }
+    const term = openTerminal(String(u.id), u.token);
+    await expect(term.opened).rejects.toThrow(/refused 402/);
+    const logs = openLogs(String(u.id), u.token);
+    await logs.ended;
+    expect(logs.status()).toBe(402);
+    const tool = t.deps.agentTools.get('run_command')!;
+    const ran = await tool.run(
+      { userId: u.id, ports: { shell: createShellPort({ cloud: t.services.cloud }) } } as unknown as ToolContext,
+      { command: 'echo should-not-run' },
+    );
+    expect(ran.is_error).toBe(true);
+    expect(await status()).toBe('paused');
+
+    // With the plan back, it resumes on use.
+    const setPlan = async (plan: string) => {
+      await t.db.updateTable('users').set({ plan }).where('id', '=', u.id).execute();
+      await t.deps.userCache.changed(u.id);
+    };
+    await setPlan('cloud');
+    expect((await api(t.app, 'POST', '/api/crm/cloud/claude-verify', { token: u.token })).status).toBe(200);
+    expect(await status()).toBe('ready');
+    // A running container whose owner lost the plan (an admin's change) is paused by the next sweep.
+    await setPlan('free');
+    await t.db.deleteFrom('cloud_leases').execute();
+    await t.services.cloud.lifecycleSweep();
+    expect(
+      containerProcesses(u.id, t.dataDir)
+        .filter((p) => !isExiting(p))
+        .every(isStopped),
+    ).toBe(true);
+    expect(await status()).toBe('paused');
+  }, 60_000);
+});

@@ -199,7 +199,6 @@ export function notesRoutes(app: TypedApp, { notes }: { notes: NotesService }): 
   app.post(
     `${base}/:id/chat`,
     {
-      config: { queryToken: true },
       schema: {
         tags,
         summary: "Chat grounded in the note's sources; the reply streams as server-sent events",

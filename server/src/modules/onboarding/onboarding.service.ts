@@ -3,6 +3,7 @@
  * wizard with the trial, trial status, usage, the 5-step checklist and the video slots.
  */
 import type { Static } from 'typebox';
+import { requireAdmin } from '../../access/access.ts';
 import type { Actor } from '../../http/auth.ts';
 import { BadRequest, validationDetails, type ValidationError } from '../../http/errors.ts';
 import { findTextProblem, invalidInput, prepareSchema, requestAjv } from '../../http/input.ts';
@@ -272,11 +273,12 @@ export function createOnboardingService(deps: {
     },
 
     /**
-     * PUT /onboarding/videos (admin): stores only known slots, sanitized — `url` kept only when http(s)
+     * PUT /onboarding/videos (admin, checked here as well as on the route: 403 `admin_required`): stores only known slots, sanitized — `url` kept only when http(s)
      * (else null), `seconds` a non-negative integer (else 0), `title` trimmed to 120 characters (empty: the
      * default title). Writes onboarding_videos_updated `{slots}`.
      */
     async putVideos(actor: Actor, input: Record<string, unknown>) {
+      requireAdmin(actor);
       const slots = VIDEO_SLOTS.filter((s) => input[s] && typeof input[s] === 'object');
       await repo.transaction(async (tx) => {
         for (const slot of slots) {

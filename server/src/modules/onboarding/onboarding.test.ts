@@ -87,6 +87,13 @@ describe('auth and validation', () => {
     expect(
       (await api(t.app, 'PUT', '/api/crm/onboarding/videos', { token: u.token, body: { videos: {} } })).status,
     ).toBe(403);
+    // The service keeps the admin rule too (any other caller of it, not only the route).
+    const user = { id: u.id, email: u.email, role: 'user', isAdmin: false } as Parameters<
+      typeof t.services.onboarding.putVideos
+    >[0];
+    await expect(
+      t.services.onboarding.putVideos(user, { overview: { url: 'https://evil.example/x' } }),
+    ).rejects.toMatchObject({ statusCode: 403, code: 'admin_required' });
     expect(
       await t.db.selectFrom('onboarding_progress').select('user_id').where('user_id', '=', u.id).execute(),
     ).toHaveLength(0);

@@ -399,24 +399,29 @@ describe('meeting transcripts', () => {
     expect(work()).toEqual([]);
   }, 30_000);
 
-  it('a playlist named like a recording that lists a real WAV on disk fails, and the speech server receives nothing', async () => {
-    const real = path.join(t.dataDir, 'fixtures', 'a.wav');
-    const before = speech.requests.length;
-    const r = await upload(owner.token, [
-      { name: 'filename', value: 'standup.mp3' },
-      {
-        name: 'file',
-        value: Buffer.from(`#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:3.0,\n${real}\n#EXT-X-ENDLIST\n`),
-        filename: 'standup.mp3',
-        contentType: 'audio/mpeg',
-      },
-    ]);
-    expect(r.status).toBe(202);
-    const failed = await until(r.body.transcript_id, (b) => b.status === 'failed');
-    expect(failed.error).toBe('The file is not an accepted audio or video format.');
-    expect(failed.transcript_text).toBeNull();
-    expect(speech.requests.length).toBe(before);
-  }, 30_000);
+  it('a playlist named like a recording that lists real audio files on disk fails, and the speech server receives nothing', async () => {
+    // Another tenant's recordings, at absolute paths: a WAV, and an MP3 (which ffmpeg's HLS demuxer, left to guess
+    // the format, reads and hands on).
+    const wavFile = makeWav(path.join(t.dataDir, 'other-tenant', 'secret.wav'), 1);
+    const mp3File = makeWav(path.join(t.dataDir, 'other-tenant', 'secret.mp3'), 1);
+    for (const real of [wavFile, mp3File]) {
+      const before = speech.requests.length;
+      const r = await upload(owner.token, [
+        { name: 'filename', value: 'standup.mp3' },
+        {
+          name: 'file',
+          value: Buffer.from(`#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:1.0,\n${real}\n#EXT-X-ENDLIST\n`),
+          filename: 'standup.mp3',
+          contentType: 'audio/mpeg',
+        },
+      ]);
+      expect(r.status).toBe(202);
+      const failed = await until(r.body.transcript_id, (b) => b.status === 'failed');
+      expect(failed.error, real).toBe('The file is not an accepted audio or video format.');
+      expect(failed.transcript_text).toBeNull();
+      expect(speech.requests.length, real).toBe(before);
+    }
+  }, 60_000);
 
   it('without ffmpeg or a speech server the upload answers 503 with a code', async () => {
     const t2 = await buildTestApp({ env: { SPEECH_URL: speech.url, FFMPEG_PATH: '/nonexistent/ffmpeg' } });

@@ -25,7 +25,7 @@ describe('web UI', () => {
     fs.writeFileSync(path.join(dist, 'assets', 'app-abc123.js.gz'), zlib.gzipSync(JS));
     fs.writeFileSync(path.join(dist, 'secret.txt'), 'not an asset');
     t = await buildTestApp({ env: { WEB_DIST_DIR: dist } });
-    missing = await buildTestApp({ env: { WEB_DIST_DIR: path.join(dist, 'nothing-here') } });
+    missing = await buildTestApp({ env: { WEB_DIST_DIR: path.join(dist, 'nothing-here'), TRUST_PROXY: '1' } });
   });
   afterAll(async () => {
     await t?.close();
@@ -51,6 +51,31 @@ describe('web UI', () => {
       expect(res.headers['cache-control'], url).toBe('no-cache');
       expect(res.text, url).toBe(INDEX);
     }
+  });
+
+  it('pages and answers carry a strict CSP, refuse framing and send no referrer; HSTS only over https', async () => {
+    for (const [app, url] of [
+      [t.app, '/projects/market-study'],
+      [t.app, '/api/crm/skills'],
+      [missing.app, '/login'],
+    ] as const) {
+      const res = await api(app, 'GET', url, { headers: html });
+      const csp = String(res.headers['content-security-policy']);
+      expect(csp, url).toContain("script-src 'self';");
+      expect(csp, url).not.toMatch(/script-src[^;]*(unsafe-inline|unsafe-eval)/);
+      expect(csp, url).toContain("frame-ancestors 'none'");
+      expect(csp, url).toContain("object-src 'none'");
+      expect(res.headers['x-frame-options'], url).toBe('DENY');
+      expect(res.headers['referrer-policy'], url).toBe('no-referrer');
+      expect(res.headers['x-content-type-options'], url).toBe('nosniff');
+      expect(res.headers['strict-transport-security'], url).toBeUndefined();
+    }
+    // Behind a trusted proxy that says https: HSTS. Without TRUST_PROXY the header is not believed.
+    const proxied = { ...html, 'x-forwarded-proto': 'https' };
+    const secure = await api(missing.app, 'GET', '/login', { headers: proxied });
+    expect(secure.headers['strict-transport-security']).toBe('max-age=31536000; includeSubDomains');
+    const untrusted = await api(t.app, 'GET', '/login', { headers: proxied });
+    expect(untrusted.headers['strict-transport-security']).toBeUndefined();
   });
 
   it('assets are immutable and sent pre-compressed to clients that accept gzip', async () => {

@@ -9,6 +9,13 @@
  * recipient and subject are logged. Every message is recorded there: `sent`, `kept`, `retrying` (a delivery
  * failed and the `mail.retry` job tries again later) or `failed` (every attempt failed), with the transport, the
  * attempts and the last error, which administrators read at `GET /api/crm/admin/outbox`.
+ *
+ * Live tokens: a message names the secrets its body carries (`secrets`: a verification or reset token, an invite
+ * code). Once a transport delivered it (or gave up), the mailbox is the delivery channel, so the record keeps the
+ * body with each secret, and any `token=` value of a link, replaced by `[redacted]`: whoever reads the outbox or
+ * the database cannot take over an account. A message waiting for another attempt (`retrying`) keeps its body
+ * until then (the retry sends it); its `token=` links are redacted when it ends. Without a transport the outbox is
+ * the delivery channel (admins read it) and keeps the message as it is.
  */
 import type { SendMailOptions, Transporter } from 'nodemailer';
 import { type Kysely, sql } from 'kysely';
@@ -24,6 +31,21 @@ export interface MailMessage {
   text: string;
   /** What the message is for (verify_email, reset_password, password_changed, invite, …). */
   kind: string;
+  /** The live secrets the body carries (tokens, codes): redacted from the record of a message sent over SMTP. */
+  secrets?: string[];
+}
+
+/** Where a live secret stood in a recorded message. */
+export const REDACTED = '[redacted]';
+
+/**
+ * `text` with every one of `secrets` (non-empty) and every `token=` value of a link replaced by `[redacted]`
+ * (module comment). Pure.
+ */
+export function redactSecrets(text: string, secrets: readonly string[] = []): string {
+  let out = text;
+  for (const secret of secrets) if (secret) out = out.split(secret).join(REDACTED);
+  return out.replace(/([?&]token=)[^\s&#"'<>]+/gi, `$1${REDACTED}`);
 }
 
 export type OutboxStatus = 'kept' | 'sent' | 'failed' | 'retrying';
@@ -168,13 +190,15 @@ export function createMailer(opts: MailerOptions): Mailer {
           'e-mail kept in the outbox (neither EMAIL_API_KEY nor SMTP_URL is set)',
         );
       else if (error !== undefined) log.warn({ kind: msg.kind, transport, err: error }, 'e-mail delivery failed');
+      // Delivered (or given up): the record is a record, not a channel; its live tokens are redacted.
+      const keep = (body: string) => (status === 'sent' ? redactSecrets(body, msg.secrets) : body);
       const row = await db
         .insertInto('outbox')
         .values({
           to_addr: msg.to,
           subject: msg.subject,
-          text_body: text,
-          html_body: html,
+          text_body: keep(text),
+          html_body: keep(html),
           headers: JSON.stringify(headers),
           kind: msg.kind,
           status,
@@ -191,7 +215,11 @@ export function createMailer(opts: MailerOptions): Mailer {
           return 'failed' as const;
         });
         if (next !== 'retrying')
-          await db.updateTable('outbox').set({ status: next }).where('id', '=', row.id).execute();
+          await db
+            .updateTable('outbox')
+            .set({ status: next, text_body: redactSecrets(text, msg.secrets), html_body: redactSecrets(html, msg.secrets) })
+            .where('id', '=', row.id)
+            .execute();
       }
       return { sent: status === 'sent', id: row.id };
     },
@@ -227,6 +255,9 @@ export function createMailer(opts: MailerOptions): Mailer {
           attempts,
           error: error ?? null,
           sent_at: status === 'sent' ? new Date() : null,
+          ...(status === 'sent' || status === 'failed'
+            ? { text_body: redactSecrets(row.text_body), html_body: row.html_body && redactSecrets(row.html_body) }
+            : {}),
         })
         .where('id', '=', id)
         .where('status', '=', 'retrying')

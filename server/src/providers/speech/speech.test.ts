@@ -122,11 +122,17 @@ describe('an upload is read only as the container its bytes name', () => {
     const secret = path.join(dir, 'other-tenant', 'secret.wav');
     fs.mkdirSync(path.dirname(secret), { recursive: true });
     generate(['-y', '-f', 'lavfi', '-i', 'sine=frequency=440:duration=1', secret]);
+    const secretMp3 = path.join(dir, 'other-tenant', 'secret.mp3');
+    generate(['-y', '-f', 'lavfi', '-i', 'sine=frequency=440:duration=1', secretMp3]);
     const hls = path.join(dir, 'a.mp3');
     fs.writeFileSync(hls, `#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:1.0,\n${secret}\n#EXT-X-ENDLIST\n`);
+    const hlsMp3 = path.join(dir, 'c.mp3');
+    fs.writeFileSync(hlsMp3, `#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:1.0,\n${secretMp3}\n#EXT-X-ENDLIST\n`);
+    // concat reads names relative to the list (here a file beside it, as uploads lie beside each other).
+    fs.copyFileSync(secret, path.join(dir, 'neighbour.wav'));
     const concat = path.join(dir, 'b.wav');
-    fs.writeFileSync(concat, `ffconcat version 1.0\nfile '${secret}'\n`);
-    for (const file of [hls, concat]) {
+    fs.writeFileSync(concat, `ffconcat version 1.0\nfile neighbour.wav\n`);
+    for (const file of [hls, hlsMp3, concat]) {
       await expect(media.probe(file)).rejects.toBeInstanceOf(MediaError);
       await expect(media.toSpeechWav(file, path.join(dir, 'out.wav'))).rejects.toBeInstanceOf(MediaError);
       await expect(media.ffmpeg(file, ['-y', path.join(dir, 'out.wav')])).rejects.toBeInstanceOf(MediaError);
@@ -138,7 +144,7 @@ describe('an upload is read only as the container its bytes name', () => {
       { speechUrl: s.url, speechModel: 'm', speechKey: undefined, speechMaxFileBytes: 10 },
       media,
     );
-    await expect(pieces.transcribe({ file: hls })).rejects.toBeInstanceOf(MediaError);
+    await expect(pieces.transcribe({ file: hlsMp3 })).rejects.toBeInstanceOf(MediaError);
     expect(s.requests.length).toBe(before);
     // The real WAV itself still reads.
     expect((await media.probe(secret)).format).toBe('wav');

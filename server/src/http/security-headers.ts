@@ -1,0 +1,56 @@
+/**
+ * The browser's protections on every answer (docs/ARCHITECTURE.md, HTTP conventions), set by helmet
+ * (@fastify/helmet) with the service's own Content-Security-Policy:
+ *  - `Content-Security-Policy` (`CSP_DIRECTIVES`): scripts only from this origin (no inline script, no eval),
+ *    connections (fetch, server-sent events, the terminal's WebSocket) only to it, no plugins, no `<base>`, forms
+ *    posting only here, and no framing (`frame-ancestors 'none'`). Styles allow inline `<style>` elements as well:
+ *    the dialogs' scroll lock and the terminal (xterm.js) write style elements computed at run time; a style cannot
+ *    run code. The web UI is tested under it in Chromium (web/e2e: any CSP violation fails the run);
+ *  - `X-Frame-Options: DENY` (older browsers), `Referrer-Policy: no-referrer` (a page's URL — a reset link's token —
+ *    never leaves in a Referer), `X-Content-Type-Options: nosniff`, and helmet's other defaults
+ *    (`Cross-Origin-Opener-Policy`, `Cross-Origin-Resource-Policy: same-origin`, …);
+ *  - `Strict-Transport-Security` (one year, subdomains) on answers to requests that came over https: directly, or
+ *    behind a proxy with `TRUST_PROXY=1` and `X-Forwarded-Proto: https`. Over plain http it is not sent.
+ */
+import helmet from '@fastify/helmet';
+import type { FastifyInstance } from 'fastify';
+
+/** The Content-Security-Policy of every answer (see the module comment). */
+export const CSP_DIRECTIVES = {
+  defaultSrc: ["'self'"],
+  scriptSrc: ["'self'"],
+  styleSrc: ["'self'", "'unsafe-inline'"],
+  imgSrc: ["'self'", 'data:', 'blob:'],
+  fontSrc: ["'self'", 'data:'],
+  mediaSrc: ["'self'", 'blob:'],
+  connectSrc: ["'self'"],
+  workerSrc: ["'self'", 'blob:'],
+  manifestSrc: ["'self'"],
+  frameSrc: ["'none'"],
+  objectSrc: ["'none'"],
+  baseUri: ["'none'"],
+  formAction: ["'self'"],
+  frameAncestors: ["'none'"],
+};
+
+/** `Strict-Transport-Security` sent over https. */
+export const HSTS = 'max-age=31536000; includeSubDomains';
+
+/**
+ * Register the protections on the root instance, before the routes: helmet with `CSP_DIRECTIVES`, and the HSTS
+ * header on requests that came over https (`req.protocol`, which honours `TRUST_PROXY`).
+ */
+export async function installSecurityHeaders(app: FastifyInstance): Promise<void> {
+  await app.register(helmet, {
+    global: true,
+    contentSecurityPolicy: { useDefaults: false, directives: CSP_DIRECTIVES },
+    frameguard: { action: 'deny' },
+    referrerPolicy: { policy: 'no-referrer' },
+    // Sent only over https, below.
+    strictTransportSecurity: false,
+  });
+  app.addHook('onRequest', (req, reply, done) => {
+    if (req.protocol === 'https') reply.header('strict-transport-security', HSTS);
+    done();
+  });
+}
