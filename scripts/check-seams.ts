@@ -15,7 +15,17 @@ import path from 'node:path';
 
 /** Which area owns each table. */
 const OWNERS: Record<string, string[]> = {
-  accounts: ['users', 'invites', 'signups', 'email_tokens', 'beta_waitlist', 'account_settings', 'auth_events'],
+  accounts: [
+    'users',
+    'invites',
+    'signups',
+    'email_tokens',
+    'beta_waitlist',
+    'account_settings',
+    'auth_events',
+    'user_identities',
+  ],
+  codehost: ['codehost_links'],
   usage: ['token_usage', 'trials', 'token_reservations'],
   projects: ['projects', 'active_issue_bindings'],
   workers: ['workers', 'worker_templates'],

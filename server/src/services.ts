@@ -16,6 +16,12 @@ import { createAccountsService } from './modules/accounts/accounts.service.ts';
 import { createInvitesService } from './modules/accounts/invites.service.ts';
 import { createLlmKeys } from './modules/accounts/llm-keys.ts';
 import { createSettingsService } from './modules/accounts/settings.service.ts';
+import { createOidcService, oidcRedirectUri } from './modules/accounts/oidc.service.ts';
+// The code host connection (OAuth) and the flow cookies of both OAuth flows.
+import { createCodehostRepo } from './modules/codehost/codehost.repo.ts';
+import { createCodehostService } from './modules/codehost/codehost.service.ts';
+import { codehostPersonalData } from './modules/codehost/codehost.privacy.ts';
+import { createFlowCookies } from './lib/oauth-flow.ts';
 import { createAnalyticsRepo } from './modules/analytics/analytics.repo.ts';
 import { createRuntimeAnalytics } from './modules/analytics/runtime-analytics.service.ts';
 import { createChatRepo } from './modules/chat/chat.repo.ts';
@@ -103,7 +109,7 @@ import { usagePersonalData } from './modules/usage/usage.privacy.ts';
 import { wikiPersonalData } from './modules/wiki/wiki.privacy.ts';
 import { workersPersonalData } from './modules/workers/workers.privacy.ts';
 import { createActivityPrivacy } from './lib/activity.ts';
-import { eraseOutboxFor } from './providers/mail/mail.ts';
+import { eraseOutboxFor, registerMailJobs } from './providers/mail/mail.ts';
 import { forgetSecretAuthor } from './secrets/secret-store.ts';
 // Admin product analytics.
 import { createProductAnalytics } from './modules/analytics/product-analytics.service.ts';
@@ -186,6 +192,30 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     log,
   });
   const invites = createInvitesService({ repo: accountsRepo, mailer, appUrl: config.appUrl });
+  // Signing in with the identity provider, and the code host connection (both OAuth flows keep a sealed cookie).
+  const flows = createFlowCookies(sealer, config.appUrl);
+  const oidc = createOidcService({
+    repo: accountsRepo,
+    accounts,
+    secrets,
+    flows,
+    issuer: config.vendorUrls.idpIssuer,
+    name: config.idpName,
+    appUrl: config.appUrl,
+    userChanged: async (id) => deps.userCache.changed(id),
+    log,
+  });
+  const codehostRepo = createCodehostRepo(db);
+  const codehost = createCodehostService({
+    repo: codehostRepo,
+    secrets,
+    sealer,
+    flows,
+    oauthUrl: config.vendorUrls.codehostOauth,
+    apiUrl: config.vendorUrls.codehostApi,
+    appUrl: config.appUrl,
+    log,
+  });
 
   // Cloud containers (before the runtime: a message resumes its project owner's paused container).
   const cloud = createCloudService({
@@ -196,6 +226,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     sealer,
     bus: deps.bus,
     options: { codehostSsh: config.cloud.codehostSsh, terminalIdleMs: config.cloud.terminalIdleMs },
+    codehost,
     log,
   });
 
@@ -210,7 +241,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     log,
   });
   const wiki = createWikiService({ repo: wikiRepo, access, jobs, log });
-  const files = createFilesService({ access, options: config.files });
+  const files = createFilesService({ access, codehost, options: config.files });
   const pins = createPinsService({
     repo: pinsRepo,
     issues: issuesRepo,
@@ -436,6 +467,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     messenger: deps.messenger,
     usage,
     vendorUrls: config.vendorUrls,
+    idpRedirectUri: oidcRedirectUri(config.appUrl),
     log,
   });
 
@@ -512,6 +544,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
   registerBillingJobs(jobs, billing);
   registerNotesJobs(jobs, notes);
   registerTranscriptJobs(jobs, transcriptPipeline);
+  registerMailJobs(jobs, mailer);
 
   /**
    * What each area holds of a user, for the privacy export and erasure (lib/personal-data.ts). An area that
@@ -537,6 +570,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     feedbackPersonalData(feedbackRepo),
     cloudPersonalData({ repo: cloudRepo, runtime: deps.containers, log }),
     cliPersonalData(cliRepo),
+    codehostPersonalData(codehostRepo),
     notes.personalData,
     // Meeting transcripts and voice dictation.
     transcriptsPersonalData({ repo: transcriptsRepo, pipeline: transcriptPipeline, jobs }),
@@ -603,6 +637,8 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     accounts,
     invites,
     settings,
+    oidc,
+    codehost,
     issues,
     skills,
     wiki,

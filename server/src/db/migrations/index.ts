@@ -24,6 +24,8 @@ import * as m20261124_1801 from './20261124_1801_messenger_sage.ts';
 import * as m20261124_1101 from './20261124_1101_notes.ts';
 // Meeting transcripts and voice dictation.
 import * as m20261124_1201 from './20261124_1201_transcripts_voice.ts';
+// Signing in with the identity provider, the code host connection, e-mail delivery retries.
+import * as m20261125_0100 from './20261125_0100_sign_in_providers.ts';
 
 export const migrations: Record<string, Migration> = {
   '20261121_0001_foundation': m0001,
@@ -46,4 +48,6 @@ export const migrations: Record<string, Migration> = {
   '20261124_1101_notes': m20261124_1101,
   // Meeting transcripts and voice dictation.
   '20261124_1201_transcripts_voice': m20261124_1201,
+  // Signing in with the identity provider, the code host connection, e-mail delivery retries.
+  '20261125_0100_sign_in_providers': m20261125_0100,
 };

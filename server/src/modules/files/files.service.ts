@@ -16,6 +16,7 @@ import type { Access } from '../../access/access.ts';
 import { BadRequest, Conflict, NotFound, PayloadTooLarge, Upstream } from '../../http/errors.ts';
 import { atomicWrite } from '../../lib/atomic-write.ts';
 import { projectPathRefusal, resolveInside } from '../../lib/paths.ts';
+import type { CodehostService } from '../codehost/codehost.service.ts';
 
 /** Upload limit of the specification (Limits: Files upload 100 MB). */
 export const UPLOAD_LIMIT_BYTES = 100 * 1024 * 1024;
@@ -65,7 +66,12 @@ export function checkCloneUrl(url: string): URL {
 /** A path of the project directory (created when missing). @throws 403 `path_outside_project`, 400 `invalid_path`. */
 const inProject = (dir: string, p: string) => resolveInside(dir, p, { create: true, refuse: projectPathRefusal });
 
-export function createFilesService(deps: { access: Access; options: FilesOptions }) {
+export function createFilesService(deps: {
+  access: Access;
+  /** The caller's code host token for clone URLs on the code host (private repositories). */
+  codehost?: Pick<CodehostService, 'cloneCredential'>;
+  options: FilesOptions;
+}) {
   const { options } = deps;
 
   async function statOr404(abs: string) {
@@ -245,7 +251,10 @@ export function createFilesService(deps: { access: Access; options: FilesOptions
 
     /**
      * `git clone --depth 1` of an http(s):// or git:// repository into `dir` (default: the repository's name),
-     * no shell, time-limited (60 s). @throws BadRequest `invalid_url`; Conflict `already_exists`;
+     * no shell, time-limited (60 s). A URL on the code host's origin is fetched with the caller's code host token
+     * when they connected it (docs/api.md, Connecting the code host): git gets it as an `Authorization` header for
+     * that origin only, through its environment (never the command line, the URL or the clone's `.git/config`).
+     * @throws BadRequest `invalid_url`; Conflict `already_exists`;
      * 504 `clone_timeout`; 502 `clone_failed` (nothing is left behind on failure).
      */
     async clone(actor: Actor, name: string, body: { url: string; dir?: string }) {
@@ -278,6 +287,14 @@ export function createFilesService(deps: { access: Access; options: FilesOptions
         u.toString(),
         abs,
       ];
+      const credential = await deps.codehost?.cloneCredential(actor.id, u);
+      const auth: Record<string, string> = credential
+        ? {
+            GIT_CONFIG_COUNT: '1',
+            GIT_CONFIG_KEY_0: `http.${credential.prefix}.extraHeader`,
+            GIT_CONFIG_VALUE_0: credential.header,
+          }
+        : {};
       const result = await new Promise<{ timedOut: boolean; error?: string }>((resolve) => {
         execFile(
           'git',
@@ -286,7 +303,7 @@ export function createFilesService(deps: { access: Access; options: FilesOptions
             timeout: options.cloneTimeoutMs,
             killSignal: 'SIGKILL',
             maxBuffer: 1024 * 1024,
-            env: { ...process.env, GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: 'echo', SSH_ASKPASS: 'echo' },
+            env: { ...process.env, GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: 'echo', SSH_ASKPASS: 'echo', ...auth },
           },
           (err, _stdout, stderr) => {
             if (!err) return resolve({ timedOut: false });
