@@ -28,6 +28,7 @@ export const EnvSchema = Type.Object({
   OPERATOR_CHAT_ID: Type.Optional(Type.String()),
   SMTP_URL: Type.Optional(Type.String({ pattern: '^(|smtps?://.+)$' })),
   MAIL_FROM: Type.Optional(Type.String()),
+  MAIL_RETRY_DELAY_S: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,4}$' })),
   BREACH_CHECK_URL: Type.Optional(Type.String({ pattern: '^(off|https?://.+|)$' })),
   LLM_PROVIDER: Type.Optional(Type.Union([Type.Literal('anthropic'), Type.Literal('openai'), Type.Literal('')])),
   LLM_BASE_URL: Type.Optional(Type.String({ pattern: '^(|https?://.+)$' })),
@@ -46,6 +47,9 @@ export const EnvSchema = Type.Object({
   MESSENGER_API_URL: Type.Optional(Type.String({ pattern: '^(|https?://.+)$' })),
   CODEHOST_OAUTH_URL: Type.Optional(Type.String({ pattern: '^(|https?://.+)$' })),
   IDP_OAUTH_URL: Type.Optional(Type.String({ pattern: '^(|https?://.+)$' })),
+  IDP_ISSUER_URL: Type.Optional(Type.String({ pattern: '^(|https?://.+)$' })),
+  IDP_NAME: Type.Optional(Type.String({ maxLength: 60 })),
+  CODEHOST_API_URL: Type.Optional(Type.String({ pattern: '^(|https?://.+)$' })),
   EMAIL_API_URL: Type.Optional(Type.String({ pattern: '^(|https?://.+)$' })),
   MASTER_BOT_TOKEN: Type.Optional(Type.String()),
   EMAIL_API_KEY: Type.Optional(Type.String()),
@@ -136,6 +140,8 @@ export interface Config {
   operatorChatId: string | undefined;
   smtpUrl: string | undefined;
   mailFrom: string;
+  /** Seconds before a failed e-mail's second delivery attempt; each later one waits four times longer. */
+  mailRetryDelayS: number;
   /** `undefined` when disabled (`off`). */
   breachCheckUrl: string | undefined;
   llmProvider: 'anthropic' | 'openai';
@@ -158,8 +164,14 @@ export interface Config {
   /** Gettext catalogs `<dir>/<locale>/<domain>.po` (translation feedback patches them); absolute. */
   localesDir: string;
   messengerApiUrl: string;
-  /** Vendors the platform-settings test calls: code host and identity provider OAuth roots, the e-mail API. */
-  vendorUrls: { codehostOauth: string; idpOauth: string; emailApi: string };
+  /**
+   * The providers' roots: the code host's OAuth pages (`CODEHOST_OAUTH_URL`, also the origin of its clone URLs)
+   * and API (`CODEHOST_API_URL`), the identity provider's OpenID Connect issuer (`IDP_ISSUER_URL`, discovery at
+   * `{issuer}/.well-known/openid-configuration`), the e-mail API (`EMAIL_API_URL`).
+   */
+  vendorUrls: { codehostOauth: string; codehostApi: string; idpIssuer: string; emailApi: string };
+  /** The identity provider's name on the sign-in button (`IDP_NAME`; default: the issuer's host name). */
+  idpName: string;
   payprovApiUrl: string;
   planPricesUah: { min: number; cloud: number; max: number };
   containerRuntime: 'docker' | 'process' | 'none';
@@ -280,6 +292,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     if (v) managed[name] = v;
   }
   const price = (v: string | undefined, d: number) => (v ? Number(v) : d);
+  const root = (v: string | undefined, d: string) => (nonEmpty(v) ?? d).replace(/\/+$/, '');
+  const vendorUrls = {
+    codehostOauth: root(e.CODEHOST_OAUTH_URL, 'https://github.com'),
+    codehostApi: root(e.CODEHOST_API_URL, 'https://api.github.com'),
+    // IDP_OAUTH_URL: the earlier name of the issuer's root, still read when IDP_ISSUER_URL is unset.
+    idpIssuer: root(e.IDP_ISSUER_URL ?? e.IDP_OAUTH_URL, 'https://accounts.google.com'),
+    emailApi: root(e.EMAIL_API_URL, 'https://api.resend.com'),
+  };
   return Object.freeze({
     port,
     host,
@@ -294,6 +314,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     operatorChatId: nonEmpty(e.OPERATOR_CHAT_ID),
     smtpUrl: nonEmpty(e.SMTP_URL),
     mailFrom: nonEmpty(e.MAIL_FROM) ?? 'no-reply@localhost',
+    mailRetryDelayS: e.MAIL_RETRY_DELAY_S ? Number(e.MAIL_RETRY_DELAY_S) : 60,
     breachCheckUrl: breach === 'off' ? undefined : (breach ?? 'https://api.pwnedpasswords.com').replace(/\/+$/, ''),
     llmProvider,
     llmBaseUrl: (
@@ -312,11 +333,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     pageReaderUrl: nonEmpty(e.PAGE_READER_URL)?.replace(/\/+$/, ''),
     localesDir: path.resolve(nonEmpty(e.LOCALES_DIR) ?? 'locales'),
     messengerApiUrl: (nonEmpty(e.MESSENGER_API_URL) ?? 'https://api.telegram.org').replace(/\/+$/, ''),
-    vendorUrls: {
-      codehostOauth: (nonEmpty(e.CODEHOST_OAUTH_URL) ?? 'https://github.com').replace(/\/+$/, ''),
-      idpOauth: (nonEmpty(e.IDP_OAUTH_URL) ?? 'https://accounts.google.com').replace(/\/+$/, ''),
-      emailApi: (nonEmpty(e.EMAIL_API_URL) ?? 'https://api.resend.com').replace(/\/+$/, ''),
-    },
+    vendorUrls,
+    idpName: nonEmpty(e.IDP_NAME) ?? new URL(vendorUrls.idpIssuer).hostname,
     payprovApiUrl: (nonEmpty(e.PAYPROV_API_URL) ?? 'https://api.monobank.ua').replace(/\/+$/, ''),
     planPricesUah: {
       min: price(e.PLAN_PRICE_UAH_MIN, 199),

@@ -18,6 +18,12 @@ import { createLlmKeys } from './modules/accounts/llm-keys.ts';
 import { createSettingsService } from './modules/accounts/settings.service.ts';
 import { createTokensRepo } from './modules/accounts/tokens.repo.ts';
 import { createTokensService } from './modules/accounts/tokens.service.ts';
+import { createOidcService, oidcRedirectUri } from './modules/accounts/oidc.service.ts';
+// The code host connection (OAuth) and the flow cookies of both OAuth flows.
+import { createCodehostRepo } from './modules/codehost/codehost.repo.ts';
+import { createCodehostService } from './modules/codehost/codehost.service.ts';
+import { codehostPersonalData } from './modules/codehost/codehost.privacy.ts';
+import { createFlowCookies } from './lib/oauth-flow.ts';
 import { createAnalyticsRepo } from './modules/analytics/analytics.repo.ts';
 import { createRuntimeAnalytics } from './modules/analytics/runtime-analytics.service.ts';
 import { createChatRepo } from './modules/chat/chat.repo.ts';
@@ -105,7 +111,7 @@ import { usagePersonalData } from './modules/usage/usage.privacy.ts';
 import { wikiPersonalData } from './modules/wiki/wiki.privacy.ts';
 import { workersPersonalData } from './modules/workers/workers.privacy.ts';
 import { createActivityPrivacy } from './lib/activity.ts';
-import { eraseOutboxFor } from './providers/mail/mail.ts';
+import { eraseOutboxFor, registerMailJobs } from './providers/mail/mail.ts';
 import { forgetSecretAuthor } from './secrets/secret-store.ts';
 // Admin product analytics.
 import { createProductAnalytics } from './modules/analytics/product-analytics.service.ts';
@@ -204,6 +210,30 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
   // Access tokens and the CLI's device credentials (the auth hook verifies them through `tokens.verifier`).
   const tokensRepo = createTokensRepo(db);
   const tokens = createTokensService({ repo: tokensRepo, events: accountsRepo, projects: projectsRepo, access });
+  // Signing in with the identity provider, and the code host connection (both OAuth flows keep a sealed cookie).
+  const flows = createFlowCookies(sealer, config.appUrl);
+  const oidc = createOidcService({
+    repo: accountsRepo,
+    accounts,
+    secrets,
+    flows,
+    issuer: config.vendorUrls.idpIssuer,
+    name: config.idpName,
+    appUrl: config.appUrl,
+    userChanged: async (id) => deps.userCache.changed(id),
+    log,
+  });
+  const codehostRepo = createCodehostRepo(db);
+  const codehost = createCodehostService({
+    repo: codehostRepo,
+    secrets,
+    sealer,
+    flows,
+    oauthUrl: config.vendorUrls.codehostOauth,
+    apiUrl: config.vendorUrls.codehostApi,
+    appUrl: config.appUrl,
+    log,
+  });
 
   // Cloud containers (before the runtime: a message resumes its project owner's paused container).
   const cloud = createCloudService({
@@ -215,6 +245,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     sealer,
     bus: deps.bus,
     options: { codehostSsh: config.cloud.codehostSsh, terminalIdleMs: config.cloud.terminalIdleMs },
+    codehost,
     log,
   });
 
@@ -229,7 +260,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     log,
   });
   const wiki = createWikiService({ repo: wikiRepo, access, jobs, log });
-  const files = createFilesService({ access, options: config.files });
+  const files = createFilesService({ access, codehost, options: config.files });
   const pins = createPinsService({
     repo: pinsRepo,
     issues: issuesRepo,
@@ -463,6 +494,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     messenger: deps.messenger,
     usage,
     vendorUrls: config.vendorUrls,
+    idpRedirectUri: oidcRedirectUri(config.appUrl),
     log,
   });
 
@@ -546,6 +578,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
   registerBillingJobs(jobs, billing);
   registerNotesJobs(jobs, notes);
   registerTranscriptJobs(jobs, transcriptPipeline);
+  registerMailJobs(jobs, mailer);
 
   /**
    * What each area holds of a user, for the privacy export and erasure (lib/personal-data.ts). An area that
@@ -571,6 +604,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     feedbackPersonalData(feedbackRepo),
     cloudPersonalData({ repo: cloudRepo, runtime: deps.containers, log }),
     cliPersonalData(cliRepo),
+    codehostPersonalData(codehostRepo),
     notes.personalData,
     // Meeting transcripts and voice dictation.
     transcriptsPersonalData({ repo: transcriptsRepo, pipeline: transcriptPipeline, jobs }),
@@ -643,6 +677,8 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     invites,
     settings,
     tokens,
+    oidc,
+    codehost,
     issues,
     skills,
     wiki,

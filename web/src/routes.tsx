@@ -28,6 +28,7 @@ export const routes: RouteObject[] = [
     children: [
       { path: '/', element: <Navigate to="/projects" replace /> },
       { path: '/login', ...page(() => import('./pages/auth/Login')) },
+      { path: '/login/callback', ...page(() => import('./pages/auth/LoginCallback')) },
       { path: '/register', ...page(() => import('./pages/auth/Register')) },
       { path: '/verify-email', ...page(() => import('./pages/auth/VerifyEmail')) },
       { path: '/forgot-password', ...page(() => import('./pages/auth/ForgotPassword')) },

@@ -18,7 +18,8 @@ export interface FoundationTables {
     id: Generated<number>;
     email: string;
     name: string | null;
-    password_hash: string;
+    /** Null: no password (an account made through the identity provider). */
+    password_hash: string | null;
     role: Generated<'user' | 'admin'>;
     plan: Generated<string>;
     email_verified: Generated<boolean>;
@@ -54,10 +55,13 @@ export interface FoundationTables {
     html_body: string | null;
     headers: Json<Record<string, string>>;
     kind: string;
-    status: 'kept' | 'sent' | 'failed';
+    status: 'kept' | 'sent' | 'failed' | 'retrying';
     error: string | null;
     created_at: TimestampDefault;
     sent_at: Timestamp | null;
+    /** Which transport handled it last: the e-mail API, SMTP, or none (kept). */
+    transport: 'api' | 'smtp' | null;
+    attempts: Generated<number>;
   };
   beta_waitlist: {
     id: Generated<number>;
@@ -484,7 +488,7 @@ export interface PlatformFeedbackTables {
   platform_audit: {
     id: Generated<number>;
     key_name: string;
-    action: 'set' | 'test' | 'restart';
+    action: 'set' | 'test' | 'restart' | 'delete';
     ok: boolean | null;
     client_ip: string | null;
     user_agent: string | null;
@@ -573,7 +577,8 @@ export interface DB
     NotesTables,
     TranscriptVoiceTables,
     InstanceTables,
-    AccessMcpTables {}
+    AccessMcpTables,
+    SignInProviderTables {}
 
 /** The processes of the service and their leases (migration 20261125_0100_instance_leases). */
 export interface InstanceTables {
@@ -593,6 +598,27 @@ export interface InstanceTables {
     stopped_at: Timestamp | null;
     /** `stopped` (a clean stop), `lease_lapsed`, `process_gone`. */
     stop_reason: string | null;
+  };
+}
+
+/** Identities at the OpenID provider and code host connections (migration 20261125_0100_sign_in_providers). */
+export interface SignInProviderTables {
+  user_identities: {
+    id: Generated<number>;
+    user_id: number;
+    issuer: string;
+    subject: string;
+    email: string | null;
+    created_at: TimestampDefault;
+  };
+  codehost_links: {
+    user_id: number;
+    login: string;
+    codehost_user_id: string;
+    /** The OAuth access token, sealed (secrets/crypto.ts). */
+    token_enc: string;
+    scopes: Generated<string>;
+    created_at: TimestampDefault;
   };
 }
 

@@ -6,6 +6,8 @@ import type { TypedApp } from '../http/typed-app.ts';
 import type { Services } from '../services.ts';
 import { accountsRoutes } from './accounts/accounts.routes.ts';
 import { tokensRoutes } from './accounts/tokens.routes.ts';
+import { oidcRoutes } from './accounts/oidc.routes.ts';
+import { codehostRoutes } from './codehost/codehost.routes.ts';
 import { runtimeAnalyticsRoutes } from './analytics/runtime-analytics.routes.ts';
 import { chatRoutes } from './chat/chat.routes.ts';
 import { cloudRoutes } from './cloud/cloud.routes.ts';
@@ -39,6 +41,8 @@ export function registerRoutes(app: TypedApp, s: Services): void {
   systemRoutes(app, s);
   accountsRoutes(app, s);
   tokensRoutes(app, s);
+  oidcRoutes(app, s);
+  codehostRoutes(app, s);
   projectsRoutes(app, s);
   workersRoutes(app, s);
   onboardingRoutes(app, s);

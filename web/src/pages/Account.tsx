@@ -7,6 +7,7 @@ import { useMe } from '../auth';
 import { msg, useI18n } from '../i18n';
 import { session } from '../session';
 import { ErrorLine, Field, Loading, PageTitle } from '../ui';
+import { Connections } from './account/Connections';
 
 /** The exact text the erasure asks for. */
 export const ERASE_CONFIRM = 'DELETE MY ACCOUNT';
@@ -73,6 +74,7 @@ function Settings() {
         {t('Upload CLI session transcripts')}
       </label>
       <ErrorLine error={save.error} />
+      <Connections />
       <h2>{t('Password')}</h2>
       <form
         onSubmit={(e) => {

@@ -28,6 +28,8 @@ import * as m20261124_1201 from './20261124_1201_transcripts_voice.ts';
 import * as m20261125_0100 from './20261125_0100_instance_leases.ts';
 // Access tokens, device credentials, outside MCP servers of workers.
 import * as m20261125_2801 from './20261125_2801_access_tokens_mcp.ts';
+// Signing in with the identity provider, the code host connection, e-mail delivery retries.
+import * as m20261125_0101 from './20261125_0100_sign_in_providers.ts';
 
 export const migrations: Record<string, Migration> = {
   '20261121_0001_foundation': m0001,
@@ -54,4 +56,6 @@ export const migrations: Record<string, Migration> = {
   '20261125_0100_instance_leases': m20261125_0100,
   // Access tokens, device credentials, outside MCP servers of workers.
   '20261125_2801_access_tokens_mcp': m20261125_2801,
+  // Signing in with the identity provider, the code host connection, e-mail delivery retries.
+  '20261125_0100_sign_in_providers': m20261125_0101,
 };

@@ -1,6 +1,6 @@
 /**
  * SQL of the accounts area: `users`, `invites`, `signups`, `email_tokens`, `beta_waitlist`,
- * `account_settings` and `auth_events`. Other areas ask the accounts services or this repository (the plan
+ * `account_settings`, `auth_events` and `user_identities`. Other areas ask the accounts services or this repository (the plan
  * lookup of the usage area, onboarding's reset of the heard-source field); only the auth hook and the access
  * rules read `users` themselves.
  *
@@ -31,7 +31,8 @@ export const USER_COLS = [
 /** A new user row (defaults: role user, plan free, e-mail unverified, no chat id). */
 export interface NewUser {
   email: string;
-  passwordHash: string;
+  /** null: no password (an account made through the identity provider). */
+  passwordHash: string | null;
   name?: string | null;
   role?: 'user' | 'admin';
   plan?: string;
@@ -59,16 +60,19 @@ export function createAccountsRepo(db: Kysely<DB>) {
     userById: (id: number, ex: Executor = db): Promise<AuthUserRow | undefined> =>
       ex.selectFrom('users').select(USER_COLS).where('id', '=', id).executeTakeFirst(),
 
-    /** The user with this (normalized) e-mail and their argon2id password hash (login), or undefined. */
-    credentialsByEmail: (email: string): Promise<(AuthUserRow & { password_hash: string }) | undefined> =>
+    /**
+     * The user with this (normalized) e-mail and their argon2id password hash (login; null: the account has no
+     * password), or undefined.
+     */
+    credentialsByEmail: (email: string): Promise<(AuthUserRow & { password_hash: string | null }) | undefined> =>
       db
         .selectFrom('users')
         .select([...USER_COLS, 'password_hash'])
         .where('email', '=', email)
         .executeTakeFirst(),
 
-    /** A user's argon2id password hash; undefined for an unknown user. */
-    async passwordHashOf(userId: number): Promise<string | undefined> {
+    /** A user's argon2id password hash; null when the account has no password; undefined for an unknown user. */
+    async passwordHashOf(userId: number): Promise<string | null | undefined> {
       const r = await db.selectFrom('users').select('password_hash').where('id', '=', userId).executeTakeFirst();
       return r?.password_hash;
     },
@@ -96,6 +100,59 @@ export function createAccountsRepo(db: Kysely<DB>) {
         })
         .returning(USER_COLS)
         .executeTakeFirstOrThrow(),
+
+    // Identities at the OpenID provider (`user_identities`).
+
+    /** The account linked to identity `subject` of `issuer`, or undefined. */
+    async identityUser(issuer: string, subject: string): Promise<number | undefined> {
+      const r = await db
+        .selectFrom('user_identities')
+        .select('user_id')
+        .where('issuer', '=', issuer)
+        .where('subject', '=', subject)
+        .executeTakeFirst();
+      return r?.user_id;
+    },
+
+    /** A user's linked identities, oldest first. */
+    identitiesOf: (userId: number) =>
+      db
+        .selectFrom('user_identities')
+        .select(['issuer', 'subject', 'email', 'created_at'])
+        .where('user_id', '=', userId)
+        .orderBy('id')
+        .execute(),
+
+    /**
+     * Link an identity to a user. @returns false when the identity is linked already, or the user has one at this
+     * issuer (the unique indexes refused it: two callbacks at once)
+     */
+    async insertIdentity(
+      i: { userId: number; issuer: string; subject: string; email: string | null },
+      ex: Executor = db,
+    ): Promise<boolean> {
+      try {
+        await ex
+          .insertInto('user_identities')
+          .values({ user_id: i.userId, issuer: i.issuer, subject: i.subject, email: i.email })
+          .execute();
+        return true;
+      } catch (err) {
+        if ((err as { code?: string }).code === '23505') return false;
+        throw err;
+      }
+    },
+
+    /** Unlink every identity of a user. */
+    async deleteIdentities(userId: number): Promise<void> {
+      await db.deleteFrom('user_identities').where('user_id', '=', userId).execute();
+    },
+
+    /** Whether a user has a password (accounts made through the identity provider have none until they set one). */
+    async hasPassword(userId: number): Promise<boolean> {
+      const r = await db.selectFrom('users').select('password_hash').where('id', '=', userId).executeTakeFirst();
+      return !!r?.password_hash;
+    },
 
     /** Set a user's chat id (accounts made here: the user id as a string). */
     async setChatId(ex: Executor, userId: number, chatId: string): Promise<void> {

@@ -164,6 +164,70 @@ export function createAccountsService(deps: AccountsDeps) {
       return { token: await issueToken(user), user: toPublicUser(user), needs_verification: !user.email_verified };
     },
 
+    /**
+     * Register through the identity provider (docs/api.md, Signing in with the identity provider): the invite rule
+     * and the signup limit hold as for `register`; the account has no password, its e-mail is verified when the
+     * provider verified it (else the verification e-mail is sent), and the identity is linked in the same
+     * transaction. @returns `{token, user, needs_verification}`
+     * @throws 403 `invite_required` / `invalid_invite`; 429 `signup_limit`; 409 `email_taken` / `identity_in_use`
+     */
+    async registerExternal(
+      input: {
+        email: string;
+        name?: string;
+        emailVerified: boolean;
+        inviteCode?: string;
+        identity: { issuer: string; subject: string };
+      },
+      meta: RequestMeta,
+    ) {
+      if (!input.inviteCode?.trim())
+        throw new Forbidden(
+          'No account uses this e-mail yet, and a new account needs an invite code.',
+          'invite_required',
+        );
+      const code = normalizeInviteCode(input.inviteCode);
+      const email = normalizeEmail(input.email);
+      await checkSignupLimit(meta.ip);
+      if (!code) throw new Forbidden('This invite code is not valid or was already used.', 'invalid_invite');
+      let sendMail: (() => Promise<unknown>) | undefined;
+      const user = await repo.transaction(async (tx) => {
+        await repo.lockSignupAddress(tx, meta.ip);
+        await checkSignupLimit(meta.ip, tx);
+        if (!(await repo.consumeInvite(tx, code)))
+          throw new Forbidden('This invite code is not valid or was already used.', 'invalid_invite');
+        const u = await insertUser(tx, {
+          email,
+          passwordHash: null,
+          name: input.name?.trim() || null,
+          emailVerified: input.emailVerified,
+        });
+        const linked = await repo.insertIdentity(
+          { userId: u.id, issuer: input.identity.issuer, subject: input.identity.subject, email },
+          tx,
+        );
+        if (!linked) throw new Conflict('identity_in_use', 'This identity already signs in to another account.');
+        await repo.setInviteUser(tx, code, u.id);
+        await repo.insertSignup(tx, meta.ip, u.id);
+        await authEvent(u.id, 'register_idp', meta, tx);
+        if (!u.email_verified) sendMail = await sendVerification(u, tx);
+        return u;
+      });
+      await sendMail?.();
+      return { token: await issueToken(user), user: toPublicUser(user), needs_verification: !user.email_verified };
+    },
+
+    /**
+     * A session token for user `id`, who proved who they are elsewhere (the identity provider), with an auth event
+     * of `type`. @returns `{token, user}`, or undefined when the user no longer exists
+     */
+    async signInAs(id: number, type: string, meta: RequestMeta) {
+      const row = await repo.userById(id);
+      if (!row) return undefined;
+      await authEvent(row.id, type, meta);
+      return { token: await issueToken(row), user: toPublicUser(row) };
+    },
+
     /** POST /api/auth/login → `{token, user, needs_verification}`; 401 `invalid_credentials` for any mismatch. */
     async login(input: { email: string; password: string }, meta: RequestMeta) {
       const email = normalizeEmail(input.email);
@@ -171,7 +235,7 @@ export function createAccountsService(deps: AccountsDeps) {
       // Verify against a fixed hash when the user is unknown, so timing does not tell which e-mails exist.
       dummyHash ??= hashPassword(randomToken());
       // An unknown e-mail costs the same hash verification as a known one (no timing oracle).
-      const ok = await argonVerify(row ? row.password_hash : await dummyHash, input.password)
+      const ok = await argonVerify(row?.password_hash ?? (await dummyHash), input.password)
         .then((v) => !!row && v)
         .catch(() => false);
       if (!row || !ok) {
@@ -280,6 +344,11 @@ export function createAccountsService(deps: AccountsDeps) {
       const currentHash = await repo.passwordHashOf(actor.id);
       if (currentHash === undefined)
         throw new Unauthorized('The account of this token no longer exists.', 'invalid_token');
+      if (currentHash === null)
+        throw new BadRequest(
+          'no_password',
+          'This account has no password yet; set one through the password reset link (POST /api/auth/forgot-password).',
+        );
       if (!(await argonVerify(currentHash, input.current_password).catch(() => false))) {
         throw new BadRequest('wrong_password', 'The current password is wrong.');
       }
@@ -318,7 +387,8 @@ export function createAccountsService(deps: AccountsDeps) {
       const row = await repo.credentialsByEmail(email);
       if (row) {
         if (row.role !== 'admin') return { outcome: 'not_promoted', passwordDiffers: false };
-        const passwordDiffers = !(await argonVerify(row.password_hash, password).catch(() => false));
+        const passwordDiffers =
+          row.password_hash === null || !(await argonVerify(row.password_hash, password).catch(() => false));
         return { outcome: 'present', passwordDiffers };
       }
       const passwordHash = await hashPassword(password);

@@ -30,6 +30,7 @@ import {
   type ShellSession,
 } from '../../providers/containers/index.ts';
 import type { AccountsRepo } from '../accounts/accounts.repo.ts';
+import type { CodehostService } from '../codehost/codehost.service.ts';
 import type { AccountsService } from '../accounts/accounts.service.ts';
 import { includesCloud } from '../usage/plans.ts';
 import type { CloudRepo, ContainerRow, WaitlistEntry } from './cloud.repo.ts';
@@ -64,6 +65,8 @@ export interface CloudDeps {
   /** Log lines and closes to the streams of every instance. */
   bus: Pick<Bus, 'publish' | 'subscribe'>;
   options: { codehostSsh: string; terminalIdleMs: number };
+  /** The account's code host connection (OAuth) also counts as `codehost_authed`. */
+  codehost?: Pick<CodehostService, 'connected'>;
   log: { warn(o: object, m: string): void; error(o: object, m: string): void; info?(o: object, m: string): void };
 }
 
@@ -219,6 +222,12 @@ export function createCloudService(deps: CloudDeps) {
     return res;
   };
 
+  /** `codehost_authed` is also true while the account is connected to the code host through OAuth. */
+  const withCodehost = async (v: ProvisionAnswer, userId: number): Promise<ProvisionAnswer> => ({
+    ...v,
+    codehost_authed: v.codehost_authed || !!(await deps.codehost?.connected(userId)),
+  });
+
   let timer: NodeJS.Timeout | undefined;
   /** The log streams open on this instance (ended when the service stops). */
   const openStreams = new Set<() => void>();
@@ -237,17 +246,17 @@ export function createCloudService(deps: CloudDeps) {
         });
       const existing = await repo.container(actor.id);
       if (existing && existing.status !== 'deleted' && existing.status !== 'provisioning')
-        return provisionView(existing);
+        return withCodehost(provisionView(existing), actor.id);
       await rt(() => runtime.check());
       if (!(await repo.beginProvisioning(actor.id, runtime.kind))) {
         const now = await repo.container(actor.id);
-        if (now) return provisionView(now);
+        if (now) return withCodehost(provisionView(now), actor.id);
       }
       try {
         const created = await rt(() => runtime.create(actor.id));
         const row = await repo.markReady(actor.id, created);
         await repo.activateWaitlist(actor.id);
-        return provisionView(row);
+        return withCodehost(provisionView(row), actor.id);
       } catch (err) {
         await repo.dropProvisioning(actor.id);
         throw err;
@@ -282,7 +291,7 @@ export function createCloudService(deps: CloudDeps) {
         server_ip: row.server_ip,
         internal_port: row.internal_port,
         agent_authed: row.agent_authed,
-        codehost_authed: row.codehost_authed,
+        codehost_authed: row.codehost_authed || !!(await deps.codehost?.connected(actor.id)),
         docker_running: running,
         last_active: row.last_active,
         created_at: row.created_at,

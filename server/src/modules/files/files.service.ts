@@ -18,6 +18,7 @@ import { BadRequest, Conflict, NotFound, PayloadTooLarge, Upstream } from '../..
 import { atomicWrite } from '../../lib/atomic-write.ts';
 import { projectPathRefusal, resolveInside } from '../../lib/paths.ts';
 import { FetchFailed, FetchRefused, resolveOutbound } from '../../lib/safe-fetch.ts';
+import type { CodehostService } from '../codehost/codehost.service.ts';
 
 /** Upload limit of the specification (Limits: Files upload 100 MB). */
 export const UPLOAD_LIMIT_BYTES = 100 * 1024 * 1024;
@@ -90,7 +91,12 @@ const cloneFailed = () => new Upstream(502, 'clone_failed', 'git could not clone
 /** A path of the project directory (created when missing). @throws 403 `path_outside_project`, 400 `invalid_path`. */
 const inProject = (dir: string, p: string) => resolveInside(dir, p, { create: true, refuse: projectPathRefusal });
 
-export function createFilesService(deps: { access: Access; options: FilesOptions }) {
+export function createFilesService(deps: {
+  access: Access;
+  /** The caller's code host token for clone URLs on the code host (private repositories). */
+  codehost?: Pick<CodehostService, 'cloneCredential'>;
+  options: FilesOptions;
+}) {
   const { options } = deps;
 
   async function statOr404(abs: string) {
@@ -273,7 +279,10 @@ export function createFilesService(deps: { access: Access; options: FilesOptions
      * time-limited (60 s), under the outbound rules of note sources: the host must resolve to public addresses
      * (`checkCloneUrl`) and git connects to those very addresses (`http.curloptResolve`), follows no redirect
      * (`http.followRedirects=false`, which also stops http-alternates), speaks only http and https, and reads no
-     * system or user git configuration (no `url.insteadOf`, credential helpers or proxies from there).
+     * system or user git configuration (no `url.insteadOf`, credential helpers or proxies from there). A URL on the
+     * code host's origin is fetched with the caller's code host token when they connected it (docs/api.md,
+     * Connecting the code host): git gets it as an `Authorization` header for that origin only, through its
+     * environment (never the command line, the URL or the clone's `.git/config`).
      * @throws BadRequest `invalid_url` | `url_not_allowed`; Conflict `already_exists`; 504 `clone_timeout`;
      *   502 `clone_failed` (one generic message; nothing is left behind on failure).
      */
@@ -311,6 +320,14 @@ export function createFilesService(deps: { access: Access; options: FilesOptions
         u.toString(),
         abs,
       ];
+      const credential = await deps.codehost?.cloneCredential(actor.id, u);
+      const auth: Record<string, string> = credential
+        ? {
+            GIT_CONFIG_COUNT: '1',
+            GIT_CONFIG_KEY_0: `http.${credential.prefix}.extraHeader`,
+            GIT_CONFIG_VALUE_0: credential.header,
+          }
+        : {};
       const result = await new Promise<{ timedOut: boolean; failed: boolean }>((resolve) => {
         execFile(
           'git',
@@ -326,6 +343,7 @@ export function createFilesService(deps: { access: Access; options: FilesOptions
               SSH_ASKPASS: 'echo',
               GIT_CONFIG_NOSYSTEM: '1',
               GIT_CONFIG_GLOBAL: '/dev/null',
+              ...auth,
             },
           },
           (err) => {

@@ -26,13 +26,22 @@ const EMAIL_KEY = 're_known_email_api_key';
 
 /**
  * A stand-in of the OAuth authorization pages (code host `/login/oauth/authorize`: 200 for CLIENT_ID, else 404;
- * identity provider `/o/oauth2/v2/auth`: 400 for CLIENT_ID (no redirect address given), else 401) and of the e-mail
- * API (`POST /emails`: 422 for an empty message with `Bearer EMAIL_KEY`, else 403).
+ * identity provider: its discovery document names `/o/oauth2/v2/auth`, which redirects CLIENT_ID with the service's
+ * callback to sign in, else 401) and of the e-mail API (`POST /emails`: 422 for an empty message with
+ * `Bearer EMAIL_KEY`, else 403).
  */
 function startVendorStandIn(): Promise<Server> {
   const server = createServer((req, res) => {
     const u = new URL(req.url ?? '/', 'http://x');
-    const known = u.searchParams.get('client_id') === CLIENT_ID;
+    if (u.pathname === '/.well-known/openid-configuration') {
+      const root = `http://${req.headers.host}`;
+      res.writeHead(200, { 'content-type': 'application/json' });
+      return res.end(JSON.stringify({ issuer: root, authorization_endpoint: `${root}/o/oauth2/v2/auth` }));
+    }
+    const known =
+      u.searchParams.get('client_id') === CLIENT_ID &&
+      (u.pathname !== '/o/oauth2/v2/auth' ||
+        u.searchParams.get('redirect_uri') === 'http://app.test/api/auth/oidc/callback');
     const status =
       u.pathname === '/login/oauth/authorize'
         ? known
@@ -40,7 +49,7 @@ function startVendorStandIn(): Promise<Server> {
           : 404
         : u.pathname === '/o/oauth2/v2/auth'
           ? known
-            ? 400
+            ? 302
             : 401
           : u.pathname === '/emails' && req.method === 'POST'
             ? req.headers.authorization === `Bearer ${EMAIL_KEY}`
@@ -63,7 +72,7 @@ beforeAll(async () => {
       LLM_BASE_URL: llm.anthropicUrl,
       MESSENGER_API_URL: messenger.url,
       CODEHOST_OAUTH_URL: vendorUrl,
-      IDP_OAUTH_URL: vendorUrl,
+      IDP_ISSUER_URL: vendorUrl,
       EMAIL_API_URL: vendorUrl,
     },
   });

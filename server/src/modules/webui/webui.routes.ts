@@ -14,6 +14,7 @@ import type { WebUiService } from './webui.service.ts';
 export const PAGE_PATHS = [
   '/',
   '/login',
+  '/login/callback',
   '/register',
   '/verify-email',
   '/reset-password',

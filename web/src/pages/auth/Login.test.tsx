@@ -67,4 +67,16 @@ describe('sign-in page', () => {
     expect(await screen.findByText('project page')).toBeTruthy();
     expect(localStorage.getItem('crm.token')).toBe('tok');
   });
+
+  it('offers "Sign in with …" only when the identity provider is configured, carrying ?next=', async () => {
+    serve({ '/api/auth/oidc/config': [200, { enabled: true, name: 'Acme ID' }] });
+    renderLogin();
+    const link = await screen.findByRole('link', { name: 'Sign in with Acme ID' });
+    expect(link.getAttribute('href')).toBe('/api/auth/oidc/start?redirect=%2Fprojects%2Falpha');
+    cleanup();
+    serve({ '/api/auth/oidc/config': [200, { enabled: false, name: 'Acme ID' }] });
+    renderLogin();
+    await screen.findByRole('button', { name: 'Sign in' });
+    expect(screen.queryByRole('link', { name: /Sign in with/ })).toBeNull();
+  });
 });

@@ -5,6 +5,7 @@ import { api, must } from '../../api/client';
 import { useI18n } from '../../i18n';
 import { session } from '../../session';
 import { ErrorLine, Field, PageTitle } from '../../ui';
+import { IdpButton } from './IdpButton';
 
 /** Where to go after signing in: a same-site path from `?next=`, else the projects. */
 export function safeNext(next: string | null): string {
@@ -54,6 +55,7 @@ export default function Login() {
           {t('Sign in')}
         </button>
       </form>
+      <IdpButton redirect={safeNext(params.get('next'))} inviteCode={params.get('code') ?? undefined} />
       <p>
         <Link to="/forgot-password">{t('Forgot your password?')}</Link>
       </p>

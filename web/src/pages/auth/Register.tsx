@@ -5,6 +5,7 @@ import { api, must } from '../../api/client';
 import { useI18n } from '../../i18n';
 import { session } from '../../session';
 import { ErrorLine, Field, PageTitle } from '../../ui';
+import { IdpButton } from './IdpButton';
 
 export default function Register() {
   const { t } = useI18n();
@@ -54,6 +55,7 @@ export default function Register() {
           {t('Create account')}
         </button>
       </form>
+      <IdpButton register inviteCode={form.invite_code} redirect="/onboarding?welcome=1" />
       <p>
         {t('No invite code?')} <Link to="/waitlist">{t('Join the beta waitlist')}</Link>
       </p>
