@@ -168,8 +168,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
   const voiceRepo = createVoiceRepo(db);
 
   // Accounts and usage: everything else asks these.
-  const system = createSystemService({ db, database, breach: deps.breach, capabilities: deps.capabilities });
-  const usage = createUsageService({ repo: usageRepo, owners: accountsRepo });
+  const usage = createUsageService({ repo: usageRepo, owners: accountsRepo, metrics: deps.metrics });
   const settings = createSettingsService({ repo: accountsRepo, sealer });
   const llmKeys = createLlmKeys({ settings, secrets });
   const accounts = createAccountsService({
@@ -328,6 +327,17 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     bus: deps.bus,
     containers: cloud,
     log,
+    metrics: deps.metrics,
+  });
+  const system = createSystemService({
+    db,
+    database,
+    breach: deps.breach,
+    capabilities: deps.capabilities,
+    metricsToken: config.observability.metricsToken,
+    metrics: deps.metrics,
+    runs: runtime,
+    jobs,
   });
   const chat = createChatService({
     repo: chatRepo,
