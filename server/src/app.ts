@@ -76,11 +76,22 @@ export async function buildApp(
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     for (const m of methods) if (m !== 'HEAD') routeList.push(`${m} ${route.url}`);
   });
+  // Traces (opt-in, lib/tracing.ts): registered before the other hooks and the routes, so it sees them all.
+  const tracing = await deps.tracing;
+  if (tracing) {
+    await app.register(tracing.plugin);
+    app.addHook('onClose', async () => {
+      await tracing.shutdown();
+    });
+  }
   app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
     done();
   });
+  const { metrics } = deps;
   app.addHook('onResponse', (req, reply, done) => {
+    // The route's pattern, never the raw path (a label per id would grow without bound).
+    metrics.request(req.method, req.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
     req.log.info(
       {
         method: req.method,

@@ -102,6 +102,10 @@ export const EnvSchema = Type.Object({
   LOG_FLUSH_MS: Type.Optional(
     Type.String({ pattern: '^(0|[1-9][0-9]{0,4})$', description: 'milliseconds, 0 to 99999' }),
   ),
+  // Observability.
+  METRICS_TOKEN: Type.Optional(Type.String({ minLength: 16, description: 'at least 16 characters' })),
+  OTEL_EXPORTER_OTLP_ENDPOINT: Type.Optional(Type.String({ pattern: '^(|https?://.+)$' })),
+  OTEL_SERVICE_NAME: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9._-]{0,100}$' })),
   LOG_LEVEL: Type.Optional(
     Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent', ''].map((l) => Type.Literal(l))),
   ),
@@ -220,6 +224,12 @@ export interface Config {
    * not public (`OUTBOUND_ALLOW_PRIVATE`), where YouTube watch pages are read, the transcript API, yt-dlp.
    */
   notes: { allow: string[]; youtubeBaseUrl: string; transcriptApiUrl: string | undefined; ytDlpPath: string };
+  /**
+   * Observability: the bearer token of `GET /metrics` (`METRICS_TOKEN`; unset: 503 `metrics_disabled`), and
+   * OpenTelemetry traces to the OTLP/HTTP collector at `OTEL_EXPORTER_OTLP_ENDPOINT` (unset: off) as
+   * `OTEL_SERVICE_NAME` (default `crm-service`).
+   */
+  observability: { metricsToken: string | undefined; otlpEndpoint: string | undefined; serviceName: string };
   /** Managed secrets found in the environment (imported into the secret store at start). */
   managedSecretsFromEnv: Partial<Record<ManagedSecretName, string>>;
   /** Meeting transcripts: largest upload in bytes (specification, Limits → Transcripts: 1 GB). */
@@ -377,6 +387,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       youtubeBaseUrl: (nonEmpty(e.YOUTUBE_BASE_URL) ?? 'https://www.youtube.com').replace(/\/+$/, ''),
       transcriptApiUrl: nonEmpty(e.YOUTUBE_TRANSCRIPT_API_URL),
       ytDlpPath: nonEmpty(e.YTDLP_PATH) ?? 'yt-dlp',
+    },
+    observability: {
+      metricsToken: nonEmpty(e.METRICS_TOKEN),
+      otlpEndpoint: nonEmpty(e.OTEL_EXPORTER_OTLP_ENDPOINT)?.replace(/\/+$/, ''),
+      serviceName: nonEmpty(e.OTEL_SERVICE_NAME) ?? 'crm-service',
     },
     managedSecretsFromEnv: managed,
     transcripts: {

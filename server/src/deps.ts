@@ -28,6 +28,9 @@ import { createLlmProvider, type LlmProvider } from './providers/llm/index.ts';
 import { createSpeech, type SpeechProvider } from './providers/speech/index.ts';
 import { createMedia, type Media, resolveMediaTools } from './lib/media.ts';
 import { type Capabilities, createCapabilities } from './lib/capabilities.ts';
+import { createMetrics, type Metrics } from './lib/metrics.ts';
+import { createTracing, type Tracing } from './lib/tracing.ts';
+import { SERVICE_VERSION } from './lib/version.ts';
 import { createMailer, type Mailer } from './providers/mail/mail.ts';
 import { type ContainerRuntime, createContainerRuntime } from './providers/containers/index.ts';
 import { createDockerRuntime } from './providers/containers/docker-runtime.ts';
@@ -72,6 +75,10 @@ export interface AppDeps {
   speech: SpeechProvider;
   /** ffmpeg/ffprobe (`FFMPEG_PATH`, `FFPROBE_PATH`, else the system's, else the copies npm installed). */
   media: Media;
+  /** Prometheus metrics of this process (`GET /metrics`). */
+  metrics: Metrics;
+  /** OpenTelemetry traces when `OTEL_EXPORTER_OTLP_ENDPOINT` is set (loaded on demand), else undefined. */
+  tracing: Promise<Tracing | undefined>;
   /** The optional tools of this machine and what each one's absence costs (start line, `/readyz`). */
   capabilities: Capabilities;
   /** The messenger's bot API (`MESSENGER_API_URL`). */
@@ -104,13 +111,15 @@ export function createDeps(
   const media =
     overrides.media ?? createMedia({ ffmpegPath: mediaTools.ffmpeg.path, ffprobePath: mediaTools.ffprobe.path });
   const bus = overrides.bus ?? createBus(database, log);
+  const metrics = overrides.metrics ?? createMetrics();
   const containers = overrides.containers ?? createContainerRuntime(config, log);
   const docker =
     containers.kind === 'docker'
       ? containers
       : createDockerRuntime({ dockerHost: config.dockerHost, image: config.cloud.image });
   const secrets = overrides.secrets ?? createSecretStore(db, sealer);
-  const jobs = overrides.jobs ?? createJobQueue(database, log, bus);
+  const jobs =
+    overrides.jobs ?? createJobQueue(database, log, bus, { jobFailed: (name) => metrics.jobFailed(name) });
   return {
     config,
     database,
@@ -143,6 +152,14 @@ export function createDeps(
     embeddings: overrides.embeddings ?? createEmbedder(config),
     speech: overrides.speech ?? createSpeech(config, media),
     media,
+    metrics,
+    tracing:
+      overrides.tracing ??
+      createTracing({
+        endpoint: config.observability.otlpEndpoint,
+        serviceName: config.observability.serviceName,
+        serviceVersion: SERVICE_VERSION,
+      }),
     capabilities:
       overrides.capabilities ??
       createCapabilities({

@@ -44,6 +44,7 @@ function queueWithoutRuns(database: Database) {
     start: () => q.start(),
     stop: () => q.stop(),
     pending: (name) => q.pending(name),
+    depths: () => q.depths(),
     forget: (name, field, values, tx) => q.forget(name, field, values, tx),
     complete: (name, ids, tx) => q.complete(name, ids, tx),
     pause: (name) => q.pause(name),

@@ -190,7 +190,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
 
   // Accounts and usage: everything else asks these.
   const system = createSystemService({ db, database, breach: deps.breach, capabilities: deps.capabilities });
-  const usage = createUsageService({ repo: usageRepo, owners: accountsRepo, instanceId: instances.id });
+  const usage = createUsageService({ repo: usageRepo, owners: accountsRepo, instanceId: instances.id, metrics: deps.metrics });
   const settings = createSettingsService({ repo: accountsRepo, sealer });
   const llmKeys = createLlmKeys({ settings, secrets });
   const accounts = createAccountsService({
@@ -379,6 +379,17 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     containers: cloud,
     instances,
     log,
+    metrics: deps.metrics,
+  });
+  const system = createSystemService({
+    db,
+    database,
+    breach: deps.breach,
+    capabilities: deps.capabilities,
+    metricsToken: config.observability.metricsToken,
+    metrics: deps.metrics,
+    runs: runtime,
+    jobs,
   });
   // Work of instances found dead: their runs are requeued or failed, their cut model calls charged.
   instances.onTakeover(async (ids) => {

@@ -21,6 +21,8 @@ export interface Database {
   location?: string;
   /** True when the pgvector extension is installed (decided at open; see `detectVector`). */
   vector: boolean;
+  /** Connections of this process: the pool's size, idle ones and callers waiting (the embedded database has one). */
+  poolStats(): { total: number; idle: number; waiting: number };
   /**
    * Raw SQL for libraries that bring their own statements (the job queue). Multi-statement text is allowed without
    * values; its answer holds the rows of every statement, in order.
@@ -75,6 +77,7 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
       db,
       kind: 'postgres',
       vector,
+      poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
       async executeSql(text, values) {
         const client = await pool.connect();
         try {
@@ -126,6 +129,7 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
     kind: 'pglite',
     location: dir ?? 'memory',
     vector: true,
+    poolStats: () => ({ total: 1, idle: lock.queued ? 0 : 1, waiting: Math.max(0, lock.queued - 1) }),
     async executeSql(text, values) {
       assertNoOpenTransaction('A raw SQL statement (job queue)');
       return lock.run(async () => {

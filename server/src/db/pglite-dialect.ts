@@ -25,13 +25,26 @@ import { assertNoOpenTransaction } from './tx-guard.ts';
 /** FIFO async mutex. */
 export class Lock {
   private tail: Promise<void> = Promise.resolve();
+  private holders = 0;
+  /** The holder and the waiters: 0 when free (the metrics' database pool of the embedded database). */
+  get queued(): number {
+    return this.holders;
+  }
   /** Wait for the lock; resolves to the release function. */
   acquire(): Promise<() => void> {
     let release!: () => void;
     const next = new Promise<void>((r) => (release = r));
     const prev = this.tail;
     this.tail = prev.then(() => next);
-    return prev.then(() => release);
+    this.holders++;
+    let released = false;
+    return prev.then(() => () => {
+      if (!released) {
+        released = true;
+        this.holders--;
+      }
+      release();
+    });
   }
   async run<T>(fn: () => Promise<T>): Promise<T> {
     const release = await this.acquire();

@@ -71,6 +71,8 @@ export interface JobQueue<C extends object = JobCatalog> {
   stop(): Promise<void>;
   /** Jobs of `name` not yet finished (created, retry or active). */
   pending(name: JobName<C>): Promise<number>;
+  /** Jobs not yet finished of every queue that has any, by name (the metrics' queue depth); `{}` before start. */
+  depths(): Promise<Record<string, number>>;
   /**
    * Drop the jobs of `name` not started yet (created, or waiting for a retry) whose payload field `field` is
    * one of `values` (the erasure drops an erased user's queued work). Pass `tx` inside a transaction.
@@ -140,6 +142,8 @@ export function createJobQueue<C extends object = JobCatalog>(
   database: Database,
   log: { error: (o: object, m: string) => void; warn: (o: object, m: string) => void },
   bus?: Bus,
+  /** `jobFailed(name)` after each failed attempt of a handler (the metrics). */
+  hooks: { jobFailed?(name: string): void } = {},
 ): JobQueue<C> {
   const defs = new Map<string, Definition>();
   const workerIds = new Map<string, string[]>();
@@ -304,7 +308,10 @@ export function createJobQueue<C extends object = JobCatalog>(
                 if (stopping || paused.has(name)) throw new Error('job queue is stopping');
                 const run = (async () => {
                   for (const job of jobs) {
-                    await def.handler(job.data, { id: job.id, retryCount: job.retryCount });
+                    await def.handler(job.data, { id: job.id, retryCount: job.retryCount }).catch((err) => {
+                      hooks.jobFailed?.(name);
+                      throw err;
+                    });
                   }
                 })();
                 inFlight.add(run);
@@ -364,6 +371,12 @@ export function createJobQueue<C extends object = JobCatalog>(
       if (!ids.length) return;
       if (!boss) await queue.start();
       await boss!.complete(name, ids, null, tx ? { db: kyselyExecutor(tx) } : undefined);
+    },
+    async depths() {
+      if (!boss) return {};
+      const r = await sql<{ name: string; n: number }>`
+        select name, count(*)::int as n from pgboss.job where state < 'completed' group by name`.execute(database.db);
+      return Object.fromEntries(r.rows.map((row) => [row.name, Number(row.n)]));
     },
     async forget(name, field, values, tx) {
       if (!values.length) return 0;

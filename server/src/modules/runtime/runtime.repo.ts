@@ -222,6 +222,16 @@ export function createRuntimeRepo(db: Kysely<DB>) {
       return new Set((await q.execute()).map((r) => r.worker_id));
     },
 
+    /** How many runs are in each status now (the metrics' runs by status). */
+    async countByStatus(): Promise<Record<string, number>> {
+      const rows = await db
+        .selectFrom('agent_runs')
+        .select(['status', (eb) => eb.fn.countAll<number>().as('n')])
+        .groupBy('status')
+        .execute();
+      return Object.fromEntries(rows.map((r) => [r.status, Number(r.n)]));
+    },
+
     /** Whether a run of the worker is running with a heartbeat after `since`. */
     async hasLiveRun(workerId: number, since: Date): Promise<boolean> {
       const row = await db

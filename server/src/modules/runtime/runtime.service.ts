@@ -41,6 +41,7 @@ import { createLocalRuns, createRunRecovery } from './runtime.recovery.ts';
 import type { RunClaim } from './runtime.repo.ts';
 import type { WorkersRepo } from '../workers/workers.repo.ts';
 import type * as S from './runtime.schemas.ts';
+import type { Metrics } from '../../lib/metrics.ts';
 
 /** A run's heartbeat interval while it waits on a long model call (ms). */
 export const HEARTBEAT_MS = 20_000;
@@ -82,6 +83,8 @@ export interface RuntimeDeps {
   containers?: { resumeUser(userId: number): Promise<void> };
   /** This process's instance lease: runs record its id; recovery asks which instances are live. */
   instances: { id: string; states(ids: string[]): Promise<{ live: Set<string>; dead: Set<string> }> };
+  /** Runs that end here are counted with their duration (docs/operations.md, Metrics). */
+  metrics: Pick<Metrics, 'runEnded'>;
   log: { info(o: object, m: string): void; warn(o: object, m: string): void; error(o: object, m: string): void };
 }
 
@@ -243,12 +246,14 @@ export function createRuntimeService(deps: RuntimeDeps) {
     result: Pick<AgentRunResult, 'status' | 'text' | 'turns' | 'toolCalls' | 'error'> & { model?: string | null },
     extra: { prep_ms?: number | null; gen_ms?: number | null } = {},
   ) {
+    let endedAfterMs: number | undefined;
     const status = await repo.transaction(async (tx) => {
       const cur = await repo.lockRun(tx, run.id);
       if (cur.status !== 'running') return cur.status;
       // Crash recovery: a run taken back meanwhile (another claim) is not this execution's to finish.
       if (run.claim && (cur.instance_id !== run.claim.instance_id || cur.replays !== run.claim.replays))
         return cur.status;
+      endedAfterMs = ms(cur.created_at);
       let replyId: number | null = null;
       if (result.text.trim()) {
         replyId = await repo.insertMessage(tx, {
@@ -274,13 +279,14 @@ export function createRuntimeService(deps: RuntimeDeps) {
           finished_at: new Date(),
           prep_ms: extra.prep_ms ?? null,
           gen_ms: extra.gen_ms ?? null,
-          total_ms: ms(cur.created_at),
+          total_ms: endedAfterMs,
         },
         tx,
       );
       await idleUnlessBusy(tx, [run.worker_id], ['running'], run.id);
       return result.status;
     });
+    if (endedAfterMs !== undefined) deps.metrics.runEnded(status, endedAfterMs / 1000);
     deps.log.info(
       { run_id: run.id, worker_id: run.worker_id, status, turns: result.turns, error: result.error?.code ?? null },
       result.error ? `run ended: ${result.error.message}` : 'run ended',
@@ -806,6 +812,9 @@ export function createRuntimeService(deps: RuntimeDeps) {
       await repo.transaction((tx) => idleUnlessBusy(tx, null, ['running', 'queued']));
       return { requeued, failed };
     },
+
+    /** How many runs are in each status now, across instances (docs/operations.md, Metrics). */
+    statusCounts: (): Promise<Record<string, number>> => repo.countByStatus(),
 
     /** Whether a run of the worker is running with a fresh heartbeat (a live session). */
     hasLiveRun: (workerId: number): Promise<boolean> => repo.hasLiveRun(workerId, new Date(Date.now() - STALE_RUN_MS)),

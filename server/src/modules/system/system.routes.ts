@@ -1,4 +1,7 @@
-/** Health (`/healthz`), readiness (`/readyz`) and the OpenAPI document (`/api/openapi.json`): public, no token. */
+/**
+ * Health (`/healthz`), readiness (`/readyz`) and the OpenAPI document (`/api/openapi.json`): public, no token.
+ * Metrics (`/metrics`): the bearer `METRICS_TOKEN` (docs/operations.md, Metrics).
+ */
 import { Type } from 'typebox';
 import { errors } from '../../http/schemas.ts';
 import type { TypedApp } from '../../http/typed-app.ts';
@@ -70,6 +73,19 @@ export function systemRoutes(app: TypedApp, { system }: { system: SystemService 
         message:
           r.reason === 'migrations_pending' ? 'Database migrations are pending.' : 'The database cannot be reached.',
       });
+    },
+  );
+
+  app.get(
+    '/metrics',
+    {
+      // The token is checked by the service (METRICS_TOKEN), not by the users' auth hook.
+      config: { auth: 'public' },
+      schema: { hide: true },
+    },
+    async (req, reply) => {
+      const m = await system.metrics(req.headers.authorization);
+      return reply.type(m.contentType).send(m.text);
     },
   );
 

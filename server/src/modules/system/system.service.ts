@@ -10,6 +10,10 @@ import type { Database } from '../../db/database.ts';
 import { migrationsApplied } from '../../db/migrate.ts';
 import type { DB } from '../../db/types.ts';
 import type { Capabilities, Capability } from '../../lib/capabilities.ts';
+import type { Metrics } from '../../lib/metrics.ts';
+import type { JobQueue } from '../../jobs/queue.ts';
+import { Unauthorized, Upstream } from '../../http/errors.ts';
+import { safeEqual } from '../../secrets/crypto.ts';
 import type { BreachChecker, BreachStatus } from '../../providers/breach/breach.ts';
 
 export type Readiness =
@@ -24,9 +28,15 @@ export type Readiness =
 
 export function createSystemService(deps: {
   db: Kysely<DB>;
-  database: Pick<Database, 'kind' | 'vector'>;
+  database: Pick<Database, 'kind' | 'vector' | 'poolStats'>;
   breach: Pick<BreachChecker, 'status'>;
   capabilities: Capabilities;
+  /** `METRICS_TOKEN`: the bearer token of `/metrics` (undefined: metrics are not served). */
+  metricsToken: string | undefined;
+  metrics: Pick<Metrics, 'scrape' | 'contentType'>;
+  /** Runs by status (the runtime area). */
+  runs: { statusCounts(): Promise<Record<string, number>> };
+  jobs: Pick<JobQueue, 'depths'>;
 }) {
   return {
     /**
@@ -48,6 +58,22 @@ export function createSystemService(deps: {
       } catch {
         return { ok: false, reason: 'database_unreachable' };
       }
+    },
+
+    /**
+     * `GET /metrics` (docs/operations.md, Metrics): the Prometheus exposition text, for the bearer `METRICS_TOKEN`.
+     * @param authorization the request's `Authorization` header.
+     * @throws 503 `metrics_disabled` without METRICS_TOKEN; 401 `invalid_metrics_token` for a missing or wrong token.
+     */
+    async metrics(authorization: string | undefined): Promise<{ contentType: string; text: string }> {
+      if (!deps.metricsToken)
+        throw new Upstream(503, 'metrics_disabled', 'Metrics are off: set METRICS_TOKEN to serve them.');
+      const m = /^Bearer\s+(\S+)$/i.exec(authorization ?? '');
+      if (!m || !safeEqual(m[1], deps.metricsToken))
+        throw new Unauthorized('A valid metrics token is required (Authorization: Bearer …).', 'invalid_metrics_token');
+      const [runsByStatus, queueDepth] = await Promise.all([deps.runs.statusCounts(), deps.jobs.depths()]);
+      const text = await deps.metrics.scrape({ runsByStatus, queueDepth, pool: deps.database.poolStats() });
+      return { contentType: deps.metrics.contentType, text };
     },
   };
 }

@@ -81,6 +81,14 @@ describe('health and readiness', () => {
   });
 });
 
+describe('metrics without METRICS_TOKEN', () => {
+  it('/metrics answers 503 metrics_disabled', async () => {
+    const res = await api(t.app, 'GET', '/metrics', { token: 'any-token-0123456789abcdef' });
+    expect(res.status).toBe(503);
+    expect(res.body.error).toBe('metrics_disabled');
+  });
+});
+
 describe('API description', () => {
   it('/api/openapi.json is a public OpenAPI 3.1 document with the auth paths', async () => {
     const res = await api(t.app, 'GET', '/api/openapi.json');

@@ -24,6 +24,7 @@ import {
   utcDayStart,
 } from './plans.ts';
 import type { Executor, KeySource, UsageRepo } from './usage.repo.ts';
+import type { Metrics } from '../../lib/metrics.ts';
 
 /** How long a reservation lives when its call never settles (its process died), in ms. */
 export const RESERVATION_TTL_MS = 15 * 60_000;
@@ -70,6 +71,8 @@ export interface UsageDeps {
   owners: { planOf(userId: number): Promise<Owner> };
   /** This process's instance id: reservations record it, so its crash charges them (docs/ARCHITECTURE.md). */
   instanceId?: string;
+  /** Every recorded call is counted in the metrics too (calls and tokens by model and payer). */
+  metrics: Pick<Metrics, 'modelCall'>;
 }
 
 /** 429 `token_budget_exceeded` (specification, Workers → runtime; Limits → Trial). */
@@ -91,7 +94,7 @@ export function budgetExceeded(b: Budget, workerId: number | null): TooManyReque
 }
 
 export function createUsageService(deps: UsageDeps) {
-  const { repo, owners } = deps;
+  const { repo, owners, metrics } = deps;
 
   async function trialOf(userId: number, ex?: Executor): Promise<TrialInfo> {
     const t = await repo.trial(userId, ex);
@@ -126,7 +129,8 @@ export function createUsageService(deps: UsageDeps) {
   return {
     /**
      * Meter one LLM call: one `token_usage` row; with `reservationId` the reservation is settled in the same
-     * transaction (removed, the real usage counted instead).
+     * transaction (removed, the real usage counted instead). Once stored, the call and its tokens are counted in
+     * the metrics (docs/operations.md, Metrics).
      */
     async record(call: UsageCall): Promise<void> {
       const row = {
@@ -143,12 +147,14 @@ export function createUsageService(deps: UsageDeps) {
         cache: call.usage.cache_tokens,
       };
       const rid = call.reservationId;
-      if (rid == null) return repo.insert(row);
-      await repo.transaction(async (tx) => {
-        // A reservation already charged (its call was taken for crashed, `settleCrashed`) stays the charge: a call
-        // is counted once.
-        if (await repo.deleteReservation(rid, tx)) await repo.insert(row, tx);
-      });
+      if (rid == null) await repo.insert(row);
+      else
+        await repo.transaction(async (tx) => {
+          // A reservation already charged (its call was taken for crashed, `settleCrashed`) stays the charge: a call
+          // is counted once.
+          if (await repo.deleteReservation(rid, tx)) await repo.insert(row, tx);
+        });
+      metrics.modelCall({ ...row, payer: row.keySource });
     },
 
     /** Tokens of a worker today (UTC day), from its usage rows. */
