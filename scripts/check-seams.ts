@@ -42,6 +42,8 @@ const OWNERS: Record<string, string[]> = {
   // Meeting transcripts and voice dictation.
   transcripts: ['transcripts', 'transcript_lease'],
   voice: ['voice_usage', 'voice_jobs'],
+  // Rate-limit counters shared by the instances.
+  throttle: ['rate_limit_hits'],
 };
 
 /**

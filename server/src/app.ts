@@ -13,6 +13,7 @@ import { SerializerSelector, type Options as SerializerOptions } from '@fastify/
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from './http/errors.ts';
 import { installInputChecks } from './http/input.ts';
 import { installAuth } from './http/auth.ts';
+import { installThrottle } from './http/throttle.ts';
 import { installDrainOnClose } from './http/drain.ts';
 import type { AppDeps } from './deps.ts';
 import { redactUrl } from './http/logging.ts';
@@ -110,6 +111,13 @@ export async function buildApp(
     tokens: deps.tokens,
     operatorEmail: deps.config.operatorEmail,
     userCache: deps.userCache,
+  });
+  // Rate limits of the routes registered below, counted in the database (http/throttle.ts).
+  await installThrottle(app, {
+    store: services.throttle.Store,
+    clear: services.throttle.clear,
+    limits: deps.config.rateLimits,
+    log: deps.log,
   });
   registerRoutes(app.withTypeProvider<TypeBoxTypeProvider>(), services);
   installDrainOnClose(app);

@@ -119,6 +119,9 @@ import { sagePersonalData } from './modules/sage/sage.privacy.ts';
 // Research notes.
 import { createNotesRepo } from './modules/notes/notes.repo.ts';
 import { createNotesService } from './modules/notes/notes.service.ts';
+// Throttling: rate-limit counters shared by the instances.
+import { createThrottleRepo } from './modules/throttle/throttle.repo.ts';
+import { createThrottleService } from './modules/throttle/throttle.service.ts';
 import { registerNotesJobs } from './modules/notes/notes.jobs.ts';
 
 /** Options of the composition root. */
@@ -166,6 +169,9 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
   // Meeting transcripts and voice dictation.
   const transcriptsRepo = createTranscriptsRepo(db);
   const voiceRepo = createVoiceRepo(db);
+
+  // Throttling (http/throttle.ts applies it to the routes).
+  const throttle = createThrottleService({ repo: createThrottleRepo(db), log });
 
   // Accounts and usage: everything else asks these.
   const system = createSystemService({ db, database, breach: deps.breach });
@@ -573,6 +579,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     async start(): Promise<void> {
       await deps.bus.start();
       await accounts.start();
+      throttle.start();
       await knowledge.start();
       await runtime.start();
       cloud.start();
@@ -591,6 +598,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
       await runtime.stop();
       cloud.stop();
       notes.stop();
+      throttle.stop();
       await transcriptPipeline.stop();
       await jobs.stop();
       await deps.bus.stop();
@@ -599,6 +607,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
 
   return {
     system,
+    throttle,
     usage,
     accounts,
     invites,

@@ -552,7 +552,13 @@ export interface DB
     PrivacyTables,
     MessengerSageTables,
     NotesTables,
-    TranscriptVoiceTables {}
+    TranscriptVoiceTables,
+    ThrottleTables {}
+
+/** Rate-limit counters shared by the instances (migration 20261127_2510_rate_limits). */
+export interface ThrottleTables {
+  rate_limit_hits: { key: string; hits: number; reset_at: Date };
+}
 
 /** The command-line client's devices, device links and session transcripts (migration 20261124_1301_cli). */
 export interface CliTables {

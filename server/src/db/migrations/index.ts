@@ -24,6 +24,8 @@ import * as m20261124_1801 from './20261124_1801_messenger_sage.ts';
 import * as m20261124_1101 from './20261124_1101_notes.ts';
 // Meeting transcripts and voice dictation.
 import * as m20261124_1201 from './20261124_1201_transcripts_voice.ts';
+// Throttling state shared by the instances.
+import * as m20261127_2510 from './20261127_2510_rate_limits.ts';
 
 export const migrations: Record<string, Migration> = {
   '20261121_0001_foundation': m0001,
@@ -46,4 +48,6 @@ export const migrations: Record<string, Migration> = {
   '20261124_1101_notes': m20261124_1101,
   // Meeting transcripts and voice dictation.
   '20261124_1201_transcripts_voice': m20261124_1201,
+  // Throttling state shared by the instances.
+  '20261127_2510_rate_limits': m20261127_2510,
 };
