@@ -57,6 +57,8 @@ const OWNERS: Record<string, string[]> = {
   instances: ['instances'],
   // The MCP server and workers' outside MCP servers.
   mcp: ['mcp_servers'],
+  // Rate-limit counters shared by the instances.
+  throttle: ['rate_limit_hits'],
 };
 
 /**

@@ -14,6 +14,7 @@ import { clientErrorHandler, frameworkErrors, installErrorHandling } from './htt
 import { installInputChecks } from './http/input.ts';
 import { installAuth } from './http/auth.ts';
 import { installAuthorization } from './http/authorize.ts';
+import { installThrottle } from './http/throttle.ts';
 import { installDrainOnClose } from './http/drain.ts';
 import { installSecurityHeaders } from './http/security-headers.ts';
 import type { AppDeps } from './deps.ts';
@@ -129,6 +130,13 @@ export async function buildApp(
   });
   // Authorization before the body is read or validated: project access and route checks (http/authorize.ts).
   installAuthorization(app, { access: deps.access });
+  // Rate limits of the routes registered below, counted in the database (http/throttle.ts).
+  await installThrottle(app, {
+    store: services.throttle.Store,
+    clear: services.throttle.clear,
+    limits: deps.config.rateLimits,
+    log: deps.log,
+  });
   registerRoutes(app.withTypeProvider<TypeBoxTypeProvider>(), services);
   installDrainOnClose(app);
   app.addHook('onReady', async () => {

@@ -8,10 +8,39 @@ import { Type, type Static } from 'typebox';
 import type { TLocalizedValidationError } from 'typebox/error';
 import { Value } from 'typebox/value';
 import path from 'node:path';
+import { RATE_LIMIT_NAMES, type RateLimits } from './http/throttle.ts';
 
 const Bool01 = Type.Optional(
   Type.Union([Type.Literal('0'), Type.Literal('1'), Type.Literal('true'), Type.Literal('false'), Type.Literal('')]),
 );
+
+const RATE_LIMIT_PATTERN = '^(off|[1-9][0-9]{0,6}/[1-9][0-9]{0,4}[smhd])$';
+
+/**
+ * Default rate limits (docs/configuration.md, Rate limits): sign-in 10 attempts per account and 100 per address
+ * in 15 minutes (then exponential backoff), 20 registrations and 20 password resets per address an hour; per
+ * user 60 messages or chats a minute, 300 upload requests a minute (chunks included), 20 exports an hour,
+ * 10 clones in 10 minutes.
+ */
+export const DEFAULT_RATE_LIMITS: Record<(typeof RATE_LIMIT_NAMES)[number], string> = {
+  login_account: '10/15m',
+  login_address: '100/15m',
+  signup_address: '20/1h',
+  password_reset_address: '20/1h',
+  messages: '60/1m',
+  uploads: '300/1m',
+  exports: '20/1h',
+  clones: '10/10m',
+};
+
+/** `10/15m` → `{max: 10, windowMs: 900000}`; `off` → null. */
+export function parseRateLimit(v: string): { max: number; windowMs: number } | null {
+  if (v === 'off') return null;
+  const m = /^(\d+)\/(\d+)([smhd])$/.exec(v);
+  if (!m) throw new Error(`not a rate limit: ${v}`);
+  const unit = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[m[3] as 's' | 'm' | 'h' | 'd'];
+  return { max: Number(m[1]), windowMs: Number(m[2]) * unit };
+}
 
 /** The raw environment as the service reads it (all strings). */
 export const EnvSchema = Type.Object({
@@ -106,6 +135,15 @@ export const EnvSchema = Type.Object({
   METRICS_TOKEN: Type.Optional(Type.String({ minLength: 16, description: 'at least 16 characters' })),
   OTEL_EXPORTER_OTLP_ENDPOINT: Type.Optional(Type.String({ pattern: '^(|https?://.+)$' })),
   OTEL_SERVICE_NAME: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9._-]{0,100}$' })),
+  // Rate limits (http/throttle.ts): `<max>/<window>` (window: a number and s, m, h or d) or `off`.
+  ...Object.fromEntries(
+    RATE_LIMIT_NAMES.map((n) => [
+      `RATE_LIMIT_${n.toUpperCase()}`,
+      Type.Optional(
+        Type.String({ pattern: RATE_LIMIT_PATTERN, description: 'like 10/15m (at most 10 per 15 minutes) or off' }),
+      ),
+    ]),
+  ),
   LOG_LEVEL: Type.Optional(
     Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent', ''].map((l) => Type.Literal(l))),
   ),
@@ -234,6 +272,8 @@ export interface Config {
   managedSecretsFromEnv: Partial<Record<ManagedSecretName, string>>;
   /** Meeting transcripts: largest upload in bytes (specification, Limits → Transcripts: 1 GB). */
   transcripts: { uploadLimitBytes: number };
+  /** Rate limits by name (`RATE_LIMIT_<NAME>`; null: off), counted in the database across instances. */
+  rateLimits: RateLimits;
 }
 
 export class ConfigError extends Error {
@@ -394,6 +434,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       serviceName: nonEmpty(e.OTEL_SERVICE_NAME) ?? 'crm-service',
     },
     managedSecretsFromEnv: managed,
+    rateLimits: Object.fromEntries(
+      RATE_LIMIT_NAMES.map((n) => [
+        n,
+        parseRateLimit(nonEmpty(env[`RATE_LIMIT_${n.toUpperCase()}`]) ?? DEFAULT_RATE_LIMITS[n]),
+      ]),
+    ) as RateLimits,
     transcripts: {
       uploadLimitBytes: e.TRANSCRIPTS_UPLOAD_LIMIT_BYTES
         ? Math.min(Number(e.TRANSCRIPTS_UPLOAD_LIMIT_BYTES), 1024 * 1024 * 1024)

@@ -127,6 +127,9 @@ import { sagePersonalData } from './modules/sage/sage.privacy.ts';
 // Research notes.
 import { createNotesRepo } from './modules/notes/notes.repo.ts';
 import { createNotesService } from './modules/notes/notes.service.ts';
+// Throttling: rate-limit counters shared by the instances.
+import { createThrottleRepo } from './modules/throttle/throttle.repo.ts';
+import { createThrottleService } from './modules/throttle/throttle.service.ts';
 import { registerNotesJobs } from './modules/notes/notes.jobs.ts';
 // Instance leases (crash recovery).
 import { createInstancesRepo } from './modules/instances/instances.repo.ts';
@@ -187,6 +190,8 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     exclusive: database.kind !== 'postgres',
     log,
   });
+  // Throttling (http/throttle.ts applies it to the routes).
+  const throttle = createThrottleService({ repo: createThrottleRepo(db), log });
 
   // Accounts and usage: everything else asks these.
   const system = createSystemService({ db, database, breach: deps.breach, capabilities: deps.capabilities });
@@ -655,6 +660,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
       await deps.bus.start();
       await instances.start();
       await accounts.start();
+      throttle.start();
       await knowledge.start();
       await runtime.start();
       cloud.start();
@@ -674,6 +680,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
       await runtime.stop();
       cloud.stop();
       notes.stop();
+      throttle.stop();
       await transcriptPipeline.stop();
       await jobs.stop();
       await instances.stop();
@@ -683,6 +690,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
 
   return {
     system,
+    throttle,
     usage,
     accounts,
     invites,

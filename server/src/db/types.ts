@@ -578,7 +578,8 @@ export interface DB
     TranscriptVoiceTables,
     InstanceTables,
     AccessMcpTables,
-    SignInProviderTables {}
+    SignInProviderTables,
+    ThrottleTables {}
 
 /** The processes of the service and their leases (migration 20261125_0100_instance_leases). */
 export interface InstanceTables {
@@ -620,6 +621,11 @@ export interface SignInProviderTables {
     scopes: Generated<string>;
     created_at: TimestampDefault;
   };
+}
+
+/** Rate-limit counters shared by the instances (migration 20261127_2510_rate_limits). */
+export interface ThrottleTables {
+  rate_limit_hits: { key: string; hits: number; reset_at: Date };
 }
 
 /** The command-line client's devices, device links and session transcripts (migration 20261124_1301_cli). */

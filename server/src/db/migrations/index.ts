@@ -30,6 +30,8 @@ import * as m20261125_0100 from './20261125_0100_instance_leases.ts';
 import * as m20261125_2801 from './20261125_2801_access_tokens_mcp.ts';
 // Signing in with the identity provider, the code host connection, e-mail delivery retries.
 import * as m20261125_0101 from './20261125_0100_sign_in_providers.ts';
+// Throttling state shared by the instances.
+import * as m20261127_2510 from './20261127_2510_rate_limits.ts';
 
 export const migrations: Record<string, Migration> = {
   '20261121_0001_foundation': m0001,
@@ -58,4 +60,6 @@ export const migrations: Record<string, Migration> = {
   '20261125_2801_access_tokens_mcp': m20261125_2801,
   // Signing in with the identity provider, the code host connection, e-mail delivery retries.
   '20261125_0100_sign_in_providers': m20261125_0101,
+  // Throttling state shared by the instances.
+  '20261127_2510_rate_limits': m20261127_2510,
 };
