@@ -122,6 +122,11 @@ import { sagePersonalData } from './modules/sage/sage.privacy.ts';
 import { createNotesRepo } from './modules/notes/notes.repo.ts';
 import { createNotesService } from './modules/notes/notes.service.ts';
 import { registerNotesJobs } from './modules/notes/notes.jobs.ts';
+// The MCP server.
+import { createMcpService } from './modules/mcp/mcp.service.ts';
+
+/** The release the MCP server names in `initialize` (the service's package version). */
+const MCP_SERVER_VERSION = '0.1.0';
 
 /** Options of the composition root. */
 export interface ServicesOptions {
@@ -512,6 +517,19 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     log,
   });
 
+  // The MCP server: the areas' services as tools and resources for outside agents.
+  const mcp = createMcpService({
+    issues,
+    wiki,
+    knowledge,
+    notes,
+    skills,
+    pins,
+    projects,
+    version: MCP_SERVER_VERSION,
+    log,
+  });
+
   // Durable jobs.
   registerKnowledgeJobs(jobs, index);
   registerRuntimeJobs(jobs, runtime);
@@ -637,6 +655,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     notes,
     transcripts,
     voice,
+    mcp,
     personalData,
     privacy,
     webui,
