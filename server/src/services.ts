@@ -135,6 +135,9 @@ import { registerNotesJobs } from './modules/notes/notes.jobs.ts';
 import { createInstancesRepo } from './modules/instances/instances.repo.ts';
 import { createInstanceLease } from './modules/instances/instances.service.ts';
 import os from 'node:os';
+// The MCP server.
+import { createMcpService } from './modules/mcp/mcp.service.ts';
+import { SERVICE_VERSION } from './lib/version.ts';
 
 /** Options of the composition root. */
 export interface ServicesOptions {
@@ -588,6 +591,19 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     log,
   });
 
+  // The MCP server: the areas' services as tools and resources for outside agents.
+  const mcp = createMcpService({
+    issues,
+    wiki,
+    knowledge,
+    notes,
+    skills,
+    pins,
+    projects,
+    version: SERVICE_VERSION,
+    log,
+  });
+
   // Durable jobs.
   registerKnowledgeJobs(jobs, index);
   registerRuntimeJobs(jobs, runtime);
@@ -723,6 +739,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     notes,
     transcripts,
     voice,
+    mcp,
     personalData,
     privacy,
     webui,

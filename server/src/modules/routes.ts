@@ -36,6 +36,7 @@ import { messengerRoutes } from './messenger/messenger.routes.ts';
 import { sageRoutes } from './sage/sage.routes.ts';
 import { notesRoutes } from './notes/notes.routes.ts';
 import { webUiRoutes } from './webui/webui.routes.ts';
+import { mcpRoutes } from './mcp/mcp.routes.ts';
 
 export function registerRoutes(app: TypedApp, s: Services): void {
   systemRoutes(app, s);
@@ -70,5 +71,7 @@ export function registerRoutes(app: TypedApp, s: Services): void {
   // Meeting transcripts and voice dictation.
   transcriptsRoutes(app, s);
   voiceRoutes(app, s);
+  // The MCP server at /mcp.
+  mcpRoutes(app, s);
   webUiRoutes(app, s);
 }
