@@ -122,7 +122,7 @@ export function createDeps(
     speech: overrides.speech ?? createSpeech(config, media),
     media,
     messenger: overrides.messenger ?? createBotApiMessenger(config.messengerApiUrl),
-    agentEngine: overrides.agentEngine ?? createBuiltinEngine(llm),
+    agentEngine: overrides.agentEngine ?? createBuiltinEngine(),
     agentTools: overrides.agentTools ?? createDefaultToolRegistry(),
     payments: overrides.payments ?? createPayprov(config.payprovApiUrl),
     containers: overrides.containers ?? createContainerRuntime(config),

@@ -47,7 +47,9 @@ import { createPinsRepo } from './modules/pins/pins.repo.ts';
 import { createPinsService } from './modules/pins/pins.service.ts';
 import { createProjectsRepo } from './modules/projects/projects.repo.ts';
 import { createProjectsService } from './modules/projects/projects.service.ts';
+import { createModelGateway } from './modules/models/model-gateway.ts';
 import { createRunEvents } from './modules/runtime/events.ts';
+import { createRunExecution } from './modules/runtime/runtime.execution.ts';
 import { registerRuntimeJobs } from './modules/runtime/runtime.jobs.ts';
 import { createRuntimeRepo } from './modules/runtime/runtime.repo.ts';
 import { createRuntimeService } from './modules/runtime/runtime.service.ts';
@@ -119,6 +121,10 @@ import { sagePersonalData } from './modules/sage/sage.privacy.ts';
 // Research notes.
 import { createNotesRepo } from './modules/notes/notes.repo.ts';
 import { createNotesService } from './modules/notes/notes.service.ts';
+import { createNoteChat } from './modules/notes/notes.chat.ts';
+import { createNoteProcessing } from './modules/notes/notes.processing.ts';
+import { notesPersonalData } from './modules/notes/notes.privacy.ts';
+import { noteStorage } from './modules/notes/notes.storage.ts';
 import { registerNotesJobs } from './modules/notes/notes.jobs.ts';
 
 /** Options of the composition root. */
@@ -172,6 +178,8 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
   const usage = createUsageService({ repo: usageRepo, owners: accountsRepo });
   const settings = createSettingsService({ repo: accountsRepo, sealer });
   const llmKeys = createLlmKeys({ settings, secrets });
+  // Every model call of the service: key, reservation, the provider, usage row (modules/models).
+  const models = createModelGateway({ llm: deps.llm, keys: llmKeys, usage, log });
   const accounts = createAccountsService({
     repo: accountsRepo,
     tokens: deps.tokens,
@@ -259,27 +267,33 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
       ...opts.loaders,
     },
   });
-  // Research notes: sources, chunked uploads, processing, grounded chat (index loader below reads their text).
-  const notes = createNotesService({
+  // Research notes: sources and uploads, their processing, the grounded chat (index loader above reads their text).
+  const notesFiles = noteStorage(config.dataDir);
+  const notes = createNotesService({ repo: notesRepo, access, jobs, bus: deps.bus, storage: notesFiles, log });
+  const noteProcessing = createNoteProcessing({
     repo: notesRepo,
     access,
     jobs,
     bus: deps.bus,
-    issues,
-    index: { search: (input) => index.search(input) },
-    llm: deps.llm,
-    llmKeys,
-    usage,
+    models,
     media: deps.media,
     speech: deps.speech,
+    storage: notesFiles,
     options: {
-      dataDir: config.dataDir,
       allow: config.notes.allow,
       pageReaderUrl: config.pageReaderUrl,
       youtubeBaseUrl: config.notes.youtubeBaseUrl,
       transcriptApiUrl: config.notes.transcriptApiUrl,
       ytDlpPath: config.notes.ytDlpPath,
     },
+    log,
+  });
+  const noteChat = createNoteChat({
+    repo: notesRepo,
+    access,
+    issues,
+    index: { search: (input) => index.search(input) },
+    models,
     log,
   });
   const knowledge = createKnowledgeService({
@@ -298,23 +312,19 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     index,
     docs,
     embedder: deps.embeddings,
-    llm: deps.llm,
-    llmKeys,
-    usage,
+    models,
     log,
   });
 
-  // The worker runtime and what its tools reach.
-  const runtime = createRuntimeService({
+  // The worker runtime: run execution (the engine with the metered model call) and run management.
+  const runEvents = createRunEvents(deps.bus);
+  const runExecution = createRunExecution({
     repo: runtimeRepo,
     projects: projectsRepo,
     workers: workersRepo,
     access,
     activity,
-    jobs,
-    llm: deps.llm,
-    llmKeys,
-    usage,
+    models,
     agentTools: deps.agentTools,
     agentEngine: deps.agentEngine,
     ports: {
@@ -324,7 +334,19 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
       search: createSearchPort({ index }),
       shell: createShellPort({ cloud }),
     },
-    events: createRunEvents(deps.bus),
+    events: runEvents,
+    bus: deps.bus,
+    log,
+  });
+  const runtime = createRuntimeService({
+    repo: runtimeRepo,
+    workers: workersRepo,
+    access,
+    activity,
+    jobs,
+    usage,
+    execution: runExecution,
+    events: runEvents,
     bus: deps.bus,
     containers: cloud,
     log,
@@ -356,9 +378,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     repo: transcriptsRepo,
     media: deps.media,
     speech: deps.speech,
-    llm: deps.llm,
-    llmKeys,
-    usage,
+    models,
     index,
     jobs,
     bus: deps.bus,
@@ -381,6 +401,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     disableNotify: config.disableMessengerNotify,
     usage,
     runs: runtime,
+    models,
     bots: createBotPollerPort({ repo: messengerRepo, bus: deps.bus }),
   });
   const projects = createProjectsService({
@@ -432,9 +453,8 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
   const platform = createPlatformService({
     repo: platformRepo,
     secrets,
-    llm: deps.llm,
+    models,
     messenger: deps.messenger,
-    usage,
     vendorUrls: config.vendorUrls,
     log,
   });
@@ -500,9 +520,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     workers,
     index,
     access,
-    llm: deps.llm,
-    llmKeys,
-    usage,
+    models,
     log,
   });
 
@@ -510,7 +528,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
   registerKnowledgeJobs(jobs, index);
   registerRuntimeJobs(jobs, runtime);
   registerBillingJobs(jobs, billing);
-  registerNotesJobs(jobs, notes);
+  registerNotesJobs(jobs, noteProcessing);
   registerTranscriptJobs(jobs, transcriptPipeline);
 
   /**
@@ -537,7 +555,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     feedbackPersonalData(feedbackRepo),
     cloudPersonalData({ repo: cloudRepo, runtime: deps.containers, log }),
     cliPersonalData(cliRepo),
-    notes.personalData,
+    notesPersonalData({ repo: notesRepo, storage: notesFiles }),
     // Meeting transcripts and voice dictation.
     transcriptsPersonalData({ repo: transcriptsRepo, pipeline: transcriptPipeline, jobs }),
     voicePersonalData(voiceRepo),
@@ -611,6 +629,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     docs,
     knowledge,
     help,
+    models,
     runtime,
     chat,
     analytics,
@@ -626,6 +645,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     messenger,
     sage,
     notes,
+    noteChat,
     transcripts,
     voice,
     personalData,
