@@ -5,11 +5,11 @@
  * retried, listed, restarted and reconciled after a crash.
  *
  * Durability: `submit` stores the user's message, one run row per worker and their jobs in ONE
- * transaction. The job handler claims its run atomically (queued → running), so a duplicate delivery
- * does nothing. A running run beats a heartbeat (each turn and every HEARTBEAT_MS of runtime.execution.ts). Crash rule, applied
- * at start and every SWEEP_MS: a running run whose heartbeat is older than STALE_RUN_MS is requeued when
- * it had not finished a turn (nothing the model did can have taken effect), else marked failed
- * `interrupted` (tools may have acted; the user retries it explicitly).
+ * transaction (the lifecycle starts the job queue before requests are served). The job handler claims its run
+ * atomically (queued → running), so a duplicate delivery does nothing. A running run beats a heartbeat (each turn
+ * and every HEARTBEAT_MS, runtime.execution.ts). Crash rule, applied at start and every SWEEP_MS: a running run
+ * whose heartbeat is older than STALE_RUN_MS is requeued when it had not finished a turn (nothing the model did can
+ * have taken effect), else marked failed `interrupted` (tools may have acted; the user retries it explicitly).
  */
 import type { Static } from 'typebox';
 import type { Transaction } from 'kysely';
