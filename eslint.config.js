@@ -36,6 +36,34 @@ export default tseslint.config(
       ],
     },
   },
+  // Every model call goes through the model gateway (server/src/modules/models): only it, the composition root
+  // that builds the provider (deps.ts) and the providers themselves import the LLM providers.
+  {
+    files: ['server/src/**/*.ts'],
+    ignores: ['server/src/modules/models/**', 'server/src/providers/**', 'server/src/deps.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['@sinclair/typebox', '@sinclair/typebox/*'],
+              message: "Import from 'typebox' (TypeBox 1.x), the package the Fastify type provider uses.",
+            },
+            {
+              group: ['**/providers/llm', '**/providers/llm/*'],
+              message:
+                'Model calls go through the model gateway (modules/models/model-gateway.ts: complete, billing, the message types).',
+            },
+            {
+              group: ['@anthropic-ai/sdk', '@anthropic-ai/sdk/*', 'openai', 'openai/*'],
+              message: 'Only the LLM providers (server/src/providers/llm) speak to the vendors.',
+            },
+          ],
+        },
+      ],
+    },
+  },
   // The web UI runs in the browser.
   { files: ['web/src/**/*.{ts,tsx}'], languageOptions: { globals: { ...globals.browser } } },
   prettier,

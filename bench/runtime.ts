@@ -14,7 +14,6 @@ import { openDatabase } from '../server/src/db/database.ts';
 import { migrateToLatest } from '../server/src/db/migrate.ts';
 import { buildApp } from '../server/src/app.ts';
 import { createDeps } from '../server/src/deps.ts';
-import { createLlmProvider } from '../server/src/providers/llm/index.ts';
 import { createBuiltinEngine, type AgentEngine } from '../server/src/modules/runtime/engine.ts';
 import { startLlmStandIn } from '../server/test/standins/llm.ts';
 
@@ -54,7 +53,7 @@ const database = await openDatabase({ url: config.databaseUrl, dataDir });
 await migrateToLatest(database.db);
 
 const turns: Array<{ total_ms: number; llm_ms: number }> = [];
-const inner = createBuiltinEngine(createLlmProvider(config));
+const inner = createBuiltinEngine();
 const engine: AgentEngine = {
   name: inner.name,
   async run(input, hooks) {

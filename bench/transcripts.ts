@@ -21,7 +21,7 @@ import { migrateToLatest } from '../server/src/db/migrate.ts';
 import { buildApp } from '../server/src/app.ts';
 import { createDeps } from '../server/src/deps.ts';
 import { MAX_FRAMES, SCENE_THRESHOLD } from '../server/src/modules/transcripts/transcripts.rules.ts';
-import { TRANSCRIPT_MODELS } from '../server/src/modules/transcripts/transcripts.pipeline.ts';
+import { modelFor } from '../server/src/modules/models/model-tiers.ts';
 import { makeSceneVideo } from '../server/test/media-fixtures.ts';
 import { startLlmStandIn } from '../server/test/standins/llm.ts';
 import { startSpeechStandIn } from '../server/test/standins/speech.ts';
@@ -163,7 +163,7 @@ async function direct(file: string, video: boolean) {
     ]);
     for (const f of fs.readdirSync(dir).slice(0, MAX_FRAMES)) {
       await deps.llm.complete({
-        model: TRANSCRIPT_MODELS.anthropic,
+        model: modelFor('transcript', 'anthropic'),
         messages: [
           {
             role: 'user',
@@ -179,7 +179,7 @@ async function direct(file: string, video: boolean) {
     }
   }
   await deps.llm.complete({
-    model: TRANSCRIPT_MODELS.anthropic,
+    model: modelFor('transcript', 'anthropic'),
     messages: [{ role: 'user', content: 'Transcript: …' }],
     maxTokens: 1500,
     apiKey: 'sk-bench-own-key',

@@ -169,7 +169,7 @@ export function createDeps(
         dockerPing: () => docker.check(),
       }),
     messenger: overrides.messenger ?? createBotApiMessenger(config.messengerApiUrl),
-    agentEngine: overrides.agentEngine ?? createBuiltinEngine(llm),
+    agentEngine: overrides.agentEngine ?? createBuiltinEngine(),
     agentTools: overrides.agentTools ?? createDefaultToolRegistry(),
     payments: overrides.payments ?? createPayprov(config.payprovApiUrl),
     containers,

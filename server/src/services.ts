@@ -55,7 +55,9 @@ import { createPinsRepo } from './modules/pins/pins.repo.ts';
 import { createPinsService } from './modules/pins/pins.service.ts';
 import { createProjectsRepo } from './modules/projects/projects.repo.ts';
 import { createProjectsService } from './modules/projects/projects.service.ts';
+import { createModelGateway } from './modules/models/model-gateway.ts';
 import { createRunEvents } from './modules/runtime/events.ts';
+import { createRunExecution } from './modules/runtime/runtime.execution.ts';
 import { registerRuntimeJobs } from './modules/runtime/runtime.jobs.ts';
 import { createRuntimeRepo } from './modules/runtime/runtime.repo.ts';
 import { createRuntimeService } from './modules/runtime/runtime.service.ts';
@@ -130,6 +132,10 @@ import { createNotesService } from './modules/notes/notes.service.ts';
 // Throttling: rate-limit counters shared by the instances.
 import { createThrottleRepo } from './modules/throttle/throttle.repo.ts';
 import { createThrottleService } from './modules/throttle/throttle.service.ts';
+import { createNoteChat } from './modules/notes/notes.chat.ts';
+import { createNoteProcessing } from './modules/notes/notes.processing.ts';
+import { notesPersonalData } from './modules/notes/notes.privacy.ts';
+import { noteStorage } from './modules/notes/notes.storage.ts';
 import { registerNotesJobs } from './modules/notes/notes.jobs.ts';
 // Instance leases (crash recovery).
 import { createInstancesRepo } from './modules/instances/instances.repo.ts';
@@ -197,10 +203,11 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
   const throttle = createThrottleService({ repo: createThrottleRepo(db), log });
 
   // Accounts and usage: everything else asks these.
-  const system = createSystemService({ db, database, breach: deps.breach, capabilities: deps.capabilities });
   const usage = createUsageService({ repo: usageRepo, owners: accountsRepo, instanceId: instances.id, metrics: deps.metrics });
   const settings = createSettingsService({ repo: accountsRepo, sealer });
   const llmKeys = createLlmKeys({ settings, secrets });
+  // Every model call of the service: key, reservation, the provider, usage row (modules/models).
+  const models = createModelGateway({ llm: deps.llm, keys: llmKeys, usage, log });
   const accounts = createAccountsService({
     repo: accountsRepo,
     tokens: deps.tokens,
@@ -317,27 +324,33 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
       ...opts.loaders,
     },
   });
-  // Research notes: sources, chunked uploads, processing, grounded chat (index loader below reads their text).
-  const notes = createNotesService({
+  // Research notes: sources and uploads, their processing, the grounded chat (index loader above reads their text).
+  const notesFiles = noteStorage(config.dataDir);
+  const notes = createNotesService({ repo: notesRepo, access, jobs, bus: deps.bus, storage: notesFiles, log });
+  const noteProcessing = createNoteProcessing({
     repo: notesRepo,
     access,
     jobs,
     bus: deps.bus,
-    issues,
-    index: { search: (input) => index.search(input) },
-    llm: deps.llm,
-    llmKeys,
-    usage,
+    models,
     media: deps.media,
     speech: deps.speech,
+    storage: notesFiles,
     options: {
-      dataDir: config.dataDir,
       allow: config.notes.allow,
       pageReaderUrl: config.pageReaderUrl,
       youtubeBaseUrl: config.notes.youtubeBaseUrl,
       transcriptApiUrl: config.notes.transcriptApiUrl,
       ytDlpPath: config.notes.ytDlpPath,
     },
+    log,
+  });
+  const noteChat = createNoteChat({
+    repo: notesRepo,
+    access,
+    issues,
+    index: { search: (input) => index.search(input) },
+    models,
     log,
   });
   const knowledge = createKnowledgeService({
@@ -356,23 +369,19 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     index,
     docs,
     embedder: deps.embeddings,
-    llm: deps.llm,
-    llmKeys,
-    usage,
+    models,
     log,
   });
 
-  // The worker runtime and what its tools reach.
-  const runtime = createRuntimeService({
+  // The worker runtime: run execution (the engine with the metered model call) and run management.
+  const runEvents = createRunEvents(deps.bus);
+  const runExecution = createRunExecution({
     repo: runtimeRepo,
     projects: projectsRepo,
     workers: workersRepo,
     access,
     activity,
-    jobs,
-    llm: deps.llm,
-    llmKeys,
-    usage,
+    models,
     agentTools: deps.agentTools,
     agentEngine: deps.agentEngine,
     ports: {
@@ -382,12 +391,26 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
       search: createSearchPort({ index }),
       shell: createShellPort({ cloud }),
     },
-    events: createRunEvents(deps.bus),
+    events: runEvents,
+    bus: deps.bus,
+    jobs,
+    usage,
+    instances,
+    metrics: deps.metrics,
+    log,
+  });
+  const runtime = createRuntimeService({
+    repo: runtimeRepo,
+    workers: workersRepo,
+    access,
+    activity,
+    jobs,
+    usage,
+    execution: runExecution,
+    events: runEvents,
     bus: deps.bus,
     containers: cloud,
-    instances,
     log,
-    metrics: deps.metrics,
   });
   const system = createSystemService({
     db,
@@ -432,9 +455,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     repo: transcriptsRepo,
     media: deps.media,
     speech: deps.speech,
-    llm: deps.llm,
-    llmKeys,
-    usage,
+    models,
     index,
     jobs,
     bus: deps.bus,
@@ -458,6 +479,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     disableNotify: config.disableMessengerNotify,
     usage,
     runs: runtime,
+    models,
     bots: createBotPollerPort({ repo: messengerRepo, bus: deps.bus }),
   });
   const projects = createProjectsService({
@@ -509,9 +531,8 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
   const platform = createPlatformService({
     repo: platformRepo,
     secrets,
-    llm: deps.llm,
+    models,
     messenger: deps.messenger,
-    usage,
     vendorUrls: config.vendorUrls,
     idpRedirectUri: oidcRedirectUri(config.appUrl),
     log,
@@ -585,9 +606,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     workers,
     index,
     access,
-    llm: deps.llm,
-    llmKeys,
-    usage,
+    models,
     log,
   });
 
@@ -596,7 +615,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     issues,
     wiki,
     knowledge,
-    notes,
+    notes: noteChat,
     skills,
     pins,
     projects,
@@ -608,7 +627,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
   registerKnowledgeJobs(jobs, index);
   registerRuntimeJobs(jobs, runtime);
   registerBillingJobs(jobs, billing);
-  registerNotesJobs(jobs, notes);
+  registerNotesJobs(jobs, noteProcessing);
   registerTranscriptJobs(jobs, transcriptPipeline);
   registerMailJobs(jobs, mailer);
 
@@ -637,7 +656,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     cloudPersonalData({ repo: cloudRepo, runtime: deps.containers, log }),
     cliPersonalData(cliRepo),
     codehostPersonalData(codehostRepo),
-    notes.personalData,
+    notesPersonalData({ repo: notesRepo, storage: notesFiles }),
     // Meeting transcripts and voice dictation.
     transcriptsPersonalData({ repo: transcriptsRepo, pipeline: transcriptPipeline, jobs }),
     voicePersonalData(voiceRepo),
@@ -722,6 +741,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     docs,
     knowledge,
     help,
+    models,
     runtime,
     chat,
     analytics,
@@ -737,6 +757,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     messenger,
     sage,
     notes,
+    noteChat,
     transcripts,
     voice,
     mcp,

@@ -12,17 +12,15 @@
  *  6. an empty context that is not a greeting → fixed no-information reply, no LLM call;
  *  7. 5 chunks, scored 3 per query word in the heading and 1 per word in the text (plus the semantic rank),
  *     at most one per source file;
- *  8. the LLM at temperature 0 with the platform key (503 `llm_unavailable` when missing), every user
- *     message prefixed with the untrusted-input marker; one `token_usage` row (`source:'help'`).
+ *  8. the LLM (the model gateway, purpose `help`: the fast tier) at temperature 0 with the platform key (503
+ *     `llm_unavailable` when missing), every user message prefixed with the untrusted-input marker; reserved and
+ *     recorded as one `token_usage` row (`source:'help'`).
  * Both the question and the reply are kept as the caller's history (last 60 shown).
  */
 import type { Static } from 'typebox';
 import type { Actor } from '../../http/auth.ts';
 import { AppError, BadRequest, TooManyRequests } from '../../http/errors.ts';
-import { llmFailure } from '../../http/llm-errors.ts';
-import { textOf, type LlmMessage, type LlmProvider, type LlmResponse } from '../../providers/llm/index.ts';
-import type { LlmKeys } from '../accounts/llm-keys.ts';
-import type { UsageService } from '../usage/usage.service.ts';
+import type { LlmMessage, ModelGateway } from '../models/model-gateway.ts';
 import type { ProjectsRepo } from '../projects/projects.repo.ts';
 import type { Embedder } from '../../providers/embeddings/index.ts';
 import type { KnowledgeIndex } from '../knowledge/knowledge.index.ts';
@@ -43,8 +41,6 @@ export const HELP_DAILY_LIMIT = 30;
 export const HELP_MAX_CHARS = 2000;
 export const HELP_HISTORY_LIMIT = 60;
 export const HELP_CONTEXT_CHUNKS = 5;
-/** Model of the help assistant per vendor (the platform pays; a small, fast model). */
-export const HELP_MODELS = { anthropic: 'claude-haiku-4-5', openai: 'gpt-4o-mini' } as const;
 
 /** `POST /help/chat` body: the message and the recent conversation as the client shows it. */
 export type HelpChatBody = Static<typeof ChatBody>;
@@ -106,9 +102,8 @@ export function createHelpService(deps: {
   index: KnowledgeIndex;
   docs: DocsService;
   embedder: Embedder;
-  llm: LlmProvider;
-  llmKeys: LlmKeys;
-  usage: Pick<UsageService, 'record'>;
+  /** The metered model call (purpose `help`, the platform's key). */
+  models: Pick<ModelGateway, 'complete'>;
   log: { warn(o: object, m: string): void };
 }) {
   const { repo } = deps;
@@ -216,7 +211,6 @@ export function createHelpService(deps: {
       if (!context.length && !isGreeting(message)) return answer(NO_INFO_REPLY[lang], []);
 
       try {
-        const { key } = await deps.llmKeys.platform();
         const history: LlmMessage[] = (body.history ?? [])
           .slice(-10)
           .filter((h) => h.text?.trim())
@@ -234,28 +228,18 @@ export function createHelpService(deps: {
           if (last && last.role === m.role) last.content = `${last.content as string}\n\n${m.content as string}`;
           else merged.push({ ...m });
         }
-        const model = HELP_MODELS[deps.llm.vendor];
-        let res: LlmResponse;
-        try {
-          res = await deps.llm.complete({
-            model,
+        const res = await deps.models.complete(
+          { userId: actor.id, key: 'platform' },
+          {
+            purpose: 'help',
             system: systemPrompt(context, lang),
             messages: merged,
             maxTokens: 800,
             temperature: 0,
-            apiKey: key,
-          });
-        } catch (err) {
-          throw llmFailure(err, 'The help assistant could not get an answer from the model; try again.');
-        }
-        await deps.usage.record({
-          userId: actor.id,
-          model: res.model,
-          source: 'help',
-          keySource: 'platform',
-          usage: res.usage,
-        });
-        const reply = textOf(res).trim() || NO_INFO_REPLY[lang];
+            failure: 'The help assistant could not get an answer from the model; try again.',
+          },
+        );
+        const reply = res.text.trim() || NO_INFO_REPLY[lang];
         return answer(
           reply,
           context.map((c) => c.source),

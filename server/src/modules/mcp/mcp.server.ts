@@ -20,7 +20,7 @@ import { AppError, BadRequest, Forbidden } from '../../http/errors.ts';
 import type { Logger } from '../../lib/logger.ts';
 import type { IssuesService } from '../issues/issues.service.ts';
 import type { KnowledgeService } from '../knowledge/knowledge.service.ts';
-import type { NotesService } from '../notes/notes.service.ts';
+import type { NoteChat } from '../notes/notes.chat.ts';
 import type { PinsService } from '../pins/pins.service.ts';
 import type { ProjectsService } from '../projects/projects.service.ts';
 import type { SkillsService } from '../skills/skills.service.ts';
@@ -54,7 +54,7 @@ export interface McpServerDeps {
   issues: Pick<IssuesService, 'list' | 'create' | 'update' | 'log' | 'get'>;
   wiki: Pick<WikiService, 'tree' | 'read' | 'save'>;
   knowledge: Pick<KnowledgeService, 'search'>;
-  notes: Pick<NotesService, 'chat'>;
+  notes: Pick<NoteChat, 'chat'>;
   skills: Pick<SkillsService, 'listForProject'>;
   pins: Pick<PinsService, 'listPins'>;
   projects: Pick<ProjectsService, 'list'>;
@@ -168,7 +168,7 @@ const toolError = (code: string, message: string): CallToolResult => ({
 });
 
 /** Collect a note chat's event stream into one answer. */
-async function drainNoteChat(events: AsyncIterable<{ event: string; data: unknown }>) {
+async function drainNoteChat(events: AsyncIterable<{ event?: string; data: unknown }>) {
   let text = '';
   let done: Record<string, unknown> = {};
   let citations: unknown;

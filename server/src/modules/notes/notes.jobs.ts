@@ -1,8 +1,8 @@
 /** The notes area's durable job: process one note source (`notes.process`). */
 import type { JobQueue } from '../../jobs/queue.ts';
-import type { NotesService } from './notes.service.ts';
+import type { NoteProcessing } from './notes.processing.ts';
 
-export function registerNotesJobs(jobs: JobQueue, notes: Pick<NotesService, 'processSource'>): void {
+export function registerNotesJobs(jobs: JobQueue, notes: Pick<NoteProcessing, 'processSource'>): void {
   jobs.define(
     'notes.process',
     async (job, ctx) => {

@@ -11,12 +11,13 @@ import type { TypedApp } from '../../http/typed-app.ts';
 import { openSse, pipeSse } from '../../http/sse.ts';
 import { CHUNK_SIZE, DIRECT_UPLOAD_LIMIT } from './notes.kinds.ts';
 import * as S from './notes.schemas.ts';
+import type { NoteChat } from './notes.chat.ts';
 import type { NotesService } from './notes.service.ts';
 
 const LIMITS =
   'Size limits: video 2 GB, audio 500 MB, PDF 100 MB, DOCX 50 MB, TXT and Markdown 20 MB, images 20 MB; one multipart request carries at most 100 MB (larger files: chunk-init and chunks).';
 
-export function notesRoutes(app: TypedApp, { notes }: { notes: NotesService }): void {
+export function notesRoutes(app: TypedApp, { notes, noteChat }: { notes: NotesService; noteChat: NoteChat }): void {
   const tags = ['notes'];
   const base = '/api/crm/projects/:name/notes';
 
@@ -214,7 +215,7 @@ export function notesRoutes(app: TypedApp, { notes }: { notes: NotesService }): 
       },
     },
     async (req, reply) => {
-      const { events } = await notes.chat(requireActor(req), req.params.name, req.params.id, req.body);
+      const { events } = await noteChat.chat(requireActor(req), req.params.name, req.params.id, req.body);
       reply.hijack();
       openSse(reply.raw, { 'x-request-id': String(req.id) });
       await pipeSse(reply.raw, events, { heartbeatMs: 15_000 });

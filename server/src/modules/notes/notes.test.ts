@@ -528,7 +528,8 @@ describe('research notes', () => {
     expect(metered.length).toBe(2);
 
     // The privacy export holds the note with its sources' text, chat and links (no file bytes).
-    const exported = (await t.services.notes.personalData.exportProject(project.id)) as Array<Record<string, any>>;
+    const notesData = t.services.personalData.find((d) => d.area === 'notes')!;
+    const exported = (await notesData.exportProject!(project.id)) as Array<Record<string, any>>;
     const mine = exported.find((n) => n.id === id)!;
     expect(mine.sources.map((s: { id: number }) => s.id)).toContain(txt.body.source_id);
     expect(mine.chats).toHaveLength(2);

@@ -11,17 +11,15 @@ import type { Actor } from '../../http/auth.ts';
 import { BadRequest, AppError } from '../../http/errors.ts';
 import { requireAdmin } from '../../access/access.ts';
 import type { Logger } from '../../lib/logger.ts';
-import { LlmError, type LlmProvider } from '../../providers/llm/llm.ts';
 import type { Messenger } from '../../providers/messenger/messenger.ts';
 import type { SecretStore } from '../../secrets/secret-store.ts';
-import type { UsageService } from '../usage/usage.service.ts';
+import { ModelError, type ModelGateway } from '../models/model-gateway.ts';
+import { modelFor } from '../models/model-tiers.ts';
 import { NEVER_MANAGED, PLATFORM_SETTINGS, previewOf, type SettingDef, settingDef } from './platform.catalog.ts';
 import type { PlatformRepo } from './platform.repo.ts';
 
 /** Time limit of a vendor test, in ms (specification, Limits → Platform settings: 8 s). */
 export const TEST_TIMEOUT_MS = 8_000;
-/** The smallest model per vendor, for testing a key with a one-token call. */
-const TEST_MODELS = { anthropic: 'claude-haiku-4-5', openai: 'gpt-4o-mini' } as const;
 
 /** Who made a request: for the audit. */
 export interface RequestMeta {
@@ -32,9 +30,9 @@ export interface RequestMeta {
 export interface PlatformDeps {
   repo: PlatformRepo;
   secrets: Pick<SecretStore, 'get' | 'set' | 'delete' | 'list'>;
-  llm: Pick<LlmProvider, 'complete' | 'vendor'>;
+  /** The metered model call: the LLM key is tested by a one-token call with the stored value (`platform_test`). */
+  models: Pick<ModelGateway, 'complete' | 'vendor'>;
   messenger: Pick<Messenger, 'getMe'>;
-  usage: Pick<UsageService, 'record'>;
   /** Roots of the vendors tested over HTTP (config `vendorUrls`). */
   vendorUrls: { codehostOauth: string; idpIssuer: string; emailApi: string };
   /** The service's sign-in callback address registered at the identity provider (sent by the client id test). */
@@ -113,7 +111,7 @@ const withTimeout = <T>(p: Promise<T>, ms: number): Promise<T> =>
   });
 
 export function createPlatformService(deps: PlatformDeps) {
-  const { repo, secrets, log } = deps;
+  const { repo, secrets } = deps;
 
   async function item(d: SettingDef, meta: Map<string, { updated_at: Date; updated_by: string | null }>) {
     const value = await secrets.get(d.name);
@@ -213,27 +211,21 @@ export function createPlatformService(deps: PlatformDeps) {
       let res: TestResult;
       if (!value) res = { ok: false, reason: 'not_set', detail: `${d.name} is not set.` };
       else if (d.test === 'llm') {
-        const model = TEST_MODELS[deps.llm.vendor];
+        const model = modelFor('platform_test', deps.models.vendor);
         try {
-          const r = await deps.llm.complete({
-            model,
-            messages: [{ role: 'user', content: 'ping' }],
-            maxTokens: 1,
-            apiKey: value,
-            signal: AbortSignal.timeout(TEST_TIMEOUT_MS),
-          });
-          await deps.usage
-            .record({
-              userId: actor.id,
-              model: r.model,
-              source: 'platform_test',
-              keySource: 'platform',
-              usage: r.usage,
-            })
-            .catch((err) => log.warn({ err }, 'platform test usage not recorded'));
+          await deps.models.complete(
+            { userId: actor.id, key: { given: value } },
+            {
+              purpose: 'platform_test',
+              model,
+              messages: [{ role: 'user', content: 'ping' }],
+              maxTokens: 1,
+              signal: AbortSignal.timeout(TEST_TIMEOUT_MS),
+            },
+          );
           res = { ok: true, detail: `The LLM provider accepted the key (${model}).` };
         } catch (err) {
-          const kind = err instanceof LlmError ? err.kind : 'network';
+          const kind = err instanceof ModelError ? err.kind : 'network';
           res =
             kind === 'auth'
               ? { ok: false, reason: 'rejected', detail: 'The LLM provider refused the key.' }

@@ -6,19 +6,18 @@
  * The built-in loop (specification: Workers, max_turns; Model tiers): model call → tool calls →
  * tool results, at most `maxTurns` model calls that were kept. With a cascade (optimize mode) a call
  * that fails with an `EscalationClass` is repeated on the next model of the plan and does not count
- * as a turn; the failed call's tokens are still metered.
+ * as a turn; the failed call's tokens are still metered. Every model call goes through the run's metered call
+ * (`AgentRunInput.call`: the model gateway bound to the run's payer), which reserves, records and may stop the run.
  */
+import { AppError } from '../../http/errors.ts';
 import {
-  LlmError,
+  ModelError,
   textOf,
   type LlmContent,
   type LlmMessage,
-  type LlmProvider,
   type LlmResponse,
-  type LlmUsage,
-} from '../../providers/llm/index.ts';
-import { AppError } from '../../http/errors.ts';
-import { estimatePromptTokens } from '../usage/plans.ts';
+  type LlmTool,
+} from '../models/model-gateway.ts';
 import { missingRequired, toLlmTools, type AgentTool, type ToolContext } from './tools.ts';
 import type { JournalToolUse, RunJournal } from './journal.ts';
 
@@ -43,20 +42,25 @@ export interface ToolCallRecord {
   summary: string;
 }
 
+/**
+ * One metered model call of a run (kept or escalated): reserved, made, recorded. Streams text deltas to `onText`.
+ * @throws RunStop (budget spent), `ModelError` (the provider failed; kind `aborted` when cancelled).
+ */
+export type ModelCaller = (
+  req: {
+    model: string;
+    system: string;
+    messages: LlmMessage[];
+    tools: LlmTool[];
+    maxTokens: number;
+    signal: AbortSignal;
+  },
+  onText: (delta: string) => void,
+) => Promise<LlmResponse>;
+
 export interface EngineHooks {
   onText(delta: string): void;
   onToolResult(ev: { turn: number; tool: string; is_error: boolean; data?: Record<string, unknown> }): void;
-  /**
-   * Before every model call (kept or escalated): reserve its worst case against the budget.
-   * @param call.promptTokens estimated input tokens; `maxTokens` the output bound wanted.
-   * @returns the output tokens the call may use (at most `maxTokens`). Throws RunStop when nothing fits.
-   */
-  reserveCall(call: { model: string; turn: number; promptTokens: number; maxTokens: number }): Promise<number>;
-  /**
-   * After every model call (kept or escalated): settle the reservation with the real usage, or release it
-   * (`usage` null) when the call failed. May throw RunStop.
-   */
-  onModelCall(call: { model: string; usage: LlmUsage | null; turn: number }): Promise<void>;
   /** Before every model call of turn `turn` (1-based): heartbeat, cancel and budget checks. May throw RunStop. */
   beforeTurn(turn: number): Promise<void>;
   onEscalate(ev: { from: string; to: string; class: EscalationClass; turn: number }): Promise<void>;
@@ -77,9 +81,10 @@ export interface AgentRunInput {
   models: string[];
   cascade: boolean;
   maxTurns: number;
-  /** Output-token bound per model call. */
+  /** Output-token bound per model call (the call may be granted fewer by the budget). */
   maxTokens: number;
-  apiKey: string;
+  /** The run's metered model call. */
+  call: ModelCaller;
   signal: AbortSignal;
   /** Resume after the last completed step of an earlier execution of this run (its stored journal). */
   resume?: RunJournal | null;
@@ -106,7 +111,7 @@ export interface AgentEngine {
 
 /** The escalation class of a failed call, or null when escalating would not help. */
 export function classOfError(err: unknown): EscalationClass | null {
-  if (!(err instanceof LlmError)) return null;
+  if (!(err instanceof ModelError)) return null;
   return (
     (
       { overloaded: 'overloaded', rate_limit: 'rate_limit', server: 'server_error', timeout: 'timeout' } as Record<
@@ -122,8 +127,8 @@ const summarize = (input: Record<string, unknown>) => {
   return s.length > 200 ? `${s.slice(0, 200)}…` : s;
 };
 
-/** The built-in engine over `deps.llm`. */
-export function createBuiltinEngine(llm: LlmProvider): AgentEngine {
+/** The built-in engine: the model loop in this process, over the run's metered call. */
+export function createBuiltinEngine(): AgentEngine {
   return {
     name: 'builtin',
     async run(input, hooks) {
@@ -218,52 +223,37 @@ export function createBuiltinEngine(llm: LlmProvider): AgentEngine {
           await hooks.beforeTurn(turns + 1);
           if (input.signal.aborted) throw new RunStop('cancelled', 'The run was cancelled.');
           let turnText = '';
-          const promptTokens = estimatePromptTokens({
-            text: input.system + JSON.stringify(messages) + JSON.stringify(llmTools),
-            messages: messages.length,
-          });
-          const maxTokens = await hooks.reserveCall({
-            model: model(),
-            turn: turns + 1,
-            promptTokens,
-            maxTokens: input.maxTokens,
-          });
           const callStart = performance.now();
           let res: LlmResponse;
           try {
-            res = await llm.complete(
+            res = await input.call(
               {
                 model: model(),
                 system: input.system,
                 messages,
                 tools: llmTools,
-                maxTokens,
-                apiKey: input.apiKey,
+                maxTokens: input.maxTokens,
                 signal: input.signal,
               },
-              (e) => {
-                turnText += e.delta;
-                hooks.onText(e.delta);
+              (delta) => {
+                turnText += delta;
+                hooks.onText(delta);
               },
             );
           } catch (err) {
-            await hooks.onModelCall({ model: model(), usage: null, turn: turns + 1 });
-            if (input.signal.aborted || (err instanceof LlmError && err.kind === 'aborted'))
+            if (err instanceof RunStop) throw err;
+            if (input.signal.aborted || (err instanceof ModelError && err.kind === 'aborted'))
               return done('cancelled', { code: 'cancelled', message: 'The run was cancelled.' });
             const cls = classOfError(err);
             if (cls && canEscalate()) {
               await escalate(cls);
               continue;
             }
-            const kind = err instanceof LlmError ? err.kind : 'server';
-            return done('failed', {
-              code: `llm_${kind}`,
-              message: err instanceof Error ? err.message : 'The model call failed.',
-            });
+            if (!(err instanceof ModelError)) throw err;
+            return done('failed', { code: `llm_${err.kind}`, message: err.providerMessage || err.message });
           } finally {
             llmMs = performance.now() - callStart;
           }
-          await hooks.onModelCall({ model: res.model || model(), usage: res.usage, turn: turns + 1 });
           const uses = res.content.filter((b): b is Extract<LlmContent, { type: 'tool_use' }> => b.type === 'tool_use');
           const text = textOf(res) || turnText;
           const malformed = uses.some(

@@ -1,27 +1,25 @@
 import { describe, expect, it } from 'vitest';
-import type { LlmProvider, LlmRequest, LlmResponse } from '../../providers/llm/index.ts';
-import { createBuiltinEngine, type EngineHooks } from './engine.ts';
+import type { LlmResponse } from '../../providers/llm/index.ts';
+import { createBuiltinEngine, type EngineHooks, type ModelCaller } from './engine.ts';
 import { replayDecision, type RunJournal } from './journal.ts';
 import type { AgentTool, ToolContext } from './tools.ts';
 
 /** A model that answers from a script, recording each request's conversation length. */
 function scriptedModel(answers: Array<LlmResponse['content']>) {
-  const requests: LlmRequest[] = [];
-  const llm: LlmProvider = {
-    vendor: 'anthropic',
-    async complete(req) {
-      requests.push(structuredClone(req));
-      const content = answers.shift();
-      if (!content) throw new Error('no more scripted answers');
-      return {
-        content,
-        stop_reason: content.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn',
-        usage: { input_tokens: 10, output_tokens: 5, cache_tokens: 0 },
-        model: req.model,
-      };
-    },
+  const requests: Array<Parameters<ModelCaller>[0]> = [];
+  const call: ModelCaller = async (req) => {
+    const { signal, ...rest } = req;
+    requests.push({ ...structuredClone(rest), signal });
+    const content = answers.shift();
+    if (!content) throw new Error('no more scripted answers');
+    return {
+      content,
+      stop_reason: content.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn',
+      usage: { input_tokens: 10, output_tokens: 5, cache_tokens: 0 },
+      model: req.model,
+    };
   };
-  return { llm, requests };
+  return { call, requests };
 }
 
 /** Tools that record their runs: `look` (read), `save` (idempotent), `file` (write). */
@@ -48,15 +46,13 @@ function hooks(journals: RunJournal[]): EngineHooks {
   return {
     onText() {},
     onToolResult() {},
-    reserveCall: async (c) => c.maxTokens,
-    onModelCall: async () => {},
     beforeTurn: async () => {},
     onEscalate: async () => {},
     checkpoint: async (j) => void journals.push(structuredClone(j)),
   };
 }
 
-const input = (tools: AgentTool[], resume?: RunJournal) => ({
+const input = (call: ModelCaller, tools: AgentTool[], resume?: RunJournal) => ({
   system: 'S',
   messages: [{ role: 'user' as const, content: 'go' }],
   tools,
@@ -65,17 +61,17 @@ const input = (tools: AgentTool[], resume?: RunJournal) => ({
   cascade: false,
   maxTurns: 5,
   maxTokens: 100,
-  apiKey: 'k',
+  call,
   signal: new AbortController().signal,
   resume,
 });
 
 describe('the run journal (runtime/journal.ts, engine.ts)', () => {
   it('stores the answer before any tool runs, each tool with effects before it starts, and the results after', async () => {
-    const { llm } = scriptedModel([[text('a'), use('t1', 'look'), use('t2', 'file'), use('t3', 'save')], [text('b')]]);
+    const { call } = scriptedModel([[text('a'), use('t1', 'look'), use('t2', 'file'), use('t3', 'save')], [text('b')]]);
     const { tools, ran } = recordingTools();
     const journals: RunJournal[] = [];
-    const r = await createBuiltinEngine(llm).run(input(tools), hooks(journals));
+    const r = await createBuiltinEngine().run(input(call, tools), hooks(journals));
     expect(r).toMatchObject({ status: 'succeeded', turns: 2, text: 'a\n\nb' });
     expect(ran).toEqual(['look', 'file', 'save']);
     expect(journals.map((j) => [j.pending?.results.length ?? null, j.pending?.started?.name ?? null])).toEqual([
@@ -94,8 +90,8 @@ describe('the run journal (runtime/journal.ts, engine.ts)', () => {
     const { tools, ran } = recordingTools();
     const journals: RunJournal[] = [];
     // The first execution is cut right after `file` ran and its result was stored (journal 3).
-    await createBuiltinEngine(first.llm)
-      .run(input(tools), {
+    await createBuiltinEngine()
+      .run(input(first.call, tools), {
         ...hooks(journals),
         checkpoint: async (j) => {
           journals.push(structuredClone(j));
@@ -109,7 +105,7 @@ describe('the run journal (runtime/journal.ts, engine.ts)', () => {
 
     const second = scriptedModel([[text('b')]]);
     ran.length = 0;
-    const r = await createBuiltinEngine(second.llm).run(input(tools, cut), hooks([]));
+    const r = await createBuiltinEngine().run(input(second.call, tools, cut), hooks([]));
     expect(r).toMatchObject({ status: 'succeeded', turns: 2, text: 'a\n\nb' });
     expect(ran).toEqual(['save']); // only the tool not done yet
     expect(second.requests).toHaveLength(1); // the answered call is not made again
@@ -139,7 +135,7 @@ describe('the run journal (runtime/journal.ts, engine.ts)', () => {
     });
     // The engine refuses it too, should such a journal be resumed.
     const { tools, ran } = recordingTools();
-    const r = await createBuiltinEngine(scriptedModel([]).llm).run(input(tools, started), hooks([]));
+    const r = await createBuiltinEngine().run(input(scriptedModel([]).call, tools, started), hooks([]));
     expect(r).toMatchObject({ status: 'failed', error: { code: 'interrupted' } });
     expect(ran).toEqual([]);
     // An idempotent one is run again.
@@ -153,7 +149,7 @@ describe('the run journal (runtime/journal.ts, engine.ts)', () => {
       },
     };
     expect(replayDecision({ journal: again, turns: 1, replays: 0 })).toEqual({ action: 'requeue' });
-    const r2 = await createBuiltinEngine(scriptedModel([[text('done')]]).llm).run(input(tools, again), hooks([]));
+    const r2 = await createBuiltinEngine().run(input(scriptedModel([[text('done')]]).call, tools, again), hooks([]));
     expect(r2).toMatchObject({ status: 'succeeded', turns: 2 });
     expect(ran).toEqual(['save']);
   });

@@ -91,17 +91,4 @@ export function runtimeRoutes(app: TypedApp, { runtime }: { runtime: RuntimeServ
     },
     async (req) => runtime.restart(requireActor(req), req.params.name, req.query.worker_id),
   );
-  app.post(
-    '/api/crm/projects/:name/workers/generate-prompt',
-    {
-      schema: {
-        tags,
-        summary: 'Generate a system prompt with the LLM from what the worker is for, its name and a description',
-        params: S.NameParam,
-        body: S.GeneratePromptBody,
-        response: { 200: S.GeneratePromptAnswer, ...errors(400, 401, 403, 404, 502, 503) },
-      },
-    },
-    async (req) => runtime.generatePrompt(requireActor(req), req.params.name, req.body),
-  );
 }

@@ -1,15 +1,17 @@
 /**
- * The worker runtime (specification: Chat, messages, pins; Worker runtime status; Usage row; Limits,
- * Worker): messages become agent runs that execute as durable jobs; every model call is metered; daily
- * and trial budgets stop new runs; runs can be cancelled, retried, restarted and reconciled after a crash.
+ * Run management of the worker runtime (specification: Chat, messages, pins; Worker runtime status; Limits,
+ * Worker): messages become agent runs that execute as durable jobs (runtime.execution.ts executes them, every
+ * model call metered through the model gateway); daily and trial budgets stop new runs; runs can be cancelled,
+ * retried, listed, restarted and reconciled after a crash.
  *
  * Durability: `submit` stores the user's message, one run row per worker and their jobs in ONE
- * transaction. The job handler claims its run atomically (queued → running, recording this instance), so a
- * duplicate delivery does nothing. A running run beats a heartbeat (each turn and every HEARTBEAT_MS) and
- * stores its journal after every step that must not be repeated. Crash recovery (runtime.recovery.ts,
- * docs/ARCHITECTURE.md): a running run whose instance died is requeued at once to resume from its journal, or
- * failed with the reason when a tool with effects was cut; a stopping instance hands its runs back the same way.
- * The sweep every SWEEP_MS catches what a takeover missed.
+ * transaction (the lifecycle starts the job queue before requests are served). The job handler claims its run
+ * atomically (queued → running, recording this instance), so a duplicate delivery does nothing. A running run
+ * beats a heartbeat (each turn and every HEARTBEAT_MS) and stores its journal after every step that must not be
+ * repeated (runtime.execution.ts). Crash recovery (runtime.recovery.ts, docs/ARCHITECTURE.md): a running run whose
+ * instance died is requeued at once to resume from its journal, or failed with the reason when a tool with
+ * effects was cut; a stopping instance hands its runs back the same way. The sweep every SWEEP_MS catches what a
+ * takeover missed.
  */
 import type { Static } from 'typebox';
 import type { Transaction } from 'kysely';
@@ -18,73 +20,40 @@ import type { Actor } from '../../http/auth.ts';
 import type { Access, ProjectRef } from '../../access/access.ts';
 import type { ActivityLog } from '../../lib/activity.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
-import { AppError, BadRequest, Conflict, NotFound, Upstream } from '../../http/errors.ts';
-import { llmFailure } from '../../http/llm-errors.ts';
-import { textOf, type LlmMessage, type LlmProvider, type LlmResponse } from '../../providers/llm/index.ts';
-import type { LlmKeys, ResolvedKey } from '../accounts/llm-keys.ts';
+import { BadRequest, Conflict, NotFound } from '../../http/errors.ts';
 import type { UsageService } from '../usage/usage.service.ts';
-import type { KeySource } from '../usage/usage.repo.ts';
-import { estimatePromptTokens } from '../usage/plans.ts';
-import type { AgentPorts } from './ports.ts';
-import type { RunWorker, ToolContext, ToolRegistry } from './tools.ts';
-import { RunStop, type AgentEngine, type AgentRunResult } from './engine.ts';
 import type { RunEvents } from './events.ts';
 import type { Bus } from '../../lib/bus.ts';
-import { MODEL_TIERS, pickModelPlan } from './model-tiers.ts';
-import { buildSystem } from './context.ts';
+import type { RunExecution } from './runtime.execution.ts';
 import { STALE_RUN_MS } from './status.ts';
 import type { RunRow, RunStatus, RuntimeRepo } from './runtime.repo.ts';
-import type { ProjectsRepo } from '../projects/projects.repo.ts';
-// Crash recovery (runtime.recovery.ts, journal.ts).
-import { asJournal } from './journal.ts';
-import { createLocalRuns, createRunRecovery } from './runtime.recovery.ts';
-import type { RunClaim } from './runtime.repo.ts';
 import type { WorkersRepo } from '../workers/workers.repo.ts';
 import type * as S from './runtime.schemas.ts';
-import type { Metrics } from '../../lib/metrics.ts';
 
-/** A run's heartbeat interval while it waits on a long model call (ms). */
-export const HEARTBEAT_MS = 20_000;
 /** How often the crash sweep runs (ms). */
 export const SWEEP_MS = 60_000;
-/** Output-token bound per model call of a run. */
-export const RUN_MAX_TOKENS = 4096;
-/** Output-token bound of a prompt generation. */
-const PROMPT_MAX_TOKENS = 1500;
-/** Chat messages of earlier exchanges handed to the model. */
-const HISTORY_MESSAGES = 20;
 
 export interface RuntimeDeps {
   /** Runs and chat messages. */
   repo: RuntimeRepo;
-  /** The project a run acts in. */
-  projects: Pick<ProjectsRepo, 'record'>;
-  /** The workers runs are for, and their runtime state (working, idle, current skill). */
-  workers: Pick<WorkersRepo, 'pick' | 'ids' | 'full' | 'markWorking' | 'setCurrentSkill' | 'lockWorking' | 'setIdle'>;
-  access: Access;
+  /** The workers runs are for. */
+  workers: Pick<WorkersRepo, 'pick' | 'ids'>;
+  access: Pick<Access, 'project'>;
   activity: ActivityLog;
   jobs: JobQueue;
-  llm: LlmProvider;
-  llmKeys: LlmKeys;
-  /** Budgets and metering (the usage area). */
-  usage: Pick<UsageService, 'assertNotSpent' | 'reserve' | 'record' | 'release' | 'purgeExpired' | 'settleCrashed'>;
-  agentTools: ToolRegistry;
-  /** The other areas as the agent's tools see them (built in the composition root). */
-  ports: AgentPorts;
-  agentEngine: AgentEngine;
+  /** Expired budget reservations are swept with the runs (the usage area). */
+  usage: Pick<UsageService, 'purgeExpired'>;
+  /** Executes the claimed runs (runtime.execution.ts): key and budget gate, aborts, idle workers. */
+  execution: RunExecution;
   /** Events of runs, for the streams that follow them on any instance. */
   events: RunEvents;
   /** Cancels reach the instance executing the run (`run.cancel`). */
-  bus: Pick<Bus, 'publish' | 'subscribe'>;
+  bus: Pick<Bus, 'publish'>;
   /**
    * The project owner's cloud container: a message (web or messenger, both come through `submit`) resumes it
    * first when paused (a no-op without one).
    */
   containers?: { resumeUser(userId: number): Promise<void> };
-  /** This process's instance lease: runs record its id; recovery asks which instances are live. */
-  instances: { id: string; states(ids: string[]): Promise<{ live: Set<string>; dead: Set<string> }> };
-  /** Runs that end here are counted with their duration (docs/operations.md, Metrics). */
-  metrics: Pick<Metrics, 'runEnded'>;
   log: { info(o: object, m: string): void; warn(o: object, m: string): void; error(o: object, m: string): void };
 }
 
@@ -98,43 +67,11 @@ export interface SubmitBody {
 /** A run as the API shows it (`GET /projects/:name/runs/:id`; the `Run` response schema). */
 export type RunView = Static<typeof S.Run>;
 
-/**
- * The request text of a prompt generation: the project, the worker's name, what it is for (`role`) and the
- * further description when given.
- */
-function promptRequest(projectName: string, body: { role: string; label?: string; description?: string }): string {
-  const lines = [
-    `Project: ${projectName}`,
-    `Worker: ${body.label?.trim() || '(unnamed)'}`,
-    `What the worker is for: ${body.role.trim()}`,
-  ];
-  if (body.description?.trim()) lines.push(`Description:\n${body.description.trim()}`);
-  return lines.join('\n');
-}
-
-const ms = (from: Date | number, to: Date | number = Date.now()) => Math.max(0, Math.round(+to - +from));
-
 /** The worker runtime (module header); built once by the composition root, started by its lifecycle. */
 export function createRuntimeService(deps: RuntimeDeps) {
-  const { repo } = deps;
-  const instanceId = deps.instances.id;
-  /** Abort controllers of the runs executing in this process. */
-  const local = new Map<number, AbortController>();
+  const { repo, execution } = deps;
+  const { idleUnlessBusy } = execution;
   let sweep: NodeJS.Timeout | undefined;
-  // A cancel asked on another instance stops the model call under way here at once, as it would there.
-  deps.bus.subscribe('run.cancel', ({ run }) => local.get(run)?.abort());
-  // Crash recovery: runs taken back from dead instances, handed back at a stop, dropped when taken over.
-  const mine = createLocalRuns();
-  const recovery = createRunRecovery({
-    repo,
-    jobs: deps.jobs,
-    usage: deps.usage,
-    activity: deps.activity,
-    events: deps.events,
-    instances: deps.instances,
-    idle: (workerIds) => repo.transaction((tx) => idleUnlessBusy(tx, workerIds, ['running', 'queued'])),
-    log: deps.log,
-  });
 
   const toView = (r: RunRow, reply: string | null): RunView => ({
     id: r.id,
@@ -178,41 +115,6 @@ export function createRuntimeService(deps: RuntimeDeps) {
     return rows;
   }
 
-  /** The key a project's runs call with (trial projects may use the platform key). */
-  const keyFor = (project: { owner_id: number; trial_mode: boolean }) =>
-    deps.llmKeys.forUser(project.owner_id, { allowPlatform: project.trial_mode });
-
-  /** Which key source a project's calls draw on: the trial when a trial project uses the platform key. */
-  const keySource = (project: { trial_mode: boolean }, key: ResolvedKey): KeySource =>
-    key.source === 'own' ? 'own' : project.trial_mode ? 'trial' : 'platform';
-
-  /** Refuse when a worker's budget is spent, writing a `token_budget` event. @throws 429 `token_budget_exceeded`. */
-  async function ensureBudget(project: ProjectRef, workerId: number, key: ResolvedKey) {
-    try {
-      await deps.usage.assertNotSpent({
-        userId: project.owner_id,
-        projectId: project.id,
-        workerId,
-        keySource: keySource(project, key),
-      });
-    } catch (err) {
-      if (err instanceof AppError && err.code === 'token_budget_exceeded') {
-        const f = err.fields as { scope: string; used: number; cap: number };
-        await deps.activity.recordBestEffort({
-          type: 'token_budget',
-          userId: project.owner_id,
-          projectId: project.id,
-          workerId,
-          actor: 'system',
-          title: 'Token budget reached',
-          detail: `${f.used} of ${f.cap} tokens (${f.scope})`,
-          payload: { scope: f.scope, used: f.used, cap: f.cap },
-        });
-      }
-      throw err;
-    }
-  }
-
   /** Store runs for `workerIds` answering `messageId` and send their jobs, inside `tx`. */
   async function enqueueRuns(
     tx: Transaction<DB>,
@@ -232,7 +134,7 @@ export function createRuntimeService(deps: RuntimeDeps) {
         messageId,
         requestedModel: model,
         retryOf,
-        engine: deps.agentEngine.name,
+        engine: execution.engine,
       });
       await deps.jobs.send('runtime.run', { run_id: runId }, { tx });
       runIds.push(runId);
@@ -240,95 +142,9 @@ export function createRuntimeService(deps: RuntimeDeps) {
     return runIds;
   }
 
-  /** Finish a run: store the reply, totals and timings; the worker goes idle when no other run is live. */
-  async function finish(
-    run: { id: number; project_id: number; user_id: number | null; worker_id: number; claim?: RunClaim },
-    result: Pick<AgentRunResult, 'status' | 'text' | 'turns' | 'toolCalls' | 'error'> & { model?: string | null },
-    extra: { prep_ms?: number | null; gen_ms?: number | null } = {},
-  ) {
-    let endedAfterMs: number | undefined;
-    const status = await repo.transaction(async (tx) => {
-      const cur = await repo.lockRun(tx, run.id);
-      if (cur.status !== 'running') return cur.status;
-      // Crash recovery: a run taken back meanwhile (another claim) is not this execution's to finish.
-      if (run.claim && (cur.instance_id !== run.claim.instance_id || cur.replays !== run.claim.replays))
-        return cur.status;
-      endedAfterMs = ms(cur.created_at);
-      let replyId: number | null = null;
-      if (result.text.trim()) {
-        replyId = await repo.insertMessage(tx, {
-          projectId: run.project_id,
-          userId: run.user_id,
-          workerId: run.worker_id,
-          recipients: [run.worker_id],
-          role: 'assistant',
-          content: result.text,
-          runId: run.id,
-        });
-      }
-      await repo.updateRun(
-        run.id,
-        {
-          status: result.status,
-          turns: result.turns,
-          tool_calls: JSON.stringify(result.toolCalls),
-          error: result.error?.code ?? null,
-          error_message: result.error?.message ?? null,
-          reply_message_id: replyId,
-          ...(result.model ? { model: result.model } : {}),
-          finished_at: new Date(),
-          prep_ms: extra.prep_ms ?? null,
-          gen_ms: extra.gen_ms ?? null,
-          total_ms: endedAfterMs,
-        },
-        tx,
-      );
-      await idleUnlessBusy(tx, [run.worker_id], ['running'], run.id);
-      return result.status;
-    });
-    if (endedAfterMs !== undefined) deps.metrics.runEnded(status, endedAfterMs / 1000);
-    deps.log.info(
-      { run_id: run.id, worker_id: run.worker_id, status, turns: result.turns, error: result.error?.code ?? null },
-      result.error ? `run ended: ${result.error.message}` : 'run ended',
-    );
-    deps.events.publish(run.id, { type: 'end', status });
-  }
-
-  /**
-   * The working ones of `workerIds` (every working worker with `null`) go idle unless a run of theirs is in
-   * one of `busy` states (`exceptRun` aside). Inside `tx`, under the workers' row locks: a run claimed
-   * meanwhile marks its worker working only after this decision, so it stays working.
-   */
-  async function idleUnlessBusy(
-    tx: Transaction<DB>,
-    workerIds: number[] | null,
-    busy: RunStatus[],
-    exceptRun?: number,
-  ): Promise<void> {
-    const working = await deps.workers.lockWorking(tx, workerIds);
-    if (!working.length) return;
-    const taken = await repo.workersWithRuns(tx, working, busy, exceptRun);
-    await deps.workers.setIdle(
-      tx,
-      working.filter((id) => !taken.has(id)),
-    );
-  }
-
-  /** Conversation of a worker before `messageId` (user messages to it and its replies), oldest first. */
-  async function history(projectId: number, workerId: number, messageId: number): Promise<LlmMessage[]> {
-    const rows = await repo.conversation(projectId, workerId, messageId, HISTORY_MESSAGES);
-    const out: LlmMessage[] = [];
-    for (const r of rows.reverse()) {
-      const last = out[out.length - 1];
-      if (last && last.role === r.role) last.content = `${last.content as string}\n\n${r.content}`;
-      else out.push({ role: r.role, content: r.content });
-    }
-    while (out.length && out[0].role !== 'user') out.shift();
-    return out;
-  }
-
   const service = {
-    instanceId,
+    /** This process's id, stored on the runs it claims. */
+    instanceId: execution.instanceId,
     /** In-process events of the runs executing here (streams subscribe). */
     events: deps.events,
 
@@ -363,9 +179,7 @@ export function createRuntimeService(deps: RuntimeDeps) {
       if (body.worker_ids && body.worker_id !== undefined)
         throw new BadRequest('invalid_request', 'Give worker_id or worker_ids, not both.');
       const workers = await projectWorkers(project, ids);
-      const key = await keyFor(project);
-      for (const id of ids) await ensureBudget(project, id, key);
-      await deps.jobs.start();
+      for (const id of ids) await execution.gate(project, id);
       return repo.transaction(async (tx) => {
         const messageId = await repo.insertMessage(tx, {
           projectId: project.id,
@@ -427,8 +241,7 @@ export function createRuntimeService(deps: RuntimeDeps) {
           `Only a failed or cancelled run can be retried; run ${runId} is ${run.status}.`,
           { status: run.status },
         );
-      await ensureBudget(project, run.worker_id, await keyFor(project));
-      await deps.jobs.start();
+      await execution.gate(project, run.worker_id);
       const [id] = await repo.transaction((tx) =>
         enqueueRuns(tx, project, actor.id, run.message_id, [run.worker_id], run.requested_model, run.id),
       );
@@ -480,326 +293,8 @@ export function createRuntimeService(deps: RuntimeDeps) {
       return { ok: true, worker_ids: ids, cancelled: live.map((r) => r.id) };
     },
 
-    /**
-     * `POST /projects/:name/workers/generate-prompt` `{role, label?, description?, model?}`: write a worker's
-     * system prompt with the LLM from what the worker is for (`role`), its name and the further description
-     * (metered, source `generate_prompt`).
-     * @returns `{system_prompt, model, usage}`. @throws 400 `llm_key_required`, 503 `llm_unavailable`, 502 `llm_error`.
-     */
-    async generatePrompt(
-      actor: Actor,
-      name: string,
-      body: { role: string; label?: string; description?: string; model?: string },
-    ) {
-      const project = await deps.access.project(actor, name);
-      const key = await keyFor(project);
-      const model = body.model ?? pickModelPlan({ modelMode: 'strict' }).models[0];
-      const system =
-        'You write system prompts for AI workers of a software team. Given what the worker is for and a description, answer with the system prompt only: who the worker is, what it is responsible for, how it works with issues (take, log progress, close), its boundaries, and its tone. Follow the description where it says more. Second person, under 400 words, no preamble.';
-      const content = promptRequest(project.display_name, body);
-      const source = keySource(project, key);
-      const scope = { userId: project.owner_id, projectId: project.id, workerId: null, keySource: source };
-      const grant = await deps.usage.reserve(scope, {
-        promptTokens: estimatePromptTokens({ text: system + content, messages: 1 }),
-        maxTokens: PROMPT_MAX_TOKENS,
-      });
-      let res: LlmResponse;
-      try {
-        res = await deps.llm.complete({
-          model,
-          apiKey: key.key,
-          maxTokens: grant.maxTokens,
-          temperature: 0.3,
-          system,
-          messages: [{ role: 'user', content }],
-        });
-      } catch (err) {
-        if (grant.id !== null) await deps.usage.release(grant.id);
-        throw llmFailure(err, 'The model provider could not write the prompt; try again.');
-      }
-      const u = res.usage;
-      const total = u.input_tokens + u.output_tokens + u.cache_tokens;
-      await deps.usage.record({
-        userId: project.owner_id,
-        projectId: project.id,
-        projectName: project.name,
-        model: res.model || model,
-        source: 'generate_prompt',
-        keySource: source,
-        usage: u,
-        reservationId: grant.id,
-      });
-      const prompt = textOf(res).trim();
-      if (!prompt) throw new Upstream(502, 'llm_error', 'The model gave an empty answer; try again.');
-      return {
-        system_prompt: prompt,
-        model: res.model || model,
-        usage: { input_tokens: u.input_tokens, output_tokens: u.output_tokens, total_tokens: total },
-      };
-    },
-
-    /** The job handler: execute run `runId` if it is still queued (atomic claim). Never throws for run failures. */
-    async execute(runId: number, jobId?: string) {
-      // Crash recovery: a stopping instance starts no run (its job is retried on another instance).
-      if (mine.closing) throw new Error('this instance is stopping');
-      const claimed = await repo.claim(runId, instanceId, jobId);
-      if (!claimed) return;
-      const started = Date.now();
-      const claim: RunClaim = { instance_id: instanceId, replays: claimed.replays };
-      const resume = asJournal(claimed.journal);
-      const run = {
-        id: claimed.id,
-        project_id: claimed.project_id,
-        user_id: claimed.user_id,
-        worker_id: claimed.worker_id,
-        claim,
-      };
-      deps.log.info(
-        { run_id: runId, worker_id: claimed.worker_id, replay: claimed.replays, resumed_turns: resume?.turns ?? null },
-        resume ? 'run resumed' : 'run started',
-      );
-      const fail = (code: string, message: string) =>
-        finish(run, { status: 'failed', text: '', turns: 0, toolCalls: [], error: { code, message } });
-      const ac = new AbortController();
-      local.set(runId, ac);
-      mine.add(runId, ac);
-      const beat = setInterval(() => {
-        repo.heartbeat(runId).catch(() => {});
-      }, HEARTBEAT_MS);
-      beat.unref();
-      try {
-        await deps.workers.markWorking(claimed.worker_id);
-        const p = await deps.projects.record(claimed.project_id);
-        const w = await deps.workers.full(claimed.project_id, claimed.worker_id);
-        const content = await repo.messageContent(claimed.message_id);
-        if (!p || !w || content === undefined)
-          return await fail('worker_not_found', 'The worker or its message no longer exists.');
-        const msg = { content };
-        const project: ProjectRef & { protocol: string } = {
-          id: p.id,
-          owner_id: p.owner_id,
-          name: p.name,
-          display_name: p.display_name,
-          trial_mode: p.trial_mode,
-          config: (p.config ?? {}) as Record<string, unknown>,
-          protocol: p.protocol,
-          dir: deps.access.projectDir(p.id),
-        };
-        const worker: RunWorker & {
-          system_prompt: string;
-          context_assets: string[];
-          model: string | null;
-          max_turns: number;
-        } = {
-          id: w.id,
-          label: w.label,
-          role: w.role,
-          focus_dirs: Array.isArray(w.focus_dirs) ? w.focus_dirs : [],
-          tools: Array.isArray(w.tools) ? w.tools : [],
-          system_prompt: w.system_prompt,
-          context_assets: Array.isArray(w.context_assets) ? w.context_assets : [],
-          model: w.model,
-          max_turns: w.max_turns,
-        };
-        const act = (type: string, title: string, detail?: string | null, payload: Record<string, unknown> = {}) =>
-          deps.activity.recordBestEffort({
-            type,
-            userId: project.owner_id,
-            actor: worker.label,
-            projectId: project.id,
-            workerId: worker.id,
-            title,
-            detail: detail ?? null,
-            payload: { run_id: runId, ...payload },
-          });
-        let key: ResolvedKey;
-        try {
-          key = await keyFor(project);
-        } catch (err) {
-          return await fail(
-            err instanceof AppError ? err.code : 'llm_unavailable',
-            err instanceof Error ? err.message : 'No LLM key.',
-          );
-        }
-        const scope = {
-          userId: project.owner_id,
-          projectId: project.id,
-          workerId: worker.id,
-          runId,
-          keySource: keySource(project, key),
-        };
-        /** A spent budget: a `token_budget` event with the figures of the 429. */
-        const budgetEvent = (err: AppError) => {
-          const f = err.fields as { scope: string; used: number; cap: number };
-          return act('token_budget', 'Token budget reached', `${f.used} of ${f.cap} tokens (${f.scope})`, {
-            scope: f.scope,
-            used: f.used,
-            cap: f.cap,
-          });
-        };
-        const isBudget = (err: unknown): err is AppError =>
-          err instanceof AppError && err.code === 'token_budget_exceeded';
-        try {
-          await deps.usage.assertNotSpent(scope);
-        } catch (err) {
-          if (!isBudget(err)) throw err;
-          await budgetEvent(err);
-          return await fail('token_budget_exceeded', err.message);
-        }
-        const plan = pickModelPlan({
-          messageModel: claimed.requested_model,
-          modelMode: project.config.modelMode,
-          workerModel: worker.model,
-          role: worker.role,
-        });
-        await repo.updateRun(runId, { model: plan.models[0], cascade: plan.cascade });
-        if (plan.reason === 'optimize')
-          await act('cascade_applied', `Cascade from ${plan.tier}`, plan.models[0], {
-            tier: plan.tier,
-            model: plan.models[0],
-            role: worker.role,
-          });
-
-        const ports = deps.ports;
-        const tools = deps.agentTools.offered(worker.tools, ports);
-        const { system } = await buildSystem({
-          project,
-          worker,
-          skills: ports.skills,
-          toolNames: tools.map((t) => t.name),
-        });
-        const messages: LlmMessage[] = [...(await history(project.id, worker.id, claimed.message_id))];
-        if (messages.length && messages[messages.length - 1].role === 'user')
-          messages[messages.length - 1] = {
-            role: 'user',
-            content: `${messages[messages.length - 1].content as string}\n\n${msg.content}`,
-          };
-        else messages.push({ role: 'user', content: msg.content });
-        const ctx: ToolContext = {
-          project,
-          worker,
-          runId,
-          userId: project.owner_id,
-          ports,
-          activity: act,
-          setCurrentSkill: (skill) => deps.workers.setCurrentSkill(worker.id, skill),
-          signal: ac.signal,
-        };
-        const totals = { input_tokens: 0, output_tokens: 0, cache_tokens: 0, total_tokens: 0 };
-        /** The reservation of the model call under way, settled or released by onModelCall. */
-        let reservation: number | null = null;
-        /**
-         * `session_start` ("… started working") is written once, when the first model call has its budget and is
-         * about to be made: a run that fails before (no key, spent budget, cancelled while queued) never started.
-         */
-        let sessionStarted = false;
-        const prepMs = ms(started);
-        const genStart = Date.now();
-        const result = await deps.agentEngine.run(
-          {
-            system,
-            messages,
-            tools,
-            toolContext: ctx,
-            models: plan.models,
-            cascade: plan.cascade,
-            maxTurns: Math.max(1, worker.max_turns),
-            maxTokens: RUN_MAX_TOKENS,
-            apiKey: key.key,
-            signal: ac.signal,
-            resume,
-          },
-          {
-            onText: (delta) => deps.events.publish(runId, { type: 'text_delta', delta }),
-            onToolResult: (e) =>
-              deps.events.publish(runId, {
-                type: 'tool_result',
-                tool: e.tool,
-                is_error: e.is_error,
-                ...(e.data ?? {}),
-              }),
-            async reserveCall(call) {
-              try {
-                const grant = await deps.usage.reserve(
-                  { ...scope, projectName: project.name },
-                  { ...call, source: 'worker' },
-                );
-                reservation = grant.id;
-                if (!sessionStarted) {
-                  sessionStarted = true;
-                  await act('session_start', `${worker.label} started working`, msg.content.slice(0, 280));
-                }
-                return grant.maxTokens;
-              } catch (err) {
-                if (!isBudget(err)) throw err;
-                // Stop between turns: what the run did so far is kept.
-                await budgetEvent(err);
-                throw new RunStop('token_budget_exceeded', err.message);
-              }
-            },
-            async onModelCall({ model, usage }) {
-              const id = reservation;
-              reservation = null;
-              if (!usage) {
-                // Crash recovery: a call cut by a stop was billed by the provider; charge its reservation.
-                if (id !== null && mine.state(runId) !== 'running') await deps.usage.settleCrashed({ ids: [id] });
-                else if (id !== null) await deps.usage.release(id);
-                return;
-              }
-              const total = usage.input_tokens + usage.output_tokens + usage.cache_tokens;
-              totals.input_tokens += usage.input_tokens;
-              totals.output_tokens += usage.output_tokens;
-              totals.cache_tokens += usage.cache_tokens;
-              totals.total_tokens += total;
-              await deps.usage.record({
-                userId: project.owner_id,
-                projectId: project.id,
-                projectName: project.name,
-                workerId: worker.id,
-                runId,
-                model,
-                source: 'worker',
-                keySource: scope.keySource,
-                usage,
-                reservationId: id,
-              });
-              await repo.updateRun(runId, { ...totals, model });
-            },
-            async beforeTurn(turn) {
-              deps.log.info({ run_id: runId, turn }, 'run turn');
-              const row = await repo.beginTurn(runId, turn - 1);
-              if (!row || row.cancel_requested) throw new RunStop('cancelled', 'The run was cancelled.');
-            },
-            async onEscalate(e) {
-              deps.events.publish(runId, { type: 'cascade_escalated', class: e.class, from: e.from, to: e.to });
-              await act('cascade_escalated', `Escalated to ${e.to}`, e.class, {
-                class: e.class,
-                from_model: e.from,
-                to_model: e.to,
-                turn: e.turn,
-              });
-            },
-            // Crash recovery: the journal is stored under this claim; a claim taken back stops the run here.
-            async checkpoint(journal) {
-              if (!(await repo.saveJournal(runId, claim, journal))) {
-                mine.lose(runId);
-                throw new RunStop('cancelled', 'The run was taken back by another instance.');
-              }
-            },
-          },
-        );
-        if (await handedOver(runId, claim)) return;
-        await finish(run, { ...result }, { prep_ms: prepMs, gen_ms: ms(genStart) });
-      } catch (err) {
-        if (await handedOver(runId, claim).catch(() => true)) return;
-        deps.log.error({ err: (err as Error).message, run_id: runId }, 'agent run failed unexpectedly');
-        await fail('internal_error', 'The run failed on our side; retry it.').catch(() => {});
-      } finally {
-        clearInterval(beat);
-        local.delete(runId);
-        mine.remove(runId);
-      }
-    },
+    /** The `runtime.run` job: execute run `runId` if it is still queued (runtime.execution.ts). */
+    execute: (runId: number, jobId?: string): Promise<void> => execution.execute(runId, jobId),
 
     /**
      * The crash rule (module header): requeue or fail runs whose process died; idle workers left working.
@@ -807,7 +302,7 @@ export function createRuntimeService(deps: RuntimeDeps) {
      */
     async reconcile() {
       // Crash recovery (runtime.recovery.ts): runs of dead or unknown instances are requeued or failed.
-      const { requeued, failed } = await recovery.recoverOrphans();
+      const { requeued, failed } = await execution.recoverOrphans();
       // Workers left working by a dead process (no running run) go idle.
       await repo.transaction((tx) => idleUnlessBusy(tx, null, ['running', 'queued']));
       return { requeued, failed };
@@ -820,13 +315,13 @@ export function createRuntimeService(deps: RuntimeDeps) {
     hasLiveRun: (workerId: number): Promise<boolean> => repo.hasLiveRun(workerId, new Date(Date.now() - STALE_RUN_MS)),
 
     /** Abort every run executing in this process (shutdown). */
-    abortAll() {
-      for (const ac of local.values()) ac.abort();
+    abortAll(): void {
+      execution.abortAll();
     },
 
     /** Crash recovery: this instance's lease was lost; its runs were taken back elsewhere, so drop them here. */
-    dropAll() {
-      mine.loseAll();
+    dropAll(): void {
+      execution.loseAll();
     },
 
     /**
@@ -851,24 +346,9 @@ export function createRuntimeService(deps: RuntimeDeps) {
       if (sweep) clearInterval(sweep);
       sweep = undefined;
       await deps.jobs.pause('runtime.run');
-      await mine.handBackAll();
+      await execution.handBackAll();
     },
   };
-
-  /**
-   * Crash recovery: after the engine returned (or threw), whether the run was handed over instead of finished: a
-   * run taken back elsewhere is left alone, a run of a stopping instance is handed back (runtime.recovery.ts).
-   */
-  async function handedOver(runId: number, claim: RunClaim): Promise<boolean> {
-    const state = mine.state(runId);
-    if (state === 'lost') {
-      deps.log.warn({ run_id: runId }, 'run dropped here: it was taken back by another instance');
-      return true;
-    }
-    if (state !== 'handing_back') return false;
-    await recovery.handBack(runId, claim);
-    return true;
-  }
 
   /** Cancel a queued run now, or ask a running one to stop. */
   async function stopRun(runId: number, workerId: number) {
@@ -876,8 +356,7 @@ export function createRuntimeService(deps: RuntimeDeps) {
       return deps.events.publish(runId, { type: 'end', status: 'cancelled' });
     const r = await repo.requestCancel(runId);
     if (!r) return;
-    const ac = local.get(runId);
-    if (ac) return ac.abort();
+    if (execution.abort(runId)) return;
     if (r.heartbeat_at && +r.heartbeat_at >= Date.now() - STALE_RUN_MS) {
       // It executes on another instance: abort it there now (else it stops before its next turn anyway).
       return deps.bus.publish('run.cancel', { run: runId });
@@ -895,4 +374,3 @@ export function createRuntimeService(deps: RuntimeDeps) {
 }
 
 export type RuntimeService = ReturnType<typeof createRuntimeService>;
-export { MODEL_TIERS };

@@ -10,7 +10,7 @@
  */
 import type { ProjectRef } from '../../access/access.ts';
 import type { AgentPorts } from './ports.ts';
-import type { LlmTool } from '../../providers/llm/index.ts';
+import type { LlmTool } from '../models/model-gateway.ts';
 import type { ToolEffect } from './journal.ts';
 
 /** The worker a run acts as. */

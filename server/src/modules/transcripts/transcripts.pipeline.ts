@@ -23,12 +23,9 @@ import type { DB } from '../../db/types.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
 import type { Bus } from '../../lib/bus.ts';
 import { MediaToolMissing, type Media } from '../../lib/media.ts';
-import { type LlmProvider, textOf } from '../../providers/llm/index.ts';
 import { SpeechUnavailable, type SpeechProvider } from '../../providers/speech/index.ts';
-import type { LlmKeys } from '../accounts/llm-keys.ts';
 import type { KnowledgeIndex } from '../knowledge/knowledge.index.ts';
-import type { UsageService } from '../usage/usage.service.ts';
-import type { KeySource } from '../usage/usage.repo.ts';
+import type { Billing, LlmMessage, ModelGateway, Payer } from '../models/model-gateway.ts';
 import type { TranscriptPatch, TranscriptsRepo } from './transcripts.repo.ts';
 import {
   clock,
@@ -57,8 +54,6 @@ export const SWEEP_MS = 15_000;
 export const MAX_INTERRUPTIONS = 1;
 /** Files of the incoming folder untouched this long with no row are orphans (an upload still running touches its file). */
 export const ORPHAN_AGE_MS = 10 * 60_000;
-/** Models of the vision and summary calls per vendor. */
-export const TRANSCRIPT_MODELS = { anthropic: 'claude-haiku-4-5', openai: 'gpt-4o-mini' } as const;
 
 const RUNNING: ReadonlySet<string> = new Set(Object.values(STEP_STATES).map((s) => s.running[0]));
 
@@ -83,9 +78,8 @@ export interface TranscriptPipelineDeps {
   repo: TranscriptsRepo;
   media: Media;
   speech: SpeechProvider;
-  llm: LlmProvider;
-  llmKeys: Pick<LlmKeys, 'forUser'>;
-  usage: Pick<UsageService, 'reserve' | 'record' | 'release'>;
+  /** The metered model call (purpose `transcript`: frames and the summary, billed to the uploader). */
+  models: Pick<ModelGateway, 'billing' | 'complete'>;
   /** The shared semantic index (the knowledge area): embeds a `transcript` document now. */
   index: Pick<KnowledgeIndex, 'indexDocument'>;
   jobs: JobQueue;
@@ -149,49 +143,22 @@ export function createTranscriptPipeline(deps: TranscriptPipelineDeps) {
     await fsp.rm(workDir(row.id), { recursive: true, force: true });
   }
 
-  /** The key and its metering source for a model call billed to the uploader. */
-  async function keyFor(row: Row): Promise<{ key: string; keySource: KeySource }> {
-    const k = await deps.llmKeys.forUser(row.user_id, { allowPlatform: row.trial_mode });
-    return { key: k.key, keySource: k.source === 'own' ? 'own' : row.trial_mode ? 'trial' : 'platform' };
-  }
+  /** Who pays for a transcript's model calls: the uploader (the platform key when the project was in trial mode). */
+  const payerOf = (row: Row): Payer => ({
+    userId: row.user_id,
+    project: { id: row.project_id, trial_mode: row.trial_mode },
+  });
 
-  /** One metered model call: reserved before, recorded after (source `transcript`). */
-  async function callModel(
-    row: Row,
-    key: { key: string; keySource: KeySource },
-    req: { system: string; content: Parameters<LlmProvider['complete']>[0]['messages'][0]['content']; max: number },
-  ) {
-    const promptTokens = Math.ceil(JSON.stringify(req.content).length / 4) + 200;
-    const r = await deps.usage.reserve(
-      { userId: row.user_id, projectId: row.project_id, workerId: null, keySource: key.keySource },
-      { promptTokens, maxTokens: req.max },
-    );
-    let res;
-    try {
-      res = await deps.llm.complete({
-        model: TRANSCRIPT_MODELS[deps.llm.vendor],
-        system: req.system,
-        messages: [{ role: 'user', content: req.content }],
-        maxTokens: r.maxTokens,
-        temperature: 0,
-        apiKey: key.key,
-        signal: abort.signal,
-      });
-    } catch (err) {
-      if (r.id !== null) await deps.usage.release(r.id);
-      throw err;
-    }
-    await deps.usage.record({
-      userId: row.user_id,
-      projectId: row.project_id,
-      model: res.model,
-      source: 'transcript',
-      keySource: key.keySource,
-      usage: res.usage,
-      reservationId: r.id,
+  /** One metered model call of the pipeline (source `transcript`), cancelled when the pipeline stops. */
+  const callModel = (b: Billing, req: { system: string; content: LlmMessage['content']; max: number }) =>
+    deps.models.complete(b, {
+      purpose: 'transcript',
+      system: req.system,
+      messages: [{ role: 'user', content: req.content }],
+      maxTokens: req.max,
+      temperature: 0,
+      signal: abort.signal,
     });
-    return res;
-  }
 
   const steps: Record<Step, (row: Row) => Promise<Row | undefined>> = {
     async audio(row) {
@@ -256,10 +223,10 @@ export function createTranscriptPipeline(deps: TranscriptPipelineDeps) {
     async vision(row) {
       const frames = [...(row.frames_json ?? [])];
       await save(row.id, running('vision'));
-      let key: { key: string; keySource: KeySource } | null = null;
+      let key: Billing | null = null;
       let keyError = '';
       try {
-        key = await keyFor(row);
+        key = await deps.models.billing(payerOf(row));
       } catch (err) {
         keyError = (err as Error).message;
       }
@@ -270,7 +237,7 @@ export function createTranscriptPipeline(deps: TranscriptPipelineDeps) {
         try {
           if (!key) throw new StepFailed(keyError || 'no LLM key');
           const data = (await fsp.readFile(path.join(dir, `${String(i + 1).padStart(4, '0')}.jpg`))).toString('base64');
-          const res = await callModel(row, key, {
+          const res = await callModel(key, {
             system:
               'You describe frames of a recorded meeting. In one or two sentences say what the frame shows: people, slides, screens, diagrams, and any readable text that matters.',
             content: [
@@ -279,7 +246,7 @@ export function createTranscriptPipeline(deps: TranscriptPipelineDeps) {
             ],
             max: 300,
           });
-          description = textOf(res).trim() || `${VISION_FAILED_MARKER} empty answer`;
+          description = res.text.trim() || `${VISION_FAILED_MARKER} empty answer`;
         } catch (err) {
           if (abort.signal.aborted) throw err;
           const kind = (err as { kind?: string }).kind;
@@ -293,9 +260,9 @@ export function createTranscriptPipeline(deps: TranscriptPipelineDeps) {
     async summary(row) {
       await save(row.id, running('summary'));
       try {
-        const key = await keyFor(row);
+        const key = await deps.models.billing(payerOf(row));
         const frames = (row.frames_json ?? []).map((f) => `[${clock(f.ts_ms)}] ${f.description ?? ''}`).join('\n');
-        const res = await callModel(row, key, {
+        const res = await callModel(key, {
           system: [
             'You summarize meeting transcripts. Answer with ONE JSON object and nothing else:',
             '{"tldr": string, "key_points": string[], "action_items": [{"task": string, "owner": string|null}], "decisions": string[], "topics": string[]}.',
@@ -307,7 +274,7 @@ export function createTranscriptPipeline(deps: TranscriptPipelineDeps) {
           ].join(''),
           max: 1500,
         });
-        const summary = parseSummary(textOf(res), res.model, new Date());
+        const summary = parseSummary(res.text, res.model, new Date());
         if (!summary) throw new StepFailed('The model did not answer with a summary.');
         return save(row.id, { ...finished('summary'), summary_json: summary });
       } catch (err) {

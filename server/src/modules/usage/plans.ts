@@ -154,6 +154,33 @@ export function estimatePromptTokens(parts: { text: string; messages: number }):
   return Math.ceil(Buffer.byteLength(parts.text, 'utf8') / 3) + 16 * Math.max(1, parts.messages);
 }
 
+/** Input tokens counted for one image of a vision call (the vendors bill about 1,600 for a 1-megapixel image). */
+export const IMAGE_TOKENS = 1600;
+
+/**
+ * The estimate of a whole model request: `estimatePromptTokens` over the system prompt, the messages' text (a
+ * content block as its JSON, so tool calls and results count with their structure) and the tools' schemas,
+ * plus `IMAGE_TOKENS` per image (its base64 bytes are not text the model reads).
+ */
+export function estimateRequestTokens(req: {
+  system?: string;
+  messages: Array<{ content: string | Array<{ type: string }> }>;
+  tools?: unknown[];
+}): number {
+  let text = req.system ?? '';
+  let images = 0;
+  for (const m of req.messages) {
+    if (typeof m.content === 'string') text += m.content;
+    else
+      for (const block of m.content) {
+        if (block.type === 'image') images++;
+        else text += JSON.stringify(block);
+      }
+  }
+  if (req.tools?.length) text += JSON.stringify(req.tools);
+  return estimatePromptTokens({ text, messages: req.messages.length }) + images * IMAGE_TOKENS;
+}
+
 /** Plans sold through the hosted checkout (specification, Plan names: checkout accepts `min` or `cloud`). */
 export const CHECKOUT_PLANS = ['min', 'cloud'] as const;
 export type CheckoutPlan = (typeof CHECKOUT_PLANS)[number];

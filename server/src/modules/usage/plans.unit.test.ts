@@ -3,6 +3,8 @@ import {
   assertPlanAllows,
   dailyTokenCap,
   estimatePromptTokens,
+  estimateRequestTokens,
+  IMAGE_TOKENS,
   grantableOutput,
   MIN_OUTPUT_TOKENS,
   nextUtcDay,
@@ -79,6 +81,21 @@ describe('budgets held during a run', () => {
     expect(estimatePromptTokens({ text: 'a'.repeat(300), messages: 1 })).toBe(116);
     // Cyrillic letters take two bytes each, so they count double.
     expect(estimatePromptTokens({ text: 'я'.repeat(300), messages: 2 })).toBe(232);
+  });
+
+  it('estimates a whole request: system, text, blocks as JSON, tool schemas, a fixed count per image', () => {
+    const text = estimateRequestTokens({ system: 'a'.repeat(150), messages: [{ content: 'b'.repeat(150) }] });
+    expect(text).toBe(estimatePromptTokens({ text: 'a'.repeat(300), messages: 1 }));
+    const image = { type: 'image', media_type: 'image/png', data: 'x'.repeat(3_000_000) } as { type: string; [k: string]: unknown };
+    const vision = estimateRequestTokens({ messages: [{ content: [image, { type: 'text', text: 'Describe it.' }] }] });
+    expect(vision).toBe(
+      estimatePromptTokens({ text: JSON.stringify({ type: 'text', text: 'Describe it.' }), messages: 1 }) +
+        IMAGE_TOKENS,
+    );
+    const tools = [{ name: 'create_issue', description: 'd', input_schema: { type: 'object' } }];
+    expect(estimateRequestTokens({ messages: [{ content: 'q' }], tools })).toBeGreaterThan(
+      estimateRequestTokens({ messages: [{ content: 'q' }] }),
+    );
   });
 });
 

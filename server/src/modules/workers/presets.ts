@@ -1,10 +1,10 @@
 /**
  * The worker preset library (specification, Projects and workers → Worker preset: 13 presets).
- * A preset's `model` is a tier key of `MODEL_TIERS` (runtime/model-tiers.ts, the one place tiers are
+ * A preset's `model` is a tier key of `MODEL_TIERS` (models/model-tiers.ts, the one place tiers are
  * configured) resolved by `resolveModel`; its `tools` are names or groups of the agent's tool registry
  * (runtime/builtin-tools.ts).
  */
-import { MODEL_TIERS } from '../runtime/model-tiers.ts';
+import { MODEL_TIERS } from '../models/model-tiers.ts';
 
 export interface WorkerPreset {
   id: string;

@@ -10,7 +10,7 @@ import { type Kysely, type Selectable, sql, type Transaction, type Updateable } 
 import type { DB } from '../../db/types.ts';
 import { BadRequest } from '../../http/errors.ts';
 import { presetById, resolveModel } from './presets.ts';
-import { MODEL_TIERS } from '../runtime/model-tiers.ts';
+import { MODEL_TIERS } from '../models/model-tiers.ts';
 import type { Worker } from './workers.schemas.ts';
 
 type Executor = Kysely<DB> | Transaction<DB>;

@@ -49,6 +49,19 @@ export function workersRoutes(app: TypedApp, { workers }: { workers: WorkersServ
     },
     async () => workers.modelTiers(),
   );
+  app.post(
+    `${W}/generate-prompt`,
+    {
+      schema: {
+        tags,
+        summary: 'Generate a system prompt with the LLM from what the worker is for, its name and a description',
+        params: NameParam,
+        body: S.GeneratePromptBody,
+        response: { 200: S.GeneratePromptAnswer, ...errors(400, 401, 403, 404, 429, 502, 503) },
+      },
+    },
+    async (req) => workers.generatePrompt(requireActor(req), req.params.name, req.body),
+  );
   app.get(
     '/api/crm/workers/templates',
     {

@@ -143,3 +143,32 @@ export const Runtime = Type.Object({
   tokens_pct: Type.Number(),
   tokens_cap: Nullable(Type.Integer()),
 });
+export const GeneratePromptBody = Type.Object(
+  {
+    role: Type.String({
+      minLength: 3,
+      maxLength: 4000,
+      description: 'what the worker is for (e.g. "reviews pull requests for security problems")',
+    }),
+    label: Type.Optional(Type.String({ maxLength: 100, description: "the worker's name, e.g. Reviewer" })),
+    description: Type.Optional(
+      Type.String({
+        maxLength: 4000,
+        description: 'more about the worker: its duties, tools, tone, what it must not do',
+      }),
+    ),
+    model: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 100,
+        description: 'a tier key or a model id to write the prompt with (default: the strict fallback tier)',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export const GeneratePromptAnswer = Type.Object({
+  system_prompt: Type.String(),
+  model: Type.String(),
+  usage: Type.Object({ input_tokens: Type.Integer(), output_tokens: Type.Integer(), total_tokens: Type.Integer() }),
+});

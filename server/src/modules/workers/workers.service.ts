@@ -18,7 +18,8 @@ import { reportedWorkerStatus } from '../runtime/status.ts';
 import type { ProjectsRepo } from '../projects/projects.repo.ts';
 import type { UsageService } from '../usage/usage.service.ts';
 import { WORKER_PRESETS } from './presets.ts';
-import { MODEL_TIERS } from '../runtime/model-tiers.ts';
+import { MODEL_TIERS, pickModelPlan } from '../models/model-tiers.ts';
+import { projectPayer, type ModelGateway } from '../models/model-gateway.ts';
 import { normalizeWorker, toWorkerView, type WorkerInput, type WorkerView, type WorkersRepo } from './workers.repo.ts';
 import { bindBot, maskBotToken, validateBotToken } from './bot-binding.ts';
 import { IMAGE_MIME, type ImageKind } from './images.ts';
@@ -36,6 +37,24 @@ export const WORKER_ACTIVITY_TYPES = [
 ];
 /** A terminal session is live when its heartbeat (`session_seen_at`) is this recent. */
 export const SESSION_LIVE_MS = 60 * 1000;
+/** Output-token bound of a prompt generation. */
+export const PROMPT_MAX_TOKENS = 1500;
+const PROMPT_WRITER_SYSTEM =
+  'You write system prompts for AI workers of a software team. Given what the worker is for and a description, answer with the system prompt only: who the worker is, what it is responsible for, how it works with issues (take, log progress, close), its boundaries, and its tone. Follow the description where it says more. Second person, under 400 words, no preamble.';
+
+/**
+ * The request text of a prompt generation: the project, the worker's name, what it is for (`role`) and the
+ * further description when given.
+ */
+function promptRequest(projectName: string, body: { role: string; label?: string; description?: string }): string {
+  const lines = [
+    `Project: ${projectName}`,
+    `Worker: ${body.label?.trim() || '(unnamed)'}`,
+    `What the worker is for: ${body.role.trim()}`,
+  ];
+  if (body.description?.trim()) lines.push(`Description:\n${body.description.trim()}`);
+  return lines.join('\n');
+}
 
 /** What the workers service uses. */
 export interface WorkersDeps {
@@ -56,6 +75,8 @@ export interface WorkersDeps {
   >;
   /** Whether an agent run of the worker is live (the runtime area). */
   runs: { hasLiveRun(workerId: number): Promise<boolean> };
+  /** The metered model call (prompt generation). */
+  models: Pick<ModelGateway, 'complete'>;
   /**
    * The messenger area's pollers: `changed` after a bot is bound, unbound or its worker deleted (every instance
    * reconciles at once); `started` waits briefly until an instance polls the bot.
@@ -75,6 +96,42 @@ export function createWorkersService(deps: WorkersDeps) {
   }
 
   return {
+    /**
+     * `POST /projects/:name/workers/generate-prompt` `{role, label?, description?, model?}`: write a worker's
+     * system prompt with the LLM from what the worker is for (`role`), its name and the further description
+     * (metered through the model gateway, purpose `generate_prompt`; the project owner pays).
+     * @returns `{system_prompt, model, usage}`. @throws 400 `llm_key_required`, 429 `token_budget_exceeded`,
+     *   503 `llm_unavailable`, 502 `llm_error`.
+     */
+    async generatePrompt(
+      actor: Actor,
+      name: string,
+      body: { role: string; label?: string; description?: string; model?: string },
+    ) {
+      const project = await access.project(actor, name);
+      const a = await deps.models.complete(projectPayer(project), {
+        purpose: 'generate_prompt',
+        model: body.model ? pickModelPlan({ messageModel: body.model }).models[0] : undefined,
+        maxTokens: PROMPT_MAX_TOKENS,
+        temperature: 0.3,
+        system: PROMPT_WRITER_SYSTEM,
+        messages: [{ role: 'user', content: promptRequest(project.display_name, body) }],
+        failure: 'The model provider could not write the prompt; try again.',
+      });
+      const prompt = a.text.trim();
+      if (!prompt) throw new Upstream(502, 'llm_error', 'The model gave an empty answer; try again.');
+      const u = a.usage;
+      return {
+        system_prompt: prompt,
+        model: a.model,
+        usage: {
+          input_tokens: u.input_tokens,
+          output_tokens: u.output_tokens,
+          total_tokens: u.input_tokens + u.output_tokens + u.cache_tokens,
+        },
+      };
+    },
+
     /** GET /workers: the caller's workers across projects; the operator sees every user's (with `owner_email`). */
     async listAll(actor: Actor) {
       if (!actor.isOperator) {
@@ -103,7 +160,7 @@ export function createWorkersService(deps: WorkersDeps) {
     presets: () => ({ presets: WORKER_PRESETS }),
 
     /** GET /model-tiers: tiers, role → tier defaults, fallback tier. */
-    modelTiers: () => MODEL_TIERS,
+    modelTiers: () => ({ ...MODEL_TIERS, tiers: MODEL_TIERS.tiers.map(({ openai: _vendorModel, ...tier }) => tier) }),
 
     /** GET /workers/templates: the caller's templates and public ones. */
     async listTemplates(actor: Actor) {

@@ -512,7 +512,7 @@ describe('presets and the agent runtime agree', () => {
   it('every preset tool names a tool or a tool group of the agent registry, and every preset role has a tier', async () => {
     const { WORKER_PRESETS } = await import('./presets.ts');
     const { createDefaultToolRegistry } = await import('../runtime/builtin-tools.ts');
-    const { MODEL_TIERS } = await import('../runtime/model-tiers.ts');
+    const { MODEL_TIERS } = await import('../models/model-tiers.ts');
     const tools = createDefaultToolRegistry().list();
     const known = new Set([...tools.map((x) => x.name), ...tools.map((x) => x.group)]);
     for (const p of WORKER_PRESETS) {

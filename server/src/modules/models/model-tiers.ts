@@ -1,6 +1,11 @@
 /**
- * Model tiers and the model a run uses (specification: Resources, "Model tiers"; Workers, `GET /model-tiers`).
- * The ONE place the tiers are configured; `GET /model-tiers` (workers area) serves `MODEL_TIERS` as is.
+ * The one model table (specification: Resources, "Model tiers"; Workers, `GET /model-tiers`): the tiers, the
+ * model of each tier per vendor, which tier each purpose of a model call uses, and the model a run uses.
+ * `GET /model-tiers` (workers area) serves `MODEL_TIERS` (its `openai` models are not part of that answer).
+ *
+ * A model call of the service names its purpose (`ModelPurpose`, also the `source` of its usage row); the
+ * model gateway (model-gateway.ts) calls the purpose's tier on the configured vendor (`modelFor`). Runs choose
+ * their models with `pickModelPlan`:
  *
  * Choice of model for a run, first match wins:
  *  1. the per-message `model` (a tier key or a model id): used as is, no cascade;
@@ -15,7 +20,10 @@ export interface ModelTier {
   label: string;
   /** 1 = cheapest; escalation goes to the next higher stage. */
   stage: number;
+  /** The tier's model (Anthropic's Messages API; also what runs use, whatever the vendor). */
   model: string;
+  /** The tier's model on an OpenAI-compatible vendor (`LLM_PROVIDER=openai`) for purpose calls. */
+  openai: string;
   hint: string;
 }
 
@@ -33,6 +41,7 @@ export const MODEL_TIERS: ModelTiers = {
       label: 'Fast',
       stage: 1,
       model: 'claude-haiku-4-5',
+      openai: 'gpt-4o-mini',
       hint: 'Routine edits, triage, summaries and status updates.',
     },
     {
@@ -40,6 +49,7 @@ export const MODEL_TIERS: ModelTiers = {
       label: 'Balanced',
       stage: 2,
       model: 'claude-sonnet-4-6',
+      openai: 'gpt-4o',
       hint: 'Everyday development, reviews and writing.',
     },
     {
@@ -47,6 +57,7 @@ export const MODEL_TIERS: ModelTiers = {
       label: 'Deep',
       stage: 3,
       model: 'claude-opus-4-7',
+      openai: 'gpt-4.1',
       hint: 'Architecture, hard bugs and long multi-step work.',
     },
   ],
@@ -69,6 +80,39 @@ export const MODEL_TIERS: ModelTiers = {
   fallbackTier: 'balanced',
 };
 
+const tierByKey = (key: string) => MODEL_TIERS.tiers.find((t) => t.key === key);
+
+/**
+ * What a model call is for: the `source` of its usage row, and the tier it uses (`PURPOSE_TIERS`). `worker` is a
+ * run's call (its model comes from `pickModelPlan`).
+ */
+export type ModelPurpose =
+  'worker' | 'generate_prompt' | 'note_chat' | 'note_source' | 'transcript' | 'sage' | 'help' | 'platform_test';
+
+/**
+ * The tier of each purpose: the note chat and image descriptions, prompt writing and skill reviews on the
+ * balanced tier; transcript frames and summaries, the help assistant and the key test on the fast one.
+ */
+export const PURPOSE_TIERS: Record<ModelPurpose, string> = {
+  worker: MODEL_TIERS.fallbackTier,
+  generate_prompt: 'balanced',
+  note_chat: 'balanced',
+  note_source: 'balanced',
+  sage: 'balanced',
+  transcript: 'fast',
+  help: 'fast',
+  platform_test: 'fast',
+};
+
+/** The LLM vendors (`LLM_PROVIDER`). */
+export type ModelVendor = 'anthropic' | 'openai';
+
+/** The model a call of `purpose` uses on `vendor`: its tier's model there. */
+export function modelFor(purpose: ModelPurpose, vendor: ModelVendor): string {
+  const tier = tierByKey(PURPOSE_TIERS[purpose]) ?? tierByKey(MODEL_TIERS.fallbackTier)!;
+  return vendor === 'openai' ? tier.openai : tier.model;
+}
+
 /** The models a run may use, in order; `cascade` is true when escalation is allowed. */
 export interface ModelPlan {
   models: string[];
@@ -77,8 +121,6 @@ export interface ModelPlan {
   tier: string | null;
   reason: 'message' | 'strict' | 'optimize';
 }
-
-const tierByKey = (key: string) => MODEL_TIERS.tiers.find((t) => t.key === key);
 
 /**
  * Decide the model plan of a run (rules above).

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MODEL_TIERS, pickModelPlan } from './model-tiers.ts';
+import { MODEL_TIERS, modelFor, PURPOSE_TIERS, pickModelPlan } from './model-tiers.ts';
 
 const model = (key: string) => {
   const t = MODEL_TIERS.tiers.find((x) => x.key === key);
@@ -83,5 +83,15 @@ describe('the model of a run (specification: Resources, Model tiers)', () => {
   it('every role default names a tier', () => {
     for (const key of [...Object.values(MODEL_TIERS.roleDefaults), MODEL_TIERS.fallbackTier])
       expect(MODEL_TIERS.tiers.some((t) => t.key === key)).toBe(true);
+  });
+
+  it('each purpose calls its tier on the configured vendor', () => {
+    expect(modelFor('note_chat', 'anthropic')).toBe('claude-sonnet-4-6');
+    expect(modelFor('note_chat', 'openai')).toBe('gpt-4o');
+    for (const p of ['transcript', 'help', 'platform_test'] as const) {
+      expect(modelFor(p, 'anthropic')).toBe('claude-haiku-4-5');
+      expect(modelFor(p, 'openai')).toBe('gpt-4o-mini');
+    }
+    for (const tier of Object.values(PURPOSE_TIERS)) expect(MODEL_TIERS.tiers.some((t) => t.key === tier)).toBe(true);
   });
 });
