@@ -197,8 +197,12 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
   const throttle = createThrottleService({ repo: createThrottleRepo(db), log });
 
   // Accounts and usage: everything else asks these.
-  const system = createSystemService({ db, database, breach: deps.breach, capabilities: deps.capabilities });
-  const usage = createUsageService({ repo: usageRepo, owners: accountsRepo, instanceId: instances.id, metrics: deps.metrics });
+  const usage = createUsageService({
+    repo: usageRepo,
+    owners: accountsRepo,
+    instanceId: instances.id,
+    metrics: deps.metrics,
+  });
   const settings = createSettingsService({ repo: accountsRepo, sealer });
   const llmKeys = createLlmKeys({ settings, secrets });
   const accounts = createAccountsService({
