@@ -118,8 +118,7 @@ export function createDeps(
       ? containers
       : createDockerRuntime({ dockerHost: config.dockerHost, image: config.cloud.image });
   const secrets = overrides.secrets ?? createSecretStore(db, sealer);
-  const jobs =
-    overrides.jobs ?? createJobQueue(database, log, bus, { jobFailed: (name) => metrics.jobFailed(name) });
+  const jobs = overrides.jobs ?? createJobQueue(database, log, bus, { jobFailed: (name) => metrics.jobFailed(name) });
   return {
     config,
     database,

@@ -217,7 +217,11 @@ export function createMailer(opts: MailerOptions): Mailer {
         if (next !== 'retrying')
           await db
             .updateTable('outbox')
-            .set({ status: next, text_body: redactSecrets(text, msg.secrets), html_body: redactSecrets(html, msg.secrets) })
+            .set({
+              status: next,
+              text_body: redactSecrets(text, msg.secrets),
+              html_body: redactSecrets(html, msg.secrets),
+            })
             .where('id', '=', row.id)
             .execute();
       }
