@@ -203,16 +203,12 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
   const throttle = createThrottleService({ repo: createThrottleRepo(db), log });
 
   // Accounts and usage: everything else asks these.
-<<<<<<< HEAD
-  const usage = createUsageService({ repo: usageRepo, owners: accountsRepo, instanceId: instances.id, metrics: deps.metrics });
-=======
   const usage = createUsageService({
     repo: usageRepo,
     owners: accountsRepo,
     instanceId: instances.id,
     metrics: deps.metrics,
   });
->>>>>>> int
   const settings = createSettingsService({ repo: accountsRepo, sealer });
   const llmKeys = createLlmKeys({ settings, secrets });
   // Every model call of the service: key, reservation, the provider, usage row (modules/models).
