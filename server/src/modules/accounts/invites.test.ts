@@ -230,7 +230,7 @@ describe('beta waitlist', () => {
     expect(reg.status).toBe(201);
     expect((await api(t.app, 'POST', '/api/auth/forgot-password', { body: { email } })).status).toBe(200);
     const delivered = smtp.messages.filter((m) => m.to.includes(email)).map((m) => m.decoded);
-    const tokens = delivered.flatMap((d) => [...d.matchAll(/token=([A-Za-z0-9_-]+)/g)].map((m) => m[1]));
+    const tokens = [...new Set(delivered.flatMap((d) => [...d.matchAll(/token=([A-Za-z0-9_-]+)/g)].map((m) => m[1])))];
     expect(tokens).toHaveLength(2);
     expect(delivered.join('\n')).toContain(code);
     const kept = await t.db.selectFrom('outbox').selectAll().where('to_addr', '=', email).execute();
