@@ -134,11 +134,11 @@ describe('error answers follow the Error component', () => {
     const missing = await api(t.app, 'GET', '/api/crm/projects/no-such-project', { token: u.token });
     expect(missing.status).toBe(404);
     expect(missing.body).toEqual({ error: 'project_not_found', message: expect.any(String) });
-    const bad = await api(t.app, 'GET', '/api/crm/projects/x/runs?limit=0', { token: u.token });
-    expect(bad.status).toBe(400);
-    expect(bad.body).toMatchObject({ error: 'invalid_request', details: [{ path: expect.any(String) }] });
     const create = (body: unknown) => api(t.app, 'POST', '/api/crm/projects/create', { token: u.token, body });
     expect((await create({ displayName: 'A', projectName: 'taken-name' })).status).toBe(201);
+    const bad = await api(t.app, 'GET', '/api/crm/projects/taken-name/runs?limit=0', { token: u.token });
+    expect(bad.status).toBe(400);
+    expect(bad.body).toMatchObject({ error: 'invalid_request', details: [{ path: expect.any(String) }] });
     const other = await createUser(t);
     const taken = await api(t.app, 'POST', '/api/crm/projects/create', {
       token: other.token,

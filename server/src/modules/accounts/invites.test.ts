@@ -230,7 +230,7 @@ describe('beta waitlist', () => {
     expect(reg.status).toBe(201);
     expect((await api(t.app, 'POST', '/api/auth/forgot-password', { body: { email } })).status).toBe(200);
     const delivered = smtp.messages.filter((m) => m.to.includes(email)).map((m) => m.decoded);
-    const tokens = delivered.flatMap((d) => [...d.matchAll(/token=([A-Za-z0-9_-]+)/g)].map((m) => m[1]));
+    const tokens = [...new Set(delivered.flatMap((d) => [...d.matchAll(/token=([A-Za-z0-9_-]+)/g)].map((m) => m[1])))];
     expect(tokens).toHaveLength(2);
     expect(delivered.join('\n')).toContain(code);
     const kept = await t.db.selectFrom('outbox').selectAll().where('to_addr', '=', email).execute();
@@ -446,21 +446,17 @@ describe('bootstrap admin (ADMIN_EMAIL / ADMIN_PASSWORD)', () => {
     }
   });
 
-  it('an existing account with that e-mail, verified or not, is never promoted; the start says so', async () => {
+  it('an existing account with that e-mail is never promoted, even with its address verified; the start says so', async () => {
     const b = await buildTestApp();
     try {
       const warnings: Array<{ obj: object; msg?: string }> = [];
       const log: Logger = { ...silent, warn: (obj, msg) => void warnings.push({ obj, msg }), child: () => log };
-      for (const email_verified of [false, true]) {
-        const u = await createUser(b, { email_verified });
-        const restarted = await appOver(b, { ADMIN_EMAIL: u.email, ADMIN_PASSWORD: 'other passphrase' }, log);
-        await restarted.close();
-        const row = await b.db.selectFrom('users').select(['role']).where('id', '=', u.id).executeTakeFirstOrThrow();
-        expect(row.role).toBe('user');
-        expect((await api(b.app, 'GET', '/api/crm/admin/users', { token: u.token })).status).toBe(403);
-        expect(warnings.some((w) => w.msg?.includes('not promoted'))).toBe(true);
-        warnings.length = 0;
-      }
+      const u = await createUser(b, { email_verified: true });
+      await (await appOver(b, { ADMIN_EMAIL: u.email, ADMIN_PASSWORD: 'other passphrase' }, log)).close();
+      const row = await b.db.selectFrom('users').select(['role']).where('id', '=', u.id).executeTakeFirstOrThrow();
+      expect(row.role).toBe('user');
+      expect((await api(b.app, 'GET', '/api/crm/admin/users', { token: u.token })).status).toBe(403);
+      expect(warnings.some((w) => w.msg?.includes('not promoted'))).toBe(true);
     } finally {
       await b.close();
     }

@@ -434,12 +434,14 @@ describe('the plan on every use', () => {
     const logs = openLogs(String(u.id), u.token);
     await logs.ended;
     expect(logs.status()).toBe(402);
+    // The agent's command tool is refused too (the engine hands the model this error as the tool's result).
     const tool = t.deps.agentTools.get('run_command')!;
-    const ran = await tool.run(
-      { userId: u.id, ports: { shell: createShellPort({ cloud: t.services.cloud }) } } as unknown as ToolContext,
-      { command: 'echo should-not-run' },
-    );
-    expect(ran.is_error).toBe(true);
+    await expect(
+      tool.run(
+        { userId: u.id, ports: { shell: createShellPort({ cloud: t.services.cloud }) } } as unknown as ToolContext,
+        { command: 'echo should-not-run' },
+      ),
+    ).rejects.toMatchObject({ statusCode: 402, code: 'cloud_plan_required' });
     expect(await status()).toBe('paused');
 
     // With the plan back, it resumes on use.

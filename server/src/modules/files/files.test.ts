@@ -4,7 +4,7 @@ import os from 'node:os';
 import net from 'node:net';
 import path from 'node:path';
 import http from 'node:http';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { api, buildTestApp, createProject, createUser, type TestApp } from '../../../test/helpers.ts';
 import { loadConfig } from '../../config.ts';
 import { CLONE_TIMEOUT_MS, UPLOAD_LIMIT_BYTES } from './files.service.ts';
@@ -29,14 +29,14 @@ let trapped = 0;
 
 beforeAll(async () => {
   t = await buildTestApp({
-    env: { FILES_UPLOAD_LIMIT_BYTES: '4096', FILES_CLONE_TIMEOUT_MS: '1500', OUTBOUND_ALLOW_PRIVATE: '127.0.0.1' },
+    env: { FILES_UPLOAD_LIMIT_BYTES: '4096', FILES_CLONE_TIMEOUT_MS: '3000', OUTBOUND_ALLOW_PRIVATE: '127.0.0.1' },
   });
   owner = await createUser(t);
   other = await createUser(t);
   proj = await createProject(t, owner.id, 'files');
   outsideDir = fs.mkdtempSync(path.join(os.tmpdir(), 'outside-'));
   fs.writeFileSync(path.join(outsideDir, 'secret.txt'), 'top secret');
-  // a git repository served over git's dumb HTTP protocol (static files), and a redirect into a private address
+  // a git repository served over HTTP, and a redirect into a private address
   gitRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'gitroot-'));
   const work = path.join(gitRoot, 'work');
   const git = (...a: string[]) =>
@@ -56,21 +56,51 @@ beforeAll(async () => {
   git('add', '.');
   git('commit', '-qm', 'first');
   execFileSync('git', ['clone', '-q', '--bare', work, path.join(gitRoot, 'demo.git')]);
-  execFileSync('git', ['--git-dir', path.join(gitRoot, 'demo.git'), 'update-server-info']);
   trap = net.createServer((sock) => {
     trapped++;
     sock.destroy();
   });
   await new Promise<void>((r) => trap.listen(0, '127.0.0.2', r));
   trapPort = (trap.address() as net.AddressInfo).port;
+  // git's smart HTTP protocol (a shallow clone needs it) through `git http-backend`, run as CGI per request.
   gitServer = http.createServer((req, res) => {
-    const p = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname);
-    if (p.startsWith('/moved/'))
-      return res.writeHead(302, { location: `http://127.0.0.2:${trapPort}/${p.slice('/moved/'.length)}` }).end();
-    const file = path.join(gitRoot, path.normalize(p));
-    if (!file.startsWith(gitRoot) || !fs.existsSync(file) || !fs.statSync(file).isFile())
-      return res.writeHead(404).end('not found');
-    res.writeHead(200).end(fs.readFileSync(file));
+    const url = new URL(req.url ?? '/', 'http://x');
+    if (url.pathname.startsWith('/moved/'))
+      return res.writeHead(302, { location: `http://127.0.0.2:${trapPort}/${url.pathname.slice(7)}` }).end();
+    const cgi = spawn('git', ['http-backend'], {
+      env: {
+        PATH: process.env.PATH,
+        GIT_PROJECT_ROOT: gitRoot,
+        GIT_HTTP_EXPORT_ALL: '1',
+        REQUEST_METHOD: req.method ?? 'GET',
+        PATH_INFO: decodeURIComponent(url.pathname),
+        QUERY_STRING: url.search.slice(1),
+        CONTENT_TYPE: req.headers['content-type'] ?? '',
+        HTTP_CONTENT_ENCODING: String(req.headers['content-encoding'] ?? ''),
+        GIT_PROTOCOL: String(req.headers['git-protocol'] ?? ''),
+        REMOTE_ADDR: '127.0.0.1',
+      },
+    });
+    req.pipe(cgi.stdin);
+    let head = Buffer.alloc(0);
+    let sent = false;
+    cgi.stdout.on('data', (chunk: Buffer) => {
+      if (sent) return void res.write(chunk);
+      head = Buffer.concat([head, chunk]);
+      const end = head.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      const headers: Record<string, string> = {};
+      let status = 200;
+      for (const line of head.subarray(0, end).toString().split('\r\n')) {
+        const [k, ...v] = line.split(':');
+        if (k.toLowerCase() === 'status') status = Number(v.join(':').trim().split(' ')[0]);
+        else headers[k] = v.join(':').trim();
+      }
+      sent = true;
+      res.writeHead(status, headers);
+      res.write(head.subarray(end + 4));
+    });
+    cgi.on('close', () => (sent ? res.end() : res.writeHead(500).end()));
   });
   await new Promise<void>((r) => gitServer.listen(0, '127.0.0.1', r));
   gitPort = (gitServer.address() as net.AddressInfo).port;
