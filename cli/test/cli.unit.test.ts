@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { sessionIdOf, summarize } from '../src/transcript.js';
-import { cliHas } from '../../server/src/modules/cli/cli.fns.ts';
+import { cliHas } from '../../server/src/modules/cli/cli.rules.ts';
 import { VERSION } from '../src/version.js';
 
 describe('arc, pure parts', () => {

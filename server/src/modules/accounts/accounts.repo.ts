@@ -11,7 +11,7 @@ import { type Kysely, sql, type Transaction } from 'kysely';
 import type { DB } from '../../db/types.ts';
 import { pagedById, purgeOlderThan } from '../../db/privacy-sql.ts';
 import type { AuthUserRow } from '../../http/auth.ts';
-import type { Owner } from '../usage/plans.ts';
+import type { Owner } from '../usage/usage.rules.ts';
 
 export type Executor = Kysely<DB> | Transaction<DB>;
 

@@ -15,7 +15,7 @@ import type { Mailer } from '../../providers/mail/mail.ts';
 import type { BreachChecker } from '../../providers/breach/breach.ts';
 import { BadRequest, Conflict, Forbidden, NotFound, TooManyRequests, Unauthorized } from '../../http/errors.ts';
 import { randomToken, sha256hex } from '../../secrets/crypto.ts';
-import { normalizeEmail, normalizeInviteCode, passwordProblem } from './accounts.fns.ts';
+import { normalizeEmail, normalizeInviteCode, passwordProblem } from './accounts.rules.ts';
 import type { AccountsRepo, NewUser } from './accounts.repo.ts';
 import type * as S from './accounts.schemas.ts';
 

@@ -6,7 +6,7 @@ import { requireAdmin } from '../../access/access.ts';
 import type { Actor } from '../../http/auth.ts';
 import type { Mailer, OutboxStatus } from '../../providers/mail/mail.ts';
 import { Conflict, NotFound } from '../../http/errors.ts';
-import { newInviteCode, normalizeEmail, normalizeInviteCode } from './accounts.fns.ts';
+import { newInviteCode, normalizeEmail, normalizeInviteCode } from './accounts.rules.ts';
 import type { AccountsRepo, Executor } from './accounts.repo.ts';
 
 export interface InvitesDeps {

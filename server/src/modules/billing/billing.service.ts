@@ -6,7 +6,7 @@
  * Plan changes are one transaction each: the callback's `payprov_events` row (the idempotency key), the invoice
  * status, the billing row, the user's plan (through the accounts repository) and the activity event; e-mails are
  * sent after the commit. Plans, limits, features and caps come from the usage area's one definition
- * (`usage/plans.ts`); token figures from the usage service.
+ * (`usage/usage.rules.ts`); token figures from the usage service.
  */
 import crypto from 'node:crypto';
 import type { Static } from 'typebox';
@@ -31,11 +31,11 @@ import {
   planFeatures,
   planLimits,
   upgradesFrom,
-} from '../usage/plans.ts';
+} from '../usage/usage.rules.ts';
 import type { UsageService } from '../usage/usage.service.ts';
 import type { BillingAccount, BillingRepo } from './billing.repo.ts';
 import type * as S from './billing.schemas.ts';
-import { spendUsd } from './llm-prices.ts';
+import { spendUsd } from './billing.rules.ts';
 
 /** The secret-store name of the merchant token. */
 export const MERCHANT_TOKEN = 'PAYPROV_MERCHANT_TOKEN';
@@ -504,7 +504,7 @@ export function createBillingService(deps: BillingDeps) {
     /**
      * `GET /account/billing-summary`: the service plan with this month's tokens, and the LLM key the caller's calls
      * use (their own key, else the platform key): a short prefix, and spend computed from usage with the price
-     * table (`llm-prices.ts`). The provider gives no credit balance through its API: `credit_balance_usd` is null.
+     * table (`billing.rules.ts`). The provider gives no credit balance through its API: `credit_balance_usd` is null.
      */
     async summary(actor: Actor) {
       const now = new Date();

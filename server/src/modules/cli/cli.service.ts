@@ -31,7 +31,7 @@ import type { SkillsPort } from '../runtime/ports.ts';
 import type { WorkersRepo } from '../workers/workers.repo.ts';
 import type { CliPackage } from './cli.package.ts';
 import type { CliRepo } from './cli.repo.ts';
-import { cliHas, collapsePrompt, decodeTranscript, inflateBounded, transcriptMessages } from './cli.fns.ts';
+import { cliHas, collapsePrompt, decodeTranscript, inflateBounded, transcriptMessages } from './cli.rules.ts';
 import type * as S from './cli.schemas.ts';
 
 /** Devices listed at most (newest first). */

@@ -13,7 +13,7 @@ import { openSse, pipeSse } from '../../http/sse.ts';
 import * as S from './cloud.schemas.ts';
 import type { CloudService } from './cloud.service.ts';
 import type { ShellSession } from '../../providers/containers/index.ts';
-import { parseControl } from './terminal.ts';
+import { parseControl } from './cloud.rules.ts';
 
 const TERMINAL_PROTOCOL =
   'Frames from the client go to the shell\'s stdin (text or binary); a text frame that is the JSON `{"type":"resize","cols":N,"rows":M}` resizes the terminal, `{"type":"input","data":"…"}` sends `data`. The shell\'s stdout and stderr (one pty) come back as text frames. A paused container is resumed before the shell starts. The socket closes after 120 s without a frame either way (close reason `idle_timeout`) and when the shell exits (`exited`). Refused before the upgrade: 401 without a valid token, 403 `container_owner_mismatch` when `:userId` is not the token\'s chat id, 404 `container_not_found`, 402 `cloud_plan_required` when the plan no longer includes cloud (the container stays paused), 503 `container_runtime_unavailable`.';

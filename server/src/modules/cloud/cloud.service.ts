@@ -32,7 +32,7 @@ import {
 import type { AccountsRepo } from '../accounts/accounts.repo.ts';
 import type { CodehostService } from '../codehost/codehost.service.ts';
 import type { AccountsService } from '../accounts/accounts.service.ts';
-import { includesCloud } from '../usage/plans.ts';
+import { includesCloud } from '../usage/usage.rules.ts';
 import type { CloudRepo, ContainerRow, WaitlistEntry } from './cloud.repo.ts';
 
 /** A ready container idle this long is paused (specification, Limits → Cloud: 30 minutes). */

@@ -1,7 +1,7 @@
 /** Pure rules of the cloud area: terminal output → log lines, terminal control frames, the cloud plans. */
 import { describe, expect, it } from 'vitest';
-import { includesCloud } from '../usage/plans.ts';
-import { parseControl } from './terminal.ts';
+import { includesCloud } from '../usage/usage.rules.ts';
+import { parseControl } from './cloud.rules.ts';
 import { cleanLine, lineSplitter } from './cloud.service.ts';
 
 describe('log lines from pty output', () => {

@@ -26,14 +26,7 @@ import type { Embedder } from '../../providers/embeddings/index.ts';
 import type { KnowledgeIndex } from '../knowledge/knowledge.index.ts';
 import { PLATFORM_DOC_TYPES, queryWords } from '../knowledge/knowledge.index.ts';
 import type { DocsService } from '../docs/docs.service.ts';
-import {
-  CANNED_REPLY,
-  NO_INFO_REPLY,
-  UNTRUSTED_MARKER,
-  isGreeting,
-  isInjection,
-  languageOf,
-} from './help.screening.ts';
+import { CANNED_REPLY, NO_INFO_REPLY, UNTRUSTED_MARKER, isGreeting, isInjection, languageOf } from './help.rules.ts';
 import type { HelpRepo } from './help.repo.ts';
 import type { ChatAnswer, ChatBody } from './help.schemas.ts';
 

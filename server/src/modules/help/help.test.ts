@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, buildTestApp, createProject, createUser, type TestApp } from '../../../test/helpers.ts';
 import { memoryDocs, waitForIndex } from '../../../test/knowledge-helpers.ts';
 import { startLlmStandIn } from '../../../test/standins/llm.ts';
-import { CANNED_REPLY, NO_INFO_REPLY, UNTRUSTED_MARKER, INJECTION_PATTERNS } from './help.screening.ts';
+import { CANNED_REPLY, NO_INFO_REPLY, UNTRUSTED_MARKER, INJECTION_PATTERNS } from './help.rules.ts';
 
 describe('help assistant', () => {
   let t: TestApp;

@@ -30,7 +30,7 @@ import { EmbeddingsError } from '../../providers/embeddings/index.ts';
 import type { DocLoaders, DocType, IndexJob } from '../../lib/doc-sources.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
 import { Upstream } from '../../http/errors.ts';
-import { chunkDocument } from './chunking.ts';
+import { chunkDocument } from './knowledge.rules.ts';
 import type { ChunkRow, ChunkScope, Distance, KnowledgeRepo, ScanPlan } from './knowledge.repo.ts';
 
 /** One search hit (specification, RAG hit) plus the chunk's title and text. */

@@ -37,7 +37,7 @@ import type { RuntimeRepo } from '../runtime/runtime.repo.ts';
 import type { RuntimeService } from '../runtime/runtime.service.ts';
 import type { WorkersRepo } from '../workers/workers.repo.ts';
 import type { WorkersService } from '../workers/workers.service.ts';
-import { choiceButtons, parseCommand, splitMessage } from './bot-text.ts';
+import { choiceButtons, parseCommand, splitMessage } from './messenger.rules.ts';
 import { type MessengerRepo, UpdateAlreadyHandled } from './messenger.repo.ts';
 
 /** How often each instance reconciles its pollers with the bound bots and renews its leases (ms). */

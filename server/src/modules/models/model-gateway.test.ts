@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLlmStandIn } from '../../../test/standins/llm.ts';
 import { api, buildTestApp, createProject, createUser, type TestApp } from '../../../test/helpers.ts';
 import { waitFor } from '../../../test/runtime-fixtures.ts';
-import { TRIAL_TOKENS } from '../usage/plans.ts';
+import { TRIAL_TOKENS } from '../usage/usage.rules.ts';
 
 /** Tokens the trial has left when the calls start. */
 const LEFT = 6_000;

@@ -32,7 +32,7 @@ import {
   type LlmUsage,
 } from '../../providers/llm/index.ts';
 import type { LlmKeys } from '../accounts/llm-keys.ts';
-import { estimateRequestTokens } from '../usage/plans.ts';
+import { estimateRequestTokens } from '../usage/usage.rules.ts';
 import type { KeySource } from '../usage/usage.repo.ts';
 import type { BudgetScope, UsageService } from '../usage/usage.service.ts';
 import { modelFor, type ModelPurpose } from './model-tiers.ts';

@@ -22,7 +22,7 @@ import {
   type LlmTool,
   type ModelGateway,
 } from '../models/model-gateway.ts';
-import { CONTEXT_FALLBACK_CHARS, cutText } from './notes.kinds.ts';
+import { CONTEXT_FALLBACK_CHARS, cutText } from './notes.rules.ts';
 import type { NotesRepo } from './notes.repo.ts';
 import type * as S from './notes.schemas.ts';
 

@@ -20,7 +20,7 @@ import { MediaError, MediaToolMissing, type Media } from '../../lib/media.ts';
 import { FetchFailed, FetchRefused, resolveOutbound, safeFetch } from '../../lib/safe-fetch.ts';
 import { checkZipExpansion, ZipTooLarge } from '../../lib/zip-guard.ts';
 import { SpeechError, SpeechUnavailable, type SpeechProvider } from '../../providers/speech/index.ts';
-import { DOCX_INFLATED_LIMIT, type FileKind, MB } from './notes.kinds.ts';
+import { DOCX_INFLATED_LIMIT, type FileKind, MB } from './notes.rules.ts';
 
 /** A reason the source could not be processed, for its `error` field. */
 export class ExtractionError extends Error {

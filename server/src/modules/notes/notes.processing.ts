@@ -20,7 +20,7 @@ import type { Media } from '../../lib/media.ts';
 import type { SpeechProvider } from '../../providers/speech/index.ts';
 import { ModelError, projectPayer, type ModelGateway } from '../models/model-gateway.ts';
 import { ExtractionError, extractFile, extractWeb, extractYoutube } from './notes.extract.ts';
-import { youtubeId } from './notes.kinds.ts';
+import { youtubeId } from './notes.rules.ts';
 import type { NotesRepo } from './notes.repo.ts';
 import type { NoteStorage } from './notes.storage.ts';
 

@@ -9,7 +9,7 @@ import { BadRequest } from '../../http/errors.ts';
 import { errors, Ok } from '../../http/schemas.ts';
 import type { TypedApp } from '../../http/typed-app.ts';
 import { openSse, pipeSse } from '../../http/sse.ts';
-import { CHUNK_SIZE, DIRECT_UPLOAD_LIMIT } from './notes.kinds.ts';
+import { CHUNK_SIZE, DIRECT_UPLOAD_LIMIT } from './notes.rules.ts';
 import * as S from './notes.schemas.ts';
 import type { NoteChat } from './notes.chat.ts';
 import type { NotesService } from './notes.service.ts';

@@ -23,7 +23,7 @@ import type { Bus } from '../../lib/bus.ts';
 import { follow } from '../../lib/follow.ts';
 import type { LoadedDocument } from '../../lib/doc-sources.ts';
 import { checkUrl, FetchRefused } from '../../lib/safe-fetch.ts';
-import { cutText, defaultTitle, UPLOAD_IDLE_MS, youtubeId } from './notes.kinds.ts';
+import { cutText, defaultTitle, UPLOAD_IDLE_MS, youtubeId } from './notes.rules.ts';
 import type { NotesRepo } from './notes.repo.ts';
 import type * as S from './notes.schemas.ts';
 import type { NoteStorage } from './notes.storage.ts';

@@ -18,7 +18,7 @@ import {
 } from '../../../test/helpers.ts';
 import { giveKey } from '../../../test/runtime-fixtures.ts';
 import { startLlmStandIn } from '../../../test/standins/llm.ts';
-import { CHUNK_SIZE, DOCX_INFLATED_LIMIT, MAX_UPLOAD_SESSIONS } from './notes.kinds.ts';
+import { CHUNK_SIZE, DOCX_INFLATED_LIMIT, MAX_UPLOAD_SESSIONS } from './notes.rules.ts';
 
 /** A local web site: an article page, a plain-text page, redirects, and a slow page. */
 async function startSite() {

@@ -31,7 +31,7 @@ import {
   MAX_UPLOAD_SESSIONS,
   safeFileName,
   UPLOAD_IDLE_MS,
-} from './notes.kinds.ts';
+} from './notes.rules.ts';
 import type { NotesRepo } from './notes.repo.ts';
 import type * as S from './notes.schemas.ts';
 import type { NoteStorage } from './notes.storage.ts';

@@ -20,7 +20,7 @@ import type { UsageService } from '../usage/usage.service.ts';
 import type { ProjectRow, ProjectsRepo } from './projects.repo.ts';
 import type * as S from './projects.schemas.ts';
 import { bindBot, validateBotToken } from '../workers/bot-binding.ts';
-import { IMAGE_MIME, type ImageKind } from '../workers/images.ts';
+import { IMAGE_MIME, type ImageKind } from '../workers/workers.rules.ts';
 
 /** Technical names: 2–40 characters, lower-case letters, digits and inner hyphens or underscores. */
 export const PROJECT_NAME_PATTERN = /^[a-z0-9](?:[a-z0-9_-]{0,38}[a-z0-9])?$/;

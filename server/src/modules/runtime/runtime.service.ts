@@ -25,7 +25,7 @@ import type { UsageService } from '../usage/usage.service.ts';
 import type { RunEvents } from './events.ts';
 import type { Bus } from '../../lib/bus.ts';
 import type { RunExecution } from './runtime.execution.ts';
-import { STALE_RUN_MS } from './status.ts';
+import { STALE_RUN_MS } from './runtime.rules.ts';
 import type { RunRow, RunStatus, RuntimeRepo } from './runtime.repo.ts';
 import type { WorkersRepo } from '../workers/workers.repo.ts';
 import type * as S from './runtime.schemas.ts';

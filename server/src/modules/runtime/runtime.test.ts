@@ -7,7 +7,7 @@ import { buildApp } from '../../app.ts';
 import { createDeps } from '../../deps.ts';
 import { silentLogger } from '../../lib/logger.ts';
 import { createSkill, createWorker, giveKey, waitFor, waitRun } from '../../../test/runtime-fixtures.ts';
-import { reportedWorkerStatus } from './status.ts';
+import { reportedWorkerStatus } from './runtime.rules.ts';
 
 let s: Awaited<ReturnType<typeof startLlmStandIn>>;
 let t: TestApp;

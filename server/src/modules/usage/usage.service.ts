@@ -22,7 +22,7 @@ import {
   tightestBudget,
   trialRemaining,
   utcDayStart,
-} from './plans.ts';
+} from './usage.rules.ts';
 import type { Executor, KeySource, UsageRepo } from './usage.repo.ts';
 import type { Metrics } from '../../lib/metrics.ts';
 
@@ -178,7 +178,7 @@ export function createUsageService(deps: UsageDeps) {
      */
     lockForCreation: (tx: Transaction<DB>, ownerId: number): Promise<void> => repo.lockCreation(tx, ownerId),
 
-    /** The plan-limit rule (plans.ts). @throws 402 `plan_limit_reached`. */
+    /** The plan-limit rule (usage.rules.ts). @throws 402 `plan_limit_reached`. */
     assertPlanAllows,
 
     /** The owner's plan and role (the one plan lookup of budgets and limits). */

@@ -1,7 +1,7 @@
 /** Reading one uploaded image (multipart field `file`) with a per-route size limit and a magic-byte check. */
 import type { FastifyRequest } from 'fastify';
 import { BadRequest, PayloadTooLarge } from '../../http/errors.ts';
-import { sniffImage, type ImageKind } from './images.ts';
+import { sniffImage, type ImageKind } from './workers.rules.ts';
 
 /**
  * @returns the bytes and their sniffed kind.

@@ -14,7 +14,7 @@ import type { ActivityLog } from '../../lib/activity.ts';
 import type { BlobStorage } from '../../storage/storage.ts';
 import type { Sealer } from '../../secrets/crypto.ts';
 import { MessengerUnavailable, type InlineButton, type Messenger } from '../../providers/messenger/messenger.ts';
-import { reportedWorkerStatus } from '../runtime/status.ts';
+import { reportedWorkerStatus } from '../runtime/runtime.rules.ts';
 import type { ProjectsRepo } from '../projects/projects.repo.ts';
 import type { UsageService } from '../usage/usage.service.ts';
 import { WORKER_PRESETS } from './presets.ts';
@@ -22,7 +22,7 @@ import { MODEL_TIERS, pickModelPlan } from '../models/model-tiers.ts';
 import { projectPayer, type ModelGateway } from '../models/model-gateway.ts';
 import { normalizeWorker, toWorkerView, type WorkerInput, type WorkerView, type WorkersRepo } from './workers.repo.ts';
 import { bindBot, maskBotToken, validateBotToken } from './bot-binding.ts';
-import { IMAGE_MIME, type ImageKind } from './images.ts';
+import { IMAGE_MIME, type ImageKind } from './workers.rules.ts';
 
 /** Activity-log types shown in a worker's feed (specification, Worker activity event). */
 export const WORKER_ACTIVITY_TYPES = [

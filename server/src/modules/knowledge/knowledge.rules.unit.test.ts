@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { chunkDocument } from './chunking.ts';
+import { chunkDocument } from './knowledge.rules.ts';
 
 const sentences = (n: number) => Array.from({ length: n }, (_, i) => `Sentence number ${i} is here.`).join(' ');
 

@@ -164,7 +164,7 @@ export const IMAGE_TOKENS = 1600;
  */
 export function estimateRequestTokens(req: {
   system?: string;
-  messages: Array<{ content: string | Array<{ type: string }> }>;
+  messages: Array<{ content: string | Array<{ type: string; [field: string]: unknown }> }>;
   tools?: unknown[];
 }): number {
   let text = req.system ?? '';

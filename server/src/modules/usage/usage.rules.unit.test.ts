@@ -14,7 +14,7 @@ import {
   trialRemaining,
   upgradesFrom,
   utcDayStart,
-} from './plans.ts';
+} from './usage.rules.ts';
 
 describe('daily caps (specification: Workers → runtime)', () => {
   it('free 100K, starter 400K, starter_cloud 2M; beta and admin owners unmetered; unknown plans as free', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cutText, defaultTitle, fileProblem, KIND_LIMITS, kindOf, safeFileName, youtubeId } from './notes.kinds.ts';
+import { cutText, defaultTitle, fileProblem, KIND_LIMITS, kindOf, safeFileName, youtubeId } from './notes.rules.ts';
 
 describe('note source rules', () => {
   it('knows each accepted kind by extension only', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { choiceButtons, parseCommand, splitMessage } from './bot-text.ts';
+import { choiceButtons, parseCommand, splitMessage } from './messenger.rules.ts';
 
 describe('parseCommand', () => {
   it('reads known commands, with a bot mention and an argument', () => {

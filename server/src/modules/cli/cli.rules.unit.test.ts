@@ -1,6 +1,6 @@
 import zlib from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { cliHas, collapsePrompt, decodeTranscript, parseVersion, transcriptMessages } from './cli.fns.ts';
+import { cliHas, collapsePrompt, decodeTranscript, parseVersion, transcriptMessages } from './cli.rules.ts';
 
 describe('CLI rules', () => {
   it('collapses whitespace and cuts the first prompt to 280 characters without splitting a character', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_PRICE, priceOf, spendUsd } from './llm-prices.ts';
+import { DEFAULT_PRICE, priceOf, spendUsd } from './billing.rules.ts';
 
 describe('LLM price table', () => {
   it('matches the longest prefix; unknown models get the default price', () => {
