@@ -31,6 +31,13 @@ export interface Database {
   /** Embedded only: the data directory as an uncompressed tarball (tests clone a template this way). */
   dump?(): Promise<Blob>;
   /**
+   * Embedded only: a logical dump as plain SQL (PGlite's own pg_dump, `--rows-per-insert`, no COPY blocks), which
+   * PGlite and a PostgreSQL server of the same or a newer major can run (docs/operations.md, Backup and restore).
+   */
+  sqlDump?(): Promise<string>;
+  /** Embedded only: run a multi-statement SQL script (a restore) under the connection's lock. */
+  execScript?(sql: string): Promise<void>;
+  /**
    * Server only: a new connection outside the pool, not yet connected, for a session that stays open
    * (the event bus's LISTEN). The caller connects and ends it.
    */
@@ -142,6 +149,16 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
       });
     },
     dump: () => lock.run(() => pglite.dumpDataDir('none')),
+    sqlDump: () =>
+      lock.run(async () => {
+        const { pgDump } = await import('@electric-sql/pglite-tools/pg_dump');
+        const file = await pgDump({ pg: pglite, args: ['--rows-per-insert=500', '--no-owner', '--no-privileges'] });
+        return file.text();
+      }),
+    execScript: (text) =>
+      lock.run(async () => {
+        await pglite.exec(text);
+      }),
     async close() {
       try {
         await db.destroy();
