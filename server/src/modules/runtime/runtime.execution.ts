@@ -113,16 +113,17 @@ export function createRunExecution(deps: RunExecutionDeps) {
   });
 
   /**
-   * After the engine returned (or threw), whether the run was handed over instead of finished: a run taken back
-   * elsewhere is left alone, a run of a stopping instance is handed back (runtime.recovery.ts).
+   * After the engine returned (with `status`) or threw, whether the run was handed over instead of finished: a run
+   * taken back elsewhere is left alone; a run of a stopping instance that the stop cut (`cancelled`, or thrown) is
+   * handed back (runtime.recovery.ts), one that ended on its own is finished.
    */
-  async function handedOver(runId: number, claim: RunClaim): Promise<boolean> {
+  async function handedOver(runId: number, claim: RunClaim, status?: string): Promise<boolean> {
     const state = mine.state(runId);
     if (state === 'lost') {
       deps.log.warn({ run_id: runId }, 'run dropped here: it was taken back by another instance');
       return true;
     }
-    if (state !== 'handing_back') return false;
+    if (state !== 'handing_back' || (status && status !== 'cancelled')) return false;
     await recovery.handBack(runId, claim);
     return true;
   }
@@ -460,7 +461,7 @@ export function createRunExecution(deps: RunExecutionDeps) {
           },
         },
       );
-      if (await handedOver(runId, claim)) return;
+      if (await handedOver(runId, claim, result.status)) return;
       await finish(run, { ...result }, { prep_ms: prepMs, gen_ms: ms(genStart) });
     } catch (err) {
       if (await handedOver(runId, claim).catch(() => true)) return;

@@ -313,7 +313,8 @@ export function createRuntimeRepo(db: Kysely<DB>) {
 
     /**
      * A running run back to queued under claim `fence`, counted as a replay; its journal is kept (the next
-     * execution resumes from it). @returns whether it was still running under that claim.
+     * execution resumes from it) and so is a cancel asked meanwhile (it stops before its next turn).
+     * @returns whether it was still running under that claim.
      */
     async requeueClaimed(tx: Transaction<DB>, id: number, fence: RunClaim): Promise<boolean> {
       const u = await tx
@@ -324,7 +325,6 @@ export function createRuntimeRepo(db: Kysely<DB>) {
           heartbeat_at: null,
           instance_id: null,
           job_id: null,
-          cancel_requested: false,
           replays: eb('replays', '+', 1),
         }))
         .where('id', '=', id)
