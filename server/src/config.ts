@@ -87,6 +87,13 @@ export const EnvSchema = Type.Object({
   YOUTUBE_BASE_URL: Type.Optional(Type.String({ pattern: '^(|https?://.+)$' })),
   YOUTUBE_TRANSCRIPT_API_URL: Type.Optional(Type.String({ pattern: '^(|https?://.+)$' })),
   YTDLP_PATH: Type.Optional(Type.String()),
+  // Workers' outside MCP servers: time limit of a connection or tool call, characters of a result.
+  MCP_CALL_TIMEOUT_MS: Type.Optional(
+    Type.String({ pattern: '^[1-9][0-9]{2,5}$', description: 'milliseconds from 100 to 999999' }),
+  ),
+  MCP_RESULT_MAX_CHARS: Type.Optional(
+    Type.String({ pattern: '^[1-9][0-9]{2,6}$', description: 'characters from 100 to 9999999' }),
+  ),
   // Meeting transcripts.
   TRANSCRIPTS_UPLOAD_LIMIT_BYTES: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,11}$' })),
   LOG_LEVEL: Type.Optional(
@@ -181,6 +188,12 @@ export interface Config {
    * not public (`OUTBOUND_ALLOW_PRIVATE`), where YouTube watch pages are read, the transcript API, yt-dlp.
    */
   notes: { allow: string[]; youtubeBaseUrl: string; transcriptApiUrl: string | undefined; ytDlpPath: string };
+  /**
+   * Workers' outside MCP servers: the time limit of connecting or of one tool call (`MCP_CALL_TIMEOUT_MS`, 30 s)
+   * and the characters of a tool result handed to the model (`MCP_RESULT_MAX_CHARS`, 64 000); their addresses
+   * follow `notes.allow`.
+   */
+  mcp: { callTimeoutMs: number; resultMaxChars: number };
   /** Managed secrets found in the environment (imported into the secret store at start). */
   managedSecretsFromEnv: Partial<Record<ManagedSecretName, string>>;
   /** Meeting transcripts: largest upload in bytes (specification, Limits → Transcripts: 1 GB). */
@@ -324,6 +337,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       youtubeBaseUrl: (nonEmpty(e.YOUTUBE_BASE_URL) ?? 'https://www.youtube.com').replace(/\/+$/, ''),
       transcriptApiUrl: nonEmpty(e.YOUTUBE_TRANSCRIPT_API_URL),
       ytDlpPath: nonEmpty(e.YTDLP_PATH) ?? 'yt-dlp',
+    },
+    mcp: {
+      callTimeoutMs: e.MCP_CALL_TIMEOUT_MS ? Number(e.MCP_CALL_TIMEOUT_MS) : 30_000,
+      resultMaxChars: e.MCP_RESULT_MAX_CHARS ? Number(e.MCP_RESULT_MAX_CHARS) : 64_000,
     },
     managedSecretsFromEnv: managed,
     transcripts: {

@@ -124,6 +124,10 @@ import { createNotesService } from './modules/notes/notes.service.ts';
 import { registerNotesJobs } from './modules/notes/notes.jobs.ts';
 // The MCP server.
 import { createMcpService } from './modules/mcp/mcp.service.ts';
+import { DEFAULT_MCP_LIMITS } from './modules/mcp/mcp.client.ts';
+import { createMcpToolSource } from './modules/mcp/mcp.port.ts';
+import { createMcpRepo } from './modules/mcp/mcp.repo.ts';
+import { createMcpServersService } from './modules/mcp/mcp-servers.service.ts';
 
 /** The release the MCP server names in `initialize` (the service's package version). */
 const MCP_SERVER_VERSION = '0.1.0';
@@ -170,6 +174,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
   const sageRepo = createSageRepo(db);
   const catalog = loadCatalog(DEFAULT_CATALOG_DIR, log);
   const notesRepo = createNotesRepo(db);
+  const mcpRepo = createMcpRepo(db);
   // Meeting transcripts and voice dictation.
   const transcriptsRepo = createTranscriptsRepo(db);
   const voiceRepo = createVoiceRepo(db);
@@ -314,6 +319,18 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     log,
   });
 
+  // Outside MCP servers of a project: registered here, their tools offered to the workers naming them.
+  const mcpLimits = {
+    ...DEFAULT_MCP_LIMITS,
+    allow: config.notes.allow,
+    timeoutMs: config.mcp.callTimeoutMs,
+    maxResultChars: config.mcp.resultMaxChars,
+  };
+  const mcpServers = createMcpServersService({ repo: mcpRepo, access, sealer, limits: mcpLimits });
+  deps.agentTools.registerSource(
+    createMcpToolSource({ repo: mcpRepo, workers: workersRepo, sealer, limits: mcpLimits, log }),
+  );
+
   // The worker runtime and what its tools reach.
   const runtime = createRuntimeService({
     repo: runtimeRepo,
@@ -392,6 +409,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     usage,
     runs: runtime,
     bots: createBotPollerPort({ repo: messengerRepo, bus: deps.bus }),
+    mcpServers,
   });
   const projects = createProjectsService({
     repo: projectsRepo,
@@ -656,6 +674,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     transcripts,
     voice,
     mcp,
+    mcpServers,
     personalData,
     privacy,
     webui,

@@ -620,7 +620,13 @@ export function createRuntimeService(deps: RuntimeDeps) {
           });
 
         const ports = deps.ports;
-        const tools = deps.agentTools.offered(worker.tools, ports);
+        // The registry's tools and the run's own (a worker's outside MCP servers), closed when the run ends.
+        const runTools = await deps.agentTools.forRun(worker.tools, ports, {
+          projectId: project.id,
+          workerId: worker.id,
+          signal: ac.signal,
+        });
+        const tools = runTools.tools;
         const { system } = await buildSystem({
           project,
           worker,
@@ -654,85 +660,87 @@ export function createRuntimeService(deps: RuntimeDeps) {
         let sessionStarted = false;
         const prepMs = ms(started);
         const genStart = Date.now();
-        const result = await deps.agentEngine.run(
-          {
-            system,
-            messages,
-            tools,
-            toolContext: ctx,
-            models: plan.models,
-            cascade: plan.cascade,
-            maxTurns: Math.max(1, worker.max_turns),
-            maxTokens: RUN_MAX_TOKENS,
-            apiKey: key.key,
-            signal: ac.signal,
-          },
-          {
-            onText: (delta) => deps.events.publish(runId, { type: 'text_delta', delta }),
-            onToolResult: (e) =>
-              deps.events.publish(runId, {
-                type: 'tool_result',
-                tool: e.tool,
-                is_error: e.is_error,
-                ...(e.data ?? {}),
-              }),
-            async reserveCall(call) {
-              try {
-                const grant = await deps.usage.reserve(scope, call);
-                reservation = grant.id;
-                if (!sessionStarted) {
-                  sessionStarted = true;
-                  await act('session_start', `${worker.label} started working`, msg.content.slice(0, 280));
+        const result = await deps.agentEngine
+          .run(
+            {
+              system,
+              messages,
+              tools,
+              toolContext: ctx,
+              models: plan.models,
+              cascade: plan.cascade,
+              maxTurns: Math.max(1, worker.max_turns),
+              maxTokens: RUN_MAX_TOKENS,
+              apiKey: key.key,
+              signal: ac.signal,
+            },
+            {
+              onText: (delta) => deps.events.publish(runId, { type: 'text_delta', delta }),
+              onToolResult: (e) =>
+                deps.events.publish(runId, {
+                  type: 'tool_result',
+                  tool: e.tool,
+                  is_error: e.is_error,
+                  ...(e.data ?? {}),
+                }),
+              async reserveCall(call) {
+                try {
+                  const grant = await deps.usage.reserve(scope, call);
+                  reservation = grant.id;
+                  if (!sessionStarted) {
+                    sessionStarted = true;
+                    await act('session_start', `${worker.label} started working`, msg.content.slice(0, 280));
+                  }
+                  return grant.maxTokens;
+                } catch (err) {
+                  if (!isBudget(err)) throw err;
+                  // Stop between turns: what the run did so far is kept.
+                  await budgetEvent(err);
+                  throw new RunStop('token_budget_exceeded', err.message);
                 }
-                return grant.maxTokens;
-              } catch (err) {
-                if (!isBudget(err)) throw err;
-                // Stop between turns: what the run did so far is kept.
-                await budgetEvent(err);
-                throw new RunStop('token_budget_exceeded', err.message);
-              }
+              },
+              async onModelCall({ model, usage }) {
+                const id = reservation;
+                reservation = null;
+                if (!usage) {
+                  if (id !== null) await deps.usage.release(id);
+                  return;
+                }
+                const total = usage.input_tokens + usage.output_tokens + usage.cache_tokens;
+                totals.input_tokens += usage.input_tokens;
+                totals.output_tokens += usage.output_tokens;
+                totals.cache_tokens += usage.cache_tokens;
+                totals.total_tokens += total;
+                await deps.usage.record({
+                  userId: project.owner_id,
+                  projectId: project.id,
+                  projectName: project.name,
+                  workerId: worker.id,
+                  runId,
+                  model,
+                  source: 'worker',
+                  keySource: scope.keySource,
+                  usage,
+                  reservationId: id,
+                });
+                await repo.updateRun(runId, { ...totals, model });
+              },
+              async beforeTurn(turn) {
+                const row = await repo.beginTurn(runId, turn - 1);
+                if (!row || row.cancel_requested) throw new RunStop('cancelled', 'The run was cancelled.');
+              },
+              async onEscalate(e) {
+                deps.events.publish(runId, { type: 'cascade_escalated', class: e.class, from: e.from, to: e.to });
+                await act('cascade_escalated', `Escalated to ${e.to}`, e.class, {
+                  class: e.class,
+                  from_model: e.from,
+                  to_model: e.to,
+                  turn: e.turn,
+                });
+              },
             },
-            async onModelCall({ model, usage }) {
-              const id = reservation;
-              reservation = null;
-              if (!usage) {
-                if (id !== null) await deps.usage.release(id);
-                return;
-              }
-              const total = usage.input_tokens + usage.output_tokens + usage.cache_tokens;
-              totals.input_tokens += usage.input_tokens;
-              totals.output_tokens += usage.output_tokens;
-              totals.cache_tokens += usage.cache_tokens;
-              totals.total_tokens += total;
-              await deps.usage.record({
-                userId: project.owner_id,
-                projectId: project.id,
-                projectName: project.name,
-                workerId: worker.id,
-                runId,
-                model,
-                source: 'worker',
-                keySource: scope.keySource,
-                usage,
-                reservationId: id,
-              });
-              await repo.updateRun(runId, { ...totals, model });
-            },
-            async beforeTurn(turn) {
-              const row = await repo.beginTurn(runId, turn - 1);
-              if (!row || row.cancel_requested) throw new RunStop('cancelled', 'The run was cancelled.');
-            },
-            async onEscalate(e) {
-              deps.events.publish(runId, { type: 'cascade_escalated', class: e.class, from: e.from, to: e.to });
-              await act('cascade_escalated', `Escalated to ${e.to}`, e.class, {
-                class: e.class,
-                from_model: e.from,
-                to_model: e.to,
-                turn: e.turn,
-              });
-            },
-          },
-        );
+          )
+          .finally(() => runTools.close());
         await finish(run, { ...result }, { prep_ms: prepMs, gen_ms: ms(genStart) });
       } catch (err) {
         deps.log.error({ err: (err as Error).message, run_id: runId }, 'agent run failed unexpectedly');
