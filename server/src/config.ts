@@ -126,6 +126,13 @@ export const EnvSchema = Type.Object({
   YOUTUBE_BASE_URL: Type.Optional(Type.String({ pattern: '^(|https?://.+)$' })),
   YOUTUBE_TRANSCRIPT_API_URL: Type.Optional(Type.String({ pattern: '^(|https?://.+)$' })),
   YTDLP_PATH: Type.Optional(Type.String()),
+  // Workers' outside MCP servers: time limit of a connection or tool call, characters of a result.
+  MCP_CALL_TIMEOUT_MS: Type.Optional(
+    Type.String({ pattern: '^[1-9][0-9]{2,5}$', description: 'milliseconds from 100 to 999999' }),
+  ),
+  MCP_RESULT_MAX_CHARS: Type.Optional(
+    Type.String({ pattern: '^[1-9][0-9]{2,6}$', description: 'characters from 100 to 9999999' }),
+  ),
   // Meeting transcripts.
   TRANSCRIPTS_UPLOAD_LIMIT_BYTES: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,11}$' })),
   LOG_FLUSH_MS: Type.Optional(
@@ -268,6 +275,12 @@ export interface Config {
    * `OTEL_SERVICE_NAME` (default `crm-service`).
    */
   observability: { metricsToken: string | undefined; otlpEndpoint: string | undefined; serviceName: string };
+  /**
+   * Workers' outside MCP servers: the time limit of connecting or of one tool call (`MCP_CALL_TIMEOUT_MS`, 30 s)
+   * and the characters of a tool result handed to the model (`MCP_RESULT_MAX_CHARS`, 64 000); their addresses
+   * follow `notes.allow`.
+   */
+  mcp: { callTimeoutMs: number; resultMaxChars: number };
   /** Managed secrets found in the environment (imported into the secret store at start). */
   managedSecretsFromEnv: Partial<Record<ManagedSecretName, string>>;
   /** Meeting transcripts: largest upload in bytes (specification, Limits → Transcripts: 1 GB). */
@@ -432,6 +445,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       metricsToken: nonEmpty(e.METRICS_TOKEN),
       otlpEndpoint: nonEmpty(e.OTEL_EXPORTER_OTLP_ENDPOINT)?.replace(/\/+$/, ''),
       serviceName: nonEmpty(e.OTEL_SERVICE_NAME) ?? 'crm-service',
+    },
+    mcp: {
+      callTimeoutMs: e.MCP_CALL_TIMEOUT_MS ? Number(e.MCP_CALL_TIMEOUT_MS) : 30_000,
+      resultMaxChars: e.MCP_RESULT_MAX_CHARS ? Number(e.MCP_RESULT_MAX_CHARS) : 64_000,
     },
     managedSecretsFromEnv: managed,
     rateLimits: Object.fromEntries(

@@ -144,6 +144,10 @@ import os from 'node:os';
 // The MCP server.
 import { createMcpService } from './modules/mcp/mcp.service.ts';
 import { SERVICE_VERSION } from './lib/version.ts';
+import { DEFAULT_MCP_LIMITS } from './modules/mcp/mcp.client.ts';
+import { createMcpToolSource } from './modules/mcp/mcp.port.ts';
+import { createMcpRepo } from './modules/mcp/mcp.repo.ts';
+import { createMcpServersService } from './modules/mcp/mcp-servers.service.ts';
 
 /** Options of the composition root. */
 export interface ServicesOptions {
@@ -187,6 +191,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
   const sageRepo = createSageRepo(db);
   const catalog = loadCatalog(DEFAULT_CATALOG_DIR, log);
   const notesRepo = createNotesRepo(db);
+  const mcpRepo = createMcpRepo(db);
   // Meeting transcripts and voice dictation.
   const transcriptsRepo = createTranscriptsRepo(db);
   const voiceRepo = createVoiceRepo(db);
@@ -378,6 +383,18 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     log,
   });
 
+  // Outside MCP servers of a project: registered here, their tools offered to the workers naming them.
+  const mcpLimits = {
+    ...DEFAULT_MCP_LIMITS,
+    allow: config.notes.allow,
+    timeoutMs: config.mcp.callTimeoutMs,
+    maxResultChars: config.mcp.resultMaxChars,
+  };
+  const mcpServers = createMcpServersService({ repo: mcpRepo, access, sealer, limits: mcpLimits });
+  deps.agentTools.registerSource(
+    createMcpToolSource({ repo: mcpRepo, workers: workersRepo, sealer, limits: mcpLimits, log }),
+  );
+
   // The worker runtime: run execution (the engine with the metered model call) and run management.
   const runEvents = createRunEvents(deps.bus);
   const runExecution = createRunExecution({
@@ -486,6 +503,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     runs: runtime,
     models,
     bots: createBotPollerPort({ repo: messengerRepo, bus: deps.bus }),
+    mcpServers,
   });
   const projects = createProjectsService({
     repo: projectsRepo,
@@ -766,6 +784,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     transcripts,
     voice,
     mcp,
+    mcpServers,
     personalData,
     privacy,
     webui,

@@ -23,7 +23,7 @@
 import dns from 'node:dns';
 import net from 'node:net';
 import ipaddr from 'ipaddr.js';
-import { Agent, request } from 'undici';
+import { Agent, fetch as undiciFetch, request } from 'undici';
 
 /** The request was refused before it was made: a scheme, an address or a redirect target is not allowed. */
 export class FetchRefused extends Error {
@@ -247,4 +247,82 @@ export async function safeFetch(url: string, opts: SafeFetchOptions): Promise<Sa
       void agent.close().catch(() => {});
     }
   }
+}
+
+export interface OutboundFetchOptions {
+  /** Exceptions: host names, IP addresses and CIDR ranges that may be reached although not public. */
+  allow?: readonly string[];
+  /** Largest body of one answer, in bytes (counted as it arrives; a stream past it errors). */
+  maxBytes: number;
+  /** Time limit of one exchange (answer body included), in ms. */
+  timeoutMs: number;
+}
+
+/**
+ * A `fetch` under the rules above, for clients that speak a protocol over HTTP themselves (an MCP client): any
+ * method and body, the caller's headers, the address rules checked on the URL and inside the connection's DNS
+ * lookup, no redirects followed (a 3xx is answered as it is), a time limit per exchange (joined with the
+ * caller's signal) and a byte limit on each answer's body.
+ * @returns a function with `fetch`'s signature. It rejects with FetchRefused (nothing was sent to that address)
+ *   or FetchFailed (network, time limit); a body past `maxBytes` errors while it is read.
+ */
+export function outboundFetch(opts: OutboundFetchOptions): typeof fetch {
+  const allow = opts.allow ?? [];
+  return (async (input: string | URL | Request, init: RequestInit = {}) => {
+    const raw = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+    const u = checkUrl(raw, allow);
+    const agent = new Agent({
+      connect: { lookup: guardedLookup(allow, hostAllowed(u.hostname, allow)), timeout: opts.timeoutMs },
+      headersTimeout: opts.timeoutMs,
+      bodyTimeout: opts.timeoutMs,
+    });
+    const timeout = AbortSignal.timeout(opts.timeoutMs);
+    const signal = init.signal ? AbortSignal.any([init.signal, timeout]) : timeout;
+    let res: Awaited<ReturnType<typeof undiciFetch>>;
+    try {
+      res = await undiciFetch(u, {
+        ...(init as Parameters<typeof undiciFetch>[1]),
+        redirect: 'manual',
+        signal,
+        dispatcher: agent,
+      });
+    } catch (err) {
+      void agent.close().catch(() => {});
+      const cause = (err as { cause?: unknown }).cause;
+      if (err instanceof FetchRefused) throw err;
+      if (cause instanceof FetchRefused) throw cause;
+      if (init.signal?.aborted) throw err;
+      if (timeout.aborted) throw new FetchFailed(`No answer within ${Math.round(opts.timeoutMs / 1000)} s.`);
+      throw new FetchFailed(
+        `The server could not be reached (${(cause as NodeJS.ErrnoException)?.code ?? 'network error'}).`,
+      );
+    }
+    const declared = Number(res.headers.get('content-length') ?? NaN);
+    if (Number.isFinite(declared) && declared > opts.maxBytes) {
+      void res.body?.cancel().catch(() => {});
+      void agent.close().catch(() => {});
+      throw new FetchFailed(`The answer is larger than ${opts.maxBytes} bytes.`);
+    }
+    let seen = 0;
+    const body = res.body as unknown as ReadableStream<Uint8Array> | null;
+    const limited = body?.pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        transform(chunk, controller) {
+          seen += chunk.byteLength;
+          if (seen > opts.maxBytes)
+            controller.error(new FetchFailed(`The answer is larger than ${opts.maxBytes} bytes.`));
+          else controller.enqueue(chunk);
+        },
+        flush() {
+          void agent.close().catch(() => {});
+        },
+      }),
+    );
+    if (!limited) void agent.close().catch(() => {});
+    return new Response(limited ?? null, {
+      status: res.status,
+      statusText: res.statusText,
+      headers: res.headers as never,
+    });
+  }) as typeof fetch;
 }

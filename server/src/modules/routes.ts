@@ -37,6 +37,7 @@ import { sageRoutes } from './sage/sage.routes.ts';
 import { notesRoutes } from './notes/notes.routes.ts';
 import { webUiRoutes } from './webui/webui.routes.ts';
 import { mcpRoutes } from './mcp/mcp.routes.ts';
+import { mcpServersRoutes } from './mcp/mcp-servers.routes.ts';
 
 export function registerRoutes(app: TypedApp, s: Services): void {
   systemRoutes(app, s);
@@ -73,5 +74,6 @@ export function registerRoutes(app: TypedApp, s: Services): void {
   voiceRoutes(app, s);
   // The MCP server at /mcp.
   mcpRoutes(app, s);
+  mcpServersRoutes(app, s);
   webUiRoutes(app, s);
 }

@@ -231,6 +231,7 @@ const TABS: [string, string, ComponentType][] = [
   ['billing', msg('Plan and payment'), lazy(() => import('./account/Billing'))],
   ['notifications', msg('Notifications'), lazy(() => import('./account/Notifications'))],
   ['cli', msg('CLI'), lazy(() => import('./account/Cli'))],
+  ['tokens', msg('Access tokens'), lazy(() => import('./account/Tokens'))],
   ['cloud', msg('Cloud container'), lazy(() => import('./account/Cloud'))],
   ['privacy', msg('Export and erasure'), Privacy],
 ];

@@ -356,7 +356,13 @@ export function createRunExecution(deps: RunExecutionDeps) {
         });
 
       const ports = deps.ports;
-      const tools = deps.agentTools.offered(worker.tools, ports);
+      // The registry's tools and the run's own (a worker's outside MCP servers), closed when the run ends.
+      const runTools = await deps.agentTools.forRun(worker.tools, ports, {
+        projectId: project.id,
+        workerId: worker.id,
+        signal: ac.signal,
+      });
+      const tools = runTools.tools;
       const { system } = await buildSystem({
         project,
         worker,
@@ -415,52 +421,54 @@ export function createRunExecution(deps: RunExecutionDeps) {
       };
       const prepMs = ms(started);
       const genStart = Date.now();
-      const result = await deps.agentEngine.run(
-        {
-          system,
-          messages,
-          tools,
-          toolContext: ctx,
-          models: plan.models,
-          cascade: plan.cascade,
-          maxTurns: Math.max(1, worker.max_turns),
-          maxTokens: RUN_MAX_TOKENS,
-          call,
-          signal: ac.signal,
-          resume,
-        },
-        {
-          onText: (delta) => deps.events.publish(runId, { type: 'text_delta', delta }),
-          onToolResult: (e) =>
-            deps.events.publish(runId, {
-              type: 'tool_result',
-              tool: e.tool,
-              is_error: e.is_error,
-              ...(e.data ?? {}),
-            }),
-          async beforeTurn(turn) {
-            deps.log.info({ run_id: runId, turn }, 'run turn');
-            const row = await repo.beginTurn(runId, turn - 1);
-            if (!row || row.cancel_requested) throw new RunStop('cancelled', 'The run was cancelled.');
+      const result = await deps.agentEngine
+        .run(
+          {
+            system,
+            messages,
+            tools,
+            toolContext: ctx,
+            models: plan.models,
+            cascade: plan.cascade,
+            maxTurns: Math.max(1, worker.max_turns),
+            maxTokens: RUN_MAX_TOKENS,
+            call,
+            signal: ac.signal,
+            resume,
           },
-          async onEscalate(e) {
-            deps.events.publish(runId, { type: 'cascade_escalated', class: e.class, from: e.from, to: e.to });
-            await act('cascade_escalated', `Escalated to ${e.to}`, e.class, {
-              class: e.class,
-              from_model: e.from,
-              to_model: e.to,
-              turn: e.turn,
-            });
+          {
+            onText: (delta) => deps.events.publish(runId, { type: 'text_delta', delta }),
+            onToolResult: (e) =>
+              deps.events.publish(runId, {
+                type: 'tool_result',
+                tool: e.tool,
+                is_error: e.is_error,
+                ...(e.data ?? {}),
+              }),
+            async beforeTurn(turn) {
+              deps.log.info({ run_id: runId, turn }, 'run turn');
+              const row = await repo.beginTurn(runId, turn - 1);
+              if (!row || row.cancel_requested) throw new RunStop('cancelled', 'The run was cancelled.');
+            },
+            async onEscalate(e) {
+              deps.events.publish(runId, { type: 'cascade_escalated', class: e.class, from: e.from, to: e.to });
+              await act('cascade_escalated', `Escalated to ${e.to}`, e.class, {
+                class: e.class,
+                from_model: e.from,
+                to_model: e.to,
+                turn: e.turn,
+              });
+            },
+            // Crash recovery: the journal is stored under this claim; a claim taken back stops the run here.
+            async checkpoint(journal) {
+              if (!(await repo.saveJournal(runId, claim, journal))) {
+                mine.lose(runId);
+                throw new RunStop('cancelled', 'The run was taken back by another instance.');
+              }
+            },
           },
-          // Crash recovery: the journal is stored under this claim; a claim taken back stops the run here.
-          async checkpoint(journal) {
-            if (!(await repo.saveJournal(runId, claim, journal))) {
-              mine.lose(runId);
-              throw new RunStop('cancelled', 'The run was taken back by another instance.');
-            }
-          },
-        },
-      );
+        )
+        .finally(() => runTools.close());
       if (await handedOver(runId, claim, result.status)) return;
       await finish(run, { ...result }, { prep_ms: prepMs, gen_ms: ms(genStart) });
     } catch (err) {

@@ -7,6 +7,9 @@
  * `wiki`, `search` and the agent-CLI names Read/Write/Edit/Glob/LS/Grep are expanded); an empty list
  * means every registered tool. `create_issue` is offered to every worker, whatever its list. No shell tool
  * exists: commands may only run inside the user's container, which this runtime does not drive yet.
+ *
+ * Run tool sources (`registerSource`) add tools that depend on the run: a worker's outside MCP servers
+ * (modules/mcp/mcp.port.ts) are connected at the run's start (`forRun`) and closed at its end.
  */
 import type { ProjectRef } from '../../access/access.ts';
 import type { AgentPorts } from './ports.ts';
@@ -63,9 +66,34 @@ export interface AgentTool {
   run(ctx: ToolContext, input: Record<string, unknown>): Promise<ToolOutcome>;
 }
 
+/** What a run tool source is told about the run. */
+export interface RunScope {
+  projectId: number;
+  workerId: number;
+  /** Aborted when the run is cancelled. */
+  signal: AbortSignal;
+}
+
+/** Tools that depend on the run; `open` never throws (a source that cannot offer its tools offers none). */
+export interface RunToolSource {
+  name: string;
+  open(run: RunScope): Promise<{ tools: AgentTool[]; close(): Promise<void> }>;
+}
+
 export interface ToolRegistry {
   /** Add a tool. @throws when the name is taken. */
   register(tool: AgentTool): void;
+  /** Add (or replace, by name) a source of run-dependent tools. */
+  registerSource(source: RunToolSource): void;
+  /**
+   * The tools of one run: `offered(workerTools, ports)` plus every source's (a name already offered is kept
+   * once), and `close()` to call when the run ends.
+   */
+  forRun(
+    workerTools: string[],
+    ports: AgentPorts,
+    run: RunScope,
+  ): Promise<{ tools: AgentTool[]; close(): Promise<void> }>;
   get(name: string): AgentTool | undefined;
   list(): AgentTool[];
   /** The tools offered to a worker with this `tools` list under these ports (rules above). */
@@ -89,10 +117,26 @@ export const toLlmTools = (tools: AgentTool[]): LlmTool[] =>
 /** An empty registry; `createDefaultToolRegistry` (builtin-tools.ts) adds the built-in tools. */
 export function createToolRegistry(): ToolRegistry {
   const tools = new Map<string, AgentTool>();
-  return {
+  const sources = new Map<string, RunToolSource>();
+  const registry: ToolRegistry = {
     register(tool) {
       if (tools.has(tool.name)) throw new Error(`agent tool ${tool.name} is registered twice`);
       tools.set(tool.name, tool);
+    },
+    registerSource(source) {
+      sources.set(source.name, source);
+    },
+    async forRun(workerTools, ports, run) {
+      const base = registry.offered(workerTools, ports);
+      const opened = await Promise.all([...sources.values()].map((s) => s.open(run)));
+      const names = new Set(base.map((t) => t.name));
+      const extra = opened.flatMap((o) => o.tools).filter((t) => !names.has(t.name) && names.add(t.name));
+      return {
+        tools: [...base, ...extra],
+        close: async () => {
+          await Promise.all(opened.map((o) => o.close().catch(() => {})));
+        },
+      };
     },
     get: (name) => tools.get(name),
     list: () => [...tools.values()],
@@ -108,6 +152,7 @@ export function createToolRegistry(): ToolRegistry {
       return available.filter((t) => wanted.has(t.name) || wanted.has(t.group));
     },
   };
+  return registry;
 }
 
 /** Missing required fields of `input` under `schema` (the malformed-tool-call check). */

@@ -28,6 +28,7 @@ export interface WorkerInput {
   context_assets?: string[];
   prompt_style?: string | null;
   role?: string | null;
+  mcp_servers?: string[];
 }
 
 export type WorkerRow = Selectable<DB['workers']>;
@@ -50,6 +51,7 @@ export const WORKER_COLUMNS = [
   'workers.prompt_style',
   'workers.avatar_pack',
   'workers.role',
+  'workers.mcp_servers',
   'workers.position',
   'workers.avatar_key',
   'workers.icon_key',
@@ -73,6 +75,7 @@ type ViewRow = Pick<
   | 'prompt_style'
   | 'avatar_pack'
   | 'role'
+  | 'mcp_servers'
   | 'position'
   | 'avatar_key'
   | 'icon_key'
@@ -96,6 +99,7 @@ export function toWorkerView(r: ViewRow, projectName: string): WorkerView {
     prompt_style: r.prompt_style,
     avatar_pack: r.avatar_pack,
     role: r.role,
+    mcp_servers: r.mcp_servers ?? [],
     position: r.position,
     has_avatar: !!r.avatar_key,
     has_icon: !!r.icon_key,
@@ -147,6 +151,7 @@ export function normalizeWorker(input: WorkerInput, where = 'worker') {
     context_assets: input.context_assets ?? preset?.context_assets ?? [],
     prompt_style: input.prompt_style !== undefined ? input.prompt_style : (preset?.prompt_style ?? null),
     role: input.role !== undefined ? input.role : (preset?.id ?? null),
+    mcp_servers: [...new Set(input.mcp_servers ?? [])],
   };
 }
 export type NormalizedWorker = ReturnType<typeof normalizeWorker>;
@@ -180,6 +185,7 @@ export async function insertWorkers(
         context_assets: JSON.stringify(w.context_assets),
         prompt_style: w.prompt_style,
         role: w.role,
+        mcp_servers: JSON.stringify(w.mcp_servers),
         position: pos++,
       })),
     )
@@ -282,6 +288,12 @@ export function createWorkersRepo(db: Kysely<DB>) {
     /** Every column of worker `id` of project `projectId` (an agent run's worker), or undefined. */
     full: (projectId: number, id: number) =>
       db.selectFrom('workers').selectAll().where('id', '=', id).where('project_id', '=', projectId).executeTakeFirst(),
+
+    /** The names of the outside MCP servers worker `id` uses ([] when none or no such worker). */
+    async mcpServers(id: number): Promise<string[]> {
+      const r = await db.selectFrom('workers').select('mcp_servers').where('id', '=', id).executeTakeFirst();
+      return Array.isArray(r?.mcp_servers) ? r.mcp_servers : [];
+    },
 
     /** Id, label and role of worker `id` of the project, or undefined. */
     brief: (projectId: number, id: number) =>

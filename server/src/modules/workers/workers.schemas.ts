@@ -18,6 +18,12 @@ export const WorkerFields = {
   context_assets: Type.Optional(StrList),
   prompt_style: Type.Optional(Nullable(Str(100))),
   role: Type.Optional(Nullable(Str(100))),
+  mcp_servers: Type.Optional(
+    Type.Array(Type.String({ minLength: 1, maxLength: 30 }), {
+      maxItems: 20,
+      description: "names of the project's outside MCP servers whose tools the worker uses (<server>__<tool>)",
+    }),
+  ),
 };
 export const WorkerCreateBody = Type.Object(
   { preset: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })), ...WorkerFields },
@@ -42,6 +48,7 @@ export const Worker = Type.Object({
   prompt_style: Nullable(Type.String()),
   avatar_pack: Type.String(),
   role: Nullable(Type.String()),
+  mcp_servers: Type.Array(Type.String()),
   position: Type.Integer(),
   has_avatar: Type.Boolean(),
   has_icon: Type.Boolean(),

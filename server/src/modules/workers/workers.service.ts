@@ -82,6 +82,8 @@ export interface WorkersDeps {
    * reconciles at once); `started` waits briefly until an instance polls the bot.
    */
   bots: { changed(workerId: number): Promise<void>; started(botId: string, waitMs?: number): Promise<boolean> };
+  /** The project's outside MCP servers: a worker's `mcp_servers` must name registered ones (the mcp area). */
+  mcpServers: { checkNames(projectId: number, names: string[]): Promise<void> };
 }
 
 /** The workers service (module header); built once by the composition root. */
@@ -205,6 +207,7 @@ export function createWorkersService(deps: WorkersDeps) {
     async create(actor: Actor, name: string, input: WorkerInput): Promise<WorkerView> {
       const p = await access.project(actor, name);
       const w = normalizeWorker(input);
+      await deps.mcpServers.checkNames(p.id, w.mcp_servers);
       const { plan } = await deps.usage.planOf(p.owner_id);
       return repo.transaction(async (tx) => {
         await deps.usage.lockForCreation(tx, p.owner_id);
@@ -238,6 +241,7 @@ export function createWorkersService(deps: WorkersDeps) {
       const p = await access.project(actor, name);
       await workerRow(p, id);
       if (input.focus_dirs) normalizeWorker({ label: 'x', focus_dirs: input.focus_dirs });
+      if (input.mcp_servers) await deps.mcpServers.checkNames(p.id, input.mcp_servers);
       const patch: Record<string, unknown> = { updated_at: new Date() };
       for (const k of [
         'label',
@@ -254,6 +258,7 @@ export function createWorkersService(deps: WorkersDeps) {
           patch[k] = typeof input[k] === 'string' && k === 'label' ? (input[k] as string).trim() : input[k];
       for (const k of ['tools', 'focus_dirs', 'context_assets'] as const)
         if (input[k] !== undefined) patch[k] = JSON.stringify(input[k]);
+      if (input.mcp_servers !== undefined) patch.mcp_servers = JSON.stringify([...new Set(input.mcp_servers)]);
       return toWorkerView(await repo.update(p.id, id, patch as Updateable<DB['workers']>), p.name);
     },
 

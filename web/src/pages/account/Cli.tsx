@@ -1,4 +1,4 @@
-import { useQuery } from '@tanstack/react-query';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, must } from '../../api/client';
 import { useI18n } from '../../i18n';
@@ -8,7 +8,8 @@ type Platform = 'linux' | 'macos' | 'windows';
 
 /**
  * The CLI tab (`/account?tab=cli`): whether the user uses the CLI (a login or check-in in the last 30 days), the
- * devices that checked in (newest first, at most 20), and how to install and sign in (`arc login`).
+ * devices that checked in (newest first, at most 20; removing one revokes its credential, so the CLI there is
+ * logged out), and how to install and sign in (`arc login`).
  */
 export default function Cli() {
   const { t, date } = useI18n();
@@ -17,6 +18,13 @@ export default function Cli() {
     queryFn: () => must(api.GET('/api/crm/onboarding/cli-status')),
   });
   const devices = useQuery({ queryKey: ['cli-devices'], queryFn: () => must(api.GET('/api/crm/cli/devices')) });
+  const qc = useQueryClient();
+  // Revoking a device's credential logs the CLI there out at its next call.
+  const revoke = useMutation({
+    mutationFn: (device_id: string) =>
+      must(api.DELETE('/api/crm/cli/devices/{device_id}', { params: { path: { device_id } } })),
+    onSuccess: () => qc.invalidateQueries({ queryKey: ['cli-devices'] }),
+  });
   const [platform, setPlatform] = useState<Platform>('linux');
   const [shown, setShown] = useState<Platform | null>(null);
   const install = useQuery({
@@ -90,6 +98,7 @@ export default function Cli() {
                   <th>{t('Version')}</th>
                   <th>{t('Last project')}</th>
                   <th>{t('Last seen')}</th>
+                  <th />
                 </tr>
               </thead>
               <tbody>
@@ -100,6 +109,11 @@ export default function Cli() {
                     <td>{d.arc_version}</td>
                     <td>{d.last_project ?? '—'}</td>
                     <td>{date(d.last_seen)}</td>
+                    <td>
+                      <button type="button" className="danger" onClick={() => revoke.mutate(d.device_id)}>
+                        {d.credential ? t('Log out and remove') : t('Remove')}
+                      </button>
+                    </td>
                   </tr>
                 ))}
               </tbody>
@@ -109,7 +123,7 @@ export default function Cli() {
       ) : (
         !devices.error && <Loading />
       )}
-      <ErrorLine error={devices.error} />
+      <ErrorLine error={devices.error ?? revoke.error} />
     </div>
   );
 }

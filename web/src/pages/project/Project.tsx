@@ -23,6 +23,7 @@ const TABS: [string, string, ComponentType<TabProps>][] = [
   ['pins', msg('Pins'), lazy(() => import('./Pins'))],
   ['learnings', msg('Learnings'), lazy(() => import('./Learnings'))],
   ['search', msg('Search'), lazy(() => import('./Search'))],
+  ['agents', msg('Agents'), lazy(() => import('./Agents'))],
 ];
 
 export default function Project() {

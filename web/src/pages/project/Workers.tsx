@@ -113,6 +113,7 @@ function EditWorker({ project, worker, onDone }: { project: string; worker: Work
   const [label, setLabel] = useState(worker.label);
   const [model, setModel] = useState(worker.model ?? '');
   const [prompt, setPrompt] = useState(worker.system_prompt);
+  const [mcpServers, setMcpServers] = useState((worker.mcp_servers ?? []).join(', '));
   const [avatar, setAvatar] = useState<File | null>(null);
   const path = { name: project, id: worker.id };
   const save = useMutation({
@@ -120,7 +121,15 @@ function EditWorker({ project, worker, onDone }: { project: string; worker: Work
       await must(
         api.PUT('/api/crm/projects/{name}/workers/{id}', {
           params: { path },
-          body: { label, model: model || null, system_prompt: prompt },
+          body: {
+            label,
+            model: model || null,
+            system_prompt: prompt,
+            mcp_servers: mcpServers
+              .split(',')
+              .map((x) => x.trim())
+              .filter(Boolean),
+          },
         }),
       );
       if (avatar) {
@@ -162,6 +171,12 @@ function EditWorker({ project, worker, onDone }: { project: string; worker: Work
         rows={8}
         value={prompt}
         onChange={(e) => setPrompt(e.target.value)}
+      />
+      <Field
+        label={t('MCP servers (names, comma-separated)')}
+        hint={t('The project’s outside MCP servers whose tools this worker uses (the Agents tab).')}
+        value={mcpServers}
+        onChange={(e) => setMcpServers(e.target.value)}
       />
       <div className="field">
         <label htmlFor="avatar">{t('Avatar (PNG, JPEG or WebP)')}</label>
