@@ -3,7 +3,9 @@
  * (`node server/start.js`, what `npm start` runs) on the embedded database, with the stand-in LLM and SMTP
  * servers: register with an invite → verify from the e-mailed link → onboarding → a project with workers from a
  * team preset → a chat reply streamed from the LLM → an issue dragged across the board → (the areas' own steps)
- * → the language switch. Every step runs under the service's Content-Security-Policy: a violation the browser
+ * → the language switch; and a second newcomer signs up through the identity provider (oidc-provider) with an
+ * invite, gets the verification e-mail through the e-mail API stand-in, connects the code host stand-in and clones
+ * a private repository. Every step runs under the service's Content-Security-Policy: a violation the browser
  * reports fails it, as an uncaught error does.
  * A screenshot of each main page is saved under `.tmp/screenshots/`.
  */
@@ -16,6 +18,9 @@ import { startLlmStandIn } from '../../server/test/standins/llm.ts';
 import { startSmtpStandIn } from '../../server/test/standins/smtp.ts';
 import { startSpeechStandIn } from '../../server/test/standins/speech.ts';
 import { startPayprovStandIn } from '../../server/test/standins/payprov.ts';
+import { startOidcProvider } from '../../server/test/standins/oidc.ts';
+import { startCodehostStandIn } from '../../server/test/standins/codehost.ts';
+import { startEmailApiStandIn } from '../../server/test/standins/email-api.ts';
 import { ensureWebBuild } from '../build.js';
 import { freePort } from '../../server/test/net.ts';
 
@@ -35,6 +40,10 @@ const SUMMARY = {
   decisions: ['Ship on Friday'],
   topics: ['survey'],
 };
+/** The e-mail API keys the stand-in knows: the one the admin step rotates to, and the identity provider step's. */
+const EMAIL_KEYS = ['re_e2e_0123456789abcdefghijklmnopqrstuvw', 're_e2e_idp_0123456789abcdef'];
+const IDP_CLIENT = { client_id: 'crm-e2e-client', client_secret: 'e2e-idp-client-secret-0123456789' };
+const CODEHOST_APP = { id: 'Iv1.e2e-codehost', secret: 'e2e-codehost-secret-0123456789' };
 const SANDBOX = (process.env.PATH ?? '').split(':').some((d) => d && fs.existsSync(path.join(d, 'bwrap')));
 
 describe.skipIf(!fs.existsSync(CHROMIUM))('web UI in a browser', () => {
@@ -42,6 +51,9 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web UI in a browser', () => {
   let smtp: Awaited<ReturnType<typeof startSmtpStandIn>>;
   let speech: Awaited<ReturnType<typeof startSpeechStandIn>>;
   let payprov: Awaited<ReturnType<typeof startPayprovStandIn>>;
+  let idp: Awaited<ReturnType<typeof startOidcProvider>>;
+  let codehost: Awaited<ReturnType<typeof startCodehostStandIn>>;
+  let emailApi: Awaited<ReturnType<typeof startEmailApiStandIn>>;
   let proc: ChildProcess;
   let browser: Browser;
   let page: Page;
@@ -88,6 +100,9 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web UI in a browser', () => {
     payprov = await startPayprovStandIn(MERCHANT_TOKEN);
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
+    idp = await startOidcProvider([{ ...IDP_CLIENT, redirect_uris: [`${base}/api/auth/oidc/callback`] }]);
+    codehost = await startCodehostStandIn(CODEHOST_APP);
+    emailApi = await startEmailApiStandIn(EMAIL_KEYS);
     proc = spawn(process.execPath, ['server/start.js'], {
       cwd: ROOT,
       env: {
@@ -108,6 +123,13 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web UI in a browser', () => {
         SPEECH_URL: speech.url,
         PAYPROV_API_URL: payprov.url,
         PAYPROV_MERCHANT_TOKEN: MERCHANT_TOKEN,
+        IDP_ISSUER_URL: idp.issuer,
+        IDP_NAME: 'Test ID',
+        CODEHOST_OAUTH_URL: codehost.url,
+        CODEHOST_API_URL: codehost.apiUrl,
+        EMAIL_API_URL: emailApi.url,
+        // The code host stand-in serves its repositories on this machine.
+        OUTBOUND_ALLOW_PRIVATE: '127.0.0.1',
         // The real sandbox runtime where bubblewrap is installed (CI installs it); otherwise none.
         CONTAINER_RUNTIME: SANDBOX ? 'process' : 'none',
       },
@@ -177,6 +199,9 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web UI in a browser', () => {
     await smtp?.close();
     await speech?.close();
     await payprov?.close();
+    await idp?.close();
+    await codehost?.close();
+    await emailApi?.close();
     await llm?.close?.();
     if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
   });
@@ -590,5 +615,78 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web UI in a browser', () => {
     await page.getByRole('heading', { name: 'Проєкти' }).waitFor();
     await page.getByRole('link', { name: 'Market study' }).waitFor();
     await shot('10-projects-uk-phone');
+  });
+
+  it('signs a newcomer up through the identity provider, mails them through the e-mail API, clones a private repository', async () => {
+    const admin = (await apiCall('POST', '/api/auth/login', ADMIN)).body.token as string;
+    const settings: [string, string][] = [
+      ['IDP_CLIENT_ID', IDP_CLIENT.client_id],
+      ['IDP_CLIENT_SECRET', IDP_CLIENT.client_secret],
+      ['CODEHOST_CLIENT_ID', CODEHOST_APP.id],
+      ['CODEHOST_CLIENT_SECRET', CODEHOST_APP.secret],
+      ['EMAIL_API_KEY', EMAIL_KEYS[1]],
+    ];
+    for (const [name, value] of settings)
+      expect((await apiCall('PUT', `/api/crm/platform/settings/${name}`, { value }, admin)).status).toBe(200);
+    const code: string = (await apiCall('POST', '/api/crm/admin/invites', { count: 1 }, admin)).body.codes[0];
+    const email = 'ida@example.com';
+    idp.accounts.set('ida', { email, email_verified: false, name: 'Ida' });
+    idp.loginAs('ida');
+    const repo = codehost.createRepo('ida', 'secret-plans', { 'README.md': 'for Ida only\n' });
+
+    // A browser of her own: register with the invite through the provider.
+    const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const p = await ctx.newPage();
+    const errors: string[] = [];
+    p.on('pageerror', (err) => errors.push(String(err)));
+    try {
+      await p.goto(`${base}/register?code=${code}`);
+      await p.getByRole('link', { name: 'Register with Test ID' }).click();
+      await p.getByRole('heading', { name: 'Getting started' }).waitFor();
+      await p.screenshot({ path: path.join(SHOTS, '11-idp-signed-up.png'), fullPage: true });
+
+      // The provider did not verify her address: the verification e-mail comes through the e-mail API.
+      const deadline = Date.now() + 20_000;
+      while (!emailApi.messages.some((m) => m.to.includes(email)) && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 100));
+      const mail = emailApi.messages.find((m) => m.to.includes(email))!;
+      expect(mail.key).toBe(EMAIL_KEYS[1]);
+      const link = /https?:\/\/[^\s"<>]+\/verify-email\?token=[A-Za-z0-9_-]+/.exec(mail.text)?.[0];
+      await p.goto(link!);
+      await p.getByText('Your e-mail address is verified.').waitFor();
+
+      // Connect the code host in the settings.
+      await p.goto(`${base}/account`);
+      await p.getByRole('button', { name: 'Connect the code host' }).click();
+      await p.getByText('The code host is connected.').waitFor();
+      await p.getByText('Code host connected as octo.').waitFor();
+      await p.screenshot({ path: path.join(SHOTS, '12-codehost-connected.png'), fullPage: true });
+
+      // Her private repository clones into a project.
+      const token = (await p.evaluate(() => localStorage.getItem('crm.token')))!;
+      expect((await apiCall('GET', '/api/auth/me', undefined, token)).body).toMatchObject({
+        email,
+        email_verified: true,
+      });
+      const project = await apiCall(
+        'POST',
+        '/api/crm/projects/create',
+        { displayName: 'Plans', projectName: 'ida-plans' },
+        token,
+      );
+      expect(project.status).toBeLessThan(300);
+      const clone = await apiCall('POST', '/api/crm/projects/ida-plans/files/clone', { url: repo }, token);
+      expect(clone.status).toBe(201);
+      const readme = await apiCall(
+        'GET',
+        '/api/crm/projects/ida-plans/files/read?path=secret-plans/README.md',
+        undefined,
+        token,
+      );
+      expect(JSON.stringify(readme.body)).toContain('for Ida only');
+      expect(errors).toEqual([]);
+    } finally {
+      await ctx.close();
+    }
   });
 });

@@ -20,7 +20,7 @@ import type { Actor } from '../../http/auth.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { clientFingerprint, type FlowCookies, safeRedirectPath } from '../../lib/oauth-flow.ts';
 import type { SecretStore } from '../../secrets/secret-store.ts';
-import { normalizeEmail } from './accounts.fns.ts';
+import { normalizeEmail } from './accounts.rules.ts';
 import type { AccountsRepo } from './accounts.repo.ts';
 import type { AccountsService, RequestMeta } from './accounts.service.ts';
 

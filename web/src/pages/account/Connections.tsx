@@ -61,9 +61,17 @@ export function Connections() {
             ? t('Linked to {name} ({email}).', { name: oidc.data.name, email: oidc.data.identities[0]?.email ?? '' })
             : t('Not linked to {name}.', { name: oidc.data.name })}{' '}
           {oidc.data.linked ? (
-            <button type="button" onClick={() => unlink.mutate()} disabled={!oidc.data.has_password}>
-              {t('Unlink')}
-            </button>
+            <>
+              <button type="button" onClick={() => unlink.mutate()} disabled={!oidc.data.has_password}>
+                {t('Unlink')}
+              </button>
+              {!oidc.data.has_password && (
+                <small className="hint">
+                  {' '}
+                  {t('It is your only way in: set a password (password reset) before unlinking it.')}
+                </small>
+              )}
+            </>
           ) : (
             <button type="button" onClick={() => link.mutate()}>
               {t('Link {name}', { name: oidc.data.name })}
