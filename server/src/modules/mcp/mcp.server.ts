@@ -70,7 +70,7 @@ const Project = z
   .optional()
   .describe("the project's technical name; may be omitted when the token is bound to one project");
 const IssueId = z.number().int().min(1).describe('the issue number (per project)');
-const Status = z.enum(['open', 'in_progress', 'blocked', 'deferred', 'closed']);
+const _Status = z.enum(['open', 'in_progress', 'blocked', 'deferred', 'closed']);
 
 /** One shape per tool (built once; every request's server reuses them). */
 const SHAPES = {

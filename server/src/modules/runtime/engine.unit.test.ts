@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { LlmResponse } from '../../providers/llm/index.ts';
+import type { LlmResponse } from '../models/model-gateway.ts';
 import { createBuiltinEngine, type EngineHooks, type ModelCaller } from './engine.ts';
 import { replayDecision, type RunJournal } from './journal.ts';
 import type { AgentTool, ToolContext } from './tools.ts';

@@ -11,7 +11,7 @@
  * found started without a result ran, or may have: a `write` tool is not repeated (the run fails with that
  * reason), an `idempotent` one is run again, a `read` one is never recorded as started.
  */
-import type { LlmContent, LlmMessage } from '../../providers/llm/index.ts';
+import type { LlmContent, LlmMessage } from '../models/model-gateway.ts';
 
 /** What running a tool again does: nothing (`read`), the same state (`idempotent`), or more effects (`write`). */
 export type ToolEffect = 'read' | 'idempotent' | 'write';

@@ -86,7 +86,10 @@ describe('budgets held during a run', () => {
   it('estimates a whole request: system, text, blocks as JSON, tool schemas, a fixed count per image', () => {
     const text = estimateRequestTokens({ system: 'a'.repeat(150), messages: [{ content: 'b'.repeat(150) }] });
     expect(text).toBe(estimatePromptTokens({ text: 'a'.repeat(300), messages: 1 }));
-    const image = { type: 'image', media_type: 'image/png', data: 'x'.repeat(3_000_000) } as { type: string; [k: string]: unknown };
+    const image = { type: 'image', media_type: 'image/png', data: 'x'.repeat(3_000_000) } as {
+      type: string;
+      [k: string]: unknown;
+    };
     const vision = estimateRequestTokens({ messages: [{ content: [image, { type: 'text', text: 'Describe it.' }] }] });
     expect(vision).toBe(
       estimatePromptTokens({ text: JSON.stringify({ type: 'text', text: 'Describe it.' }), messages: 1 }) +
