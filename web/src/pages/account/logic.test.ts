@@ -14,8 +14,8 @@ import {
   terminalUrl,
 } from './logic';
 
-/** The server's own reading of a text frame (server/src/modules/cloud/terminal.ts), repeated to check the frames. */
-import { parseControl } from '../../../../server/src/modules/cloud/terminal';
+/** The server's own reading of a text frame (server/src/modules/cloud/cloud.rules.ts), repeated to check the frames. */
+import { parseControl } from '../../../../server/src/modules/cloud/cloud.rules';
 
 describe('terminal frames', () => {
   it('input is a control frame the server reads back exactly, even when it looks like a control frame', () => {
