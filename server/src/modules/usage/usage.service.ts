@@ -124,7 +124,7 @@ export function createUsageService(deps: UsageDeps) {
   return {
     /**
      * Meter one LLM call: one `token_usage` row; with `reservationId` the reservation is settled in the same
-     * transaction (removed, the real usage counted instead).
+     * transaction (removed, the real usage counted instead), under the owner's lock.
      */
     async record(call: UsageCall): Promise<void> {
       const row = {
@@ -143,6 +143,9 @@ export function createUsageService(deps: UsageDeps) {
       const rid = call.reservationId;
       if (rid == null) return repo.insert(row);
       await repo.transaction(async (tx) => {
+        // Under the owner's lock, like `reserve`: a reservation counting the budget never sees the call as neither
+        // reserved nor used (its two sums are two statements).
+        await repo.lockOwner(tx, call.userId);
         await repo.deleteReservation(rid, tx);
         await repo.insert(row, tx);
       });
