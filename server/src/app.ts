@@ -51,6 +51,9 @@ export async function buildApp(
     // One access-log line per request (onResponse below) instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: 1024 * 1024,
+    // Start-up steps (migrations, the help index, leases) may take longer than Fastify's 10 s on a small or busy
+    // machine; a slow start is not a failed one.
+    pluginTimeout: 120_000,
     // The caller's X-Request-Id when it is sane, else this instance's random prefix and a counter: unique across
     // instances, and cheaper per request than a random UUID.
     genReqId: (req) => {

@@ -119,7 +119,8 @@ import { forgetSecretAuthor } from './secrets/secret-store.ts';
 import { createProductAnalytics } from './modules/analytics/product-analytics.service.ts';
 // Messenger workers that answer.
 import { createMessengerRepo } from './modules/messenger/messenger.repo.ts';
-import { createBotPollerPort, createMessengerService } from './modules/messenger/messenger.service.ts';
+import { createMessengerService } from './modules/messenger/messenger.service.ts';
+import { createBotPollerPort } from './modules/messenger/messenger.port.ts';
 import { messengerPersonalData } from './modules/messenger/messenger.privacy.ts';
 // Marketplace scouting of skills.
 import { catalogLoader, DEFAULT_CATALOG_DIR, loadCatalog } from './modules/sage/catalog.ts';

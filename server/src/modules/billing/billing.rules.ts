@@ -2,7 +2,8 @@
  * The price table the billing summary computes LLM spend with (`llm_provider.spend_month_usd`): USD per million
  * tokens by model, from the vendors' published list prices. A model is matched by the longest known prefix of its
  * id (`claude-sonnet-4-6-20260101` → `claude-sonnet-4`); an unknown model is priced as `DEFAULT_PRICE`. Cache
- * tokens are priced at a tenth of the input price. Pure rules, no I/O.
+ * tokens are priced at a tenth of the input price. And the calendar of paid periods: a plan is bought for one
+ * calendar month (`addMonth`); summaries count from the start of the month and of the week. Pure rules, no I/O.
  */
 
 /** USD per million input and output tokens. */
@@ -45,3 +46,23 @@ export function spendUsd(rows: Array<{ model: string | null; input: number; outp
   }
   return Math.round(usd * 100) / 100;
 }
+
+/** One month after `d` (UTC calendar month; the 31st becomes the last day of a shorter month). */
+export function addMonth(d: Date): Date {
+  const r = new Date(d);
+  const day = r.getUTCDate();
+  r.setUTCDate(1);
+  r.setUTCMonth(r.getUTCMonth() + 1);
+  const last = new Date(Date.UTC(r.getUTCFullYear(), r.getUTCMonth() + 1, 0)).getUTCDate();
+  r.setUTCDate(Math.min(day, last));
+  return r;
+}
+
+/** The first day of the UTC month of `now`, 00:00. */
+export const monthStart = (now: Date) => new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
+/** Monday 00:00 UTC of the week of `now`. */
+export const weekStart = (now: Date) => {
+  const d = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
+  d.setUTCDate(d.getUTCDate() - ((d.getUTCDay() + 6) % 7));
+  return d;
+};

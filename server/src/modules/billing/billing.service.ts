@@ -35,7 +35,7 @@ import {
 import type { UsageService } from '../usage/usage.service.ts';
 import type { BillingAccount, BillingRepo } from './billing.repo.ts';
 import type * as S from './billing.schemas.ts';
-import { spendUsd } from './billing.rules.ts';
+import { addMonth, monthStart, spendUsd, weekStart } from './billing.rules.ts';
 
 /** The secret-store name of the merchant token. */
 export const MERCHANT_TOKEN = 'PAYPROV_MERCHANT_TOKEN';
@@ -76,25 +76,6 @@ export interface RenewJob {
   period_end: string;
   attempt: number;
 }
-
-/** One month after `d` (UTC calendar month; the 31st becomes the last day of a shorter month). */
-export function addMonth(d: Date): Date {
-  const r = new Date(d);
-  const day = r.getUTCDate();
-  r.setUTCDate(1);
-  r.setUTCMonth(r.getUTCMonth() + 1);
-  const last = new Date(Date.UTC(r.getUTCFullYear(), r.getUTCMonth() + 1, 0)).getUTCDate();
-  r.setUTCDate(Math.min(day, last));
-  return r;
-}
-
-const monthStart = (now: Date) => new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
-/** Monday 00:00 UTC of the week of `now`. */
-const weekStart = (now: Date) => {
-  const d = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
-  d.setUTCDate(d.getUTCDate() - ((d.getUTCDay() + 6) % 7));
-  return d;
-};
 
 type WebhookBody = Static<typeof S.WebhookBody>;
 

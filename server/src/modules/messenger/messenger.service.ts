@@ -543,25 +543,3 @@ export function createMessengerService(deps: MessengerDeps) {
   };
 }
 export type MessengerService = ReturnType<typeof createMessengerService>;
-
-/**
- * What the workers area tells the pollers: a bot was bound, unbound or its worker deleted (`changed`, over the
- * bus so every instance reconciles at once), and whether bot `botId` is polled now (`started`, waiting up to
- * `waitMs` for an instance to take it).
- */
-export function createBotPollerPort(deps: { repo: Pick<MessengerRepo, 'polling'>; bus: Pick<Bus, 'publish'> }) {
-  return {
-    async changed(workerId: number): Promise<void> {
-      await deps.bus.publish('messenger.bots', { worker_id: workerId });
-    },
-    async started(botId: string, waitMs = 3000): Promise<boolean> {
-      const until = Date.now() + waitMs;
-      for (;;) {
-        if (await deps.repo.polling(botId)) return true;
-        if (Date.now() >= until) return false;
-        await sleep(50);
-      }
-    },
-  };
-}
-export type BotPollerPort = ReturnType<typeof createBotPollerPort>;

@@ -222,18 +222,17 @@ export function createModelGateway(deps: ModelGatewayDeps) {
         userId: scope.userId,
         projectId: scope.projectId,
       };
+      // What the call is (project name, model, purpose) travels with the reservation for the usage area to keep.
+      const reserving = { ...scope, projectName: b.payer.project?.name ?? null };
+      const call = {
+        promptTokens: estimateRequestTokens({ system: req.system, messages: req.messages, tools: req.tools }),
+        maxTokens: req.maxTokens,
+        model,
+        source: req.purpose,
+      };
       let grant: { id: number | null; maxTokens: number };
       try {
-        // What the call is, so that a crash can charge its reservation as a usage row of it (`settleCrashed`).
-        grant = await usage.reserve(
-          { ...scope, projectName: b.payer.project?.name ?? null },
-          {
-            promptTokens: estimateRequestTokens({ system: req.system, messages: req.messages, tools: req.tools }),
-            maxTokens: req.maxTokens,
-            model,
-            source: req.purpose,
-          },
-        );
+        grant = await usage.reserve(reserving, call);
       } catch (err) {
         report({ ...base, outcome: 'refused', usage: null, ms: 0 });
         throw err;

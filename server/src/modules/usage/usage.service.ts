@@ -129,8 +129,8 @@ export function createUsageService(deps: UsageDeps) {
   return {
     /**
      * Meter one LLM call: one `token_usage` row; with `reservationId` the reservation is settled in the same
-     * transaction (removed, the real usage counted instead). Once stored, the call and its tokens are counted in
-     * the metrics (docs/operations.md, Metrics).
+     * transaction (removed, the real usage counted instead), under the owner's lock. Once stored, the call and its
+     * tokens are counted in the metrics (docs/operations.md, Metrics).
      */
     async record(call: UsageCall): Promise<void> {
       const row = {
@@ -150,6 +150,9 @@ export function createUsageService(deps: UsageDeps) {
       if (rid == null) await repo.insert(row);
       else
         await repo.transaction(async (tx) => {
+          // Under the owner's lock, like `reserve`: a reservation counting the budget never sees the call as neither
+          // reserved nor used (its two sums are two statements).
+          await repo.lockOwner(tx, call.userId);
           // A reservation already charged (its call was taken for crashed, `settleCrashed`) stays the charge: a call
           // is counted once.
           if (await repo.deleteReservation(rid, tx)) await repo.insert(row, tx);
