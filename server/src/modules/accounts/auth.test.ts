@@ -411,13 +411,13 @@ describe('hostile input', () => {
 });
 
 describe('password-version check when the store is unreachable', () => {
-  it('accepts a valid token on its own claims', async () => {
+  it('fails closed: a valid token is not accepted on its own claims (503 auth_unavailable)', async () => {
     const other = await buildTestApp();
-    const u = await createUser(other);
+    const u = await createUser(other, { role: 'admin' });
     await other.database.close();
     const res = await api(other.app, 'GET', '/api/auth/me', { token: u.token });
-    expect(res.status).toBe(200);
-    expect(res.body.id).toBe(u.id);
+    expect([res.status, res.body.error]).toEqual([503, 'auth_unavailable']);
+    expect(res.text).not.toContain(u.email);
     // The database is closed already (closing it again may throw): close the app, then remove its data directory.
     await other.close().catch(() => {});
     fs.rmSync(other.dataDir, { recursive: true, force: true });
