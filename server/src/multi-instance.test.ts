@@ -349,6 +349,7 @@ describe.skipIf(!onPostgres)('instances starting at the same moment', () => {
       expect(queues.rows.map((r) => r.name)).toEqual([
         'billing.renew',
         'knowledge.index',
+        'mail.retry',
         'notes.process',
         'privacy.after_erase',
         'privacy.retention',

@@ -262,6 +262,8 @@ beforeAll(async () => {
       // No sandboxes here: cloud routes answer 503 container_runtime_unavailable past their input checks (the
       // containers themselves are tested in modules/cloud; concurrent probes would race one user's sandbox).
       CONTAINER_RUNTIME: 'none',
+      // /metrics then answers the callers' (wrong) bearer tokens with 401 in the envelope.
+      METRICS_TOKEN: 'metrics-token-fuzz-1234',
     },
   });
   await t.deps.secrets.set('PLATFORM_LLM_KEY', 'sk-platform-fuzz-123', 'test');
@@ -343,10 +345,18 @@ describe('hostile input on every route', () => {
           } catch {
             return void failures.push(`${where}: ${res.statusCode} not JSON: ${res.body.slice(0, 100)}`);
           }
+          // The MCP endpoint answers what the service's pipeline refuses in the envelope, and its transport's
+          // protocol errors as JSON-RPC errors (what MCP clients expect); every other route answers the envelope.
+          const jsonRpcError =
+            r.url === '/mcp' &&
+            body.jsonrpc === '2.0' &&
+            typeof body.error?.code === 'number' &&
+            typeof body.error?.message === 'string';
           if (
-            typeof body.error !== 'string' ||
-            !/^[a-z][a-z0-9_]*$/.test(body.error) ||
-            typeof body.message !== 'string'
+            !jsonRpcError &&
+            (typeof body.error !== 'string' ||
+              !/^[a-z][a-z0-9_]*$/.test(body.error) ||
+              typeof body.message !== 'string')
           )
             failures.push(`${where}: ${res.statusCode} not the envelope: ${res.body.slice(0, 200)}`);
           for (const bad of [

@@ -172,7 +172,9 @@ export const LinkBody = Type.Object(
   },
   { additionalProperties: false },
 );
-export const DeviceParams = Type.Object({ device_id: Type.String({ minLength: 1, maxLength: 200 }) });
+export const DeviceParams = Type.Object({
+  device_id: Type.String({ minLength: 1, maxLength: 200, description: 'the device id the CLI reported at check-in' }),
+});
 export const LinkStreamQuery = Type.Object({
   token: Type.Optional(Type.String({ maxLength: 4096, description: "a signed-in user's token, or a link token" })),
 });

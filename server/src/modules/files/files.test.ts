@@ -29,7 +29,13 @@ let trapped = 0;
 
 beforeAll(async () => {
   t = await buildTestApp({
-    env: { FILES_UPLOAD_LIMIT_BYTES: '4096', FILES_CLONE_TIMEOUT_MS: '3000', OUTBOUND_ALLOW_PRIVATE: '127.0.0.1' },
+    env: {
+      FILES_UPLOAD_LIMIT_BYTES: '4096',
+      FILES_CLONE_TIMEOUT_MS: '3000',
+      OUTBOUND_ALLOW_PRIVATE: '127.0.0.1',
+      // every attempt counts against the clone limit, refused ones too; this file makes more than 10
+      RATE_LIMIT_CLONES: '100/10m',
+    },
   });
   owner = await createUser(t);
   other = await createUser(t);
