@@ -101,6 +101,16 @@ export const EnvSchema = Type.Object({
   WEB_DIST_DIR: Type.Optional(Type.String()),
   FILES_UPLOAD_LIMIT_BYTES: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,11}$' })),
   FILES_CLONE_TIMEOUT_MS: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,7}$' })),
+  // Storage: the free disk kept under DATA_DIR, the per-plan quotas (the usage area).
+  DISK_FREE_FLOOR_MB: Type.Optional(
+    Type.String({ pattern: '^[0-9]{1,9}$', description: 'a whole number of megabytes (MiB)' }),
+  ),
+  STORAGE_QUOTAS_MB: Type.Optional(
+    Type.String({
+      pattern: '^([a-z_]+=([0-9]{1,9}|off))(,[a-z_]+=([0-9]{1,9}|off))*$',
+      description: 'plan=megabytes pairs separated by commas, e.g. free=1024,max=51200 (off: no quota)',
+    }),
+  ),
   CLI_LINK_POLL_MS: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,5}$' })),
   CLI_LINK_TIMEOUT_MS: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,7}$' })),
   SHUTDOWN_TIMEOUT_MS: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,6}$' })),
@@ -262,6 +272,12 @@ export interface Config {
    * non-public hosts, addresses and ranges a clone may still reach (`OUTBOUND_ALLOW_PRIVATE`, as note sources).
    */
   files: { uploadLimitBytes: number; cloneTimeoutMs: number; allow: string[] };
+  /**
+   * Storage (docs/configuration.md, Storage quotas): the free disk under DATA_DIR below which writes are refused
+   * (`DISK_FREE_FLOOR_MB`, default 1024 MiB, in bytes here) and quota overrides per plan in bytes (`STORAGE_QUOTAS_MB`;
+   * null: no quota for that plan).
+   */
+  storage: { diskFloorBytes: number; quotas: Record<string, number | null> };
   /** The CLI link stream: poll interval and lifetime (ms; specification, Limits → CLI: about 1.5 s, 10 minutes). */
   cli: { linkPollMs: number; linkTimeoutMs: number };
   /**
@@ -457,6 +473,18 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         parseRateLimit(nonEmpty(env[`RATE_LIMIT_${n.toUpperCase()}`]) ?? DEFAULT_RATE_LIMITS[n]),
       ]),
     ) as RateLimits,
+    storage: {
+      diskFloorBytes: (e.DISK_FREE_FLOOR_MB ? Number(e.DISK_FREE_FLOOR_MB) : 1024) * 1024 * 1024,
+      quotas: Object.fromEntries(
+        (nonEmpty(e.STORAGE_QUOTAS_MB) ?? '')
+          .split(',')
+          .filter(Boolean)
+          .map((pair) => {
+            const [plan, mb] = pair.split('=');
+            return [plan, mb === 'off' ? null : Number(mb) * 1024 * 1024];
+          }),
+      ),
+    },
     transcripts: {
       uploadLimitBytes: e.TRANSCRIPTS_UPLOAD_LIMIT_BYTES
         ? Math.min(Number(e.TRANSCRIPTS_UPLOAD_LIMIT_BYTES), 1024 * 1024 * 1024)

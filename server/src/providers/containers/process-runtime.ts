@@ -35,6 +35,7 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { CHECKOUT_ROOT } from '../../lib/checkout.ts';
+import { dirBytes } from '../../lib/dir-bytes.ts';
 import { createSandboxCgroups, SANDBOX_CAPS, type SandboxCgroups } from './cgroups.ts';
 import {
   type ContainerRuntime,
@@ -574,6 +575,8 @@ export function createProcessRuntime(opts: ProcessRuntimeOptions): ContainerRunt
       clearTimeout(timer);
       return { code: timedOut ? null : code, output, timedOut };
     },
+
+    homeBytes: (userId) => dirBytes(homeOf(userId)),
 
     async shell(_id, userId, size): Promise<ShellSession> {
       await check();
