@@ -119,6 +119,12 @@ export const EnvSchema = Type.Object({
   CLOUD_CODEHOST_SSH: Type.Optional(Type.String({ pattern: '^(|[A-Za-z0-9._-]+@[A-Za-z0-9.-]+)$' })),
   CLOUD_TERMINAL_IDLE_MS: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,7}$' })),
   CLOUD_ALLOW_UNCAPPED: Bool01,
+  CLOUD_LOG_LINES_PER_S: Type.Optional(
+    Type.String({ pattern: '^[1-9][0-9]{0,5}$', description: 'lines a second, 1 to 999999' }),
+  ),
+  CLOUD_LOG_KEEP_LINES: Type.Optional(
+    Type.String({ pattern: '^[1-9][0-9]{1,6}$', description: 'lines, 10 to 9999999' }),
+  ),
   // Messenger workers' pollers (long polling of bound bots).
   MESSENGER_POLL_TIMEOUT_S: Type.Optional(
     Type.String({ pattern: '^([1-9]|[1-4][0-9]|50)$', description: 'a whole number of seconds from 1 to 50' }),
@@ -240,7 +246,16 @@ export interface Config {
    * (`CLOUD_CODEHOST_SSH`), the terminal socket's idle timeout (`CLOUD_TERMINAL_IDLE_MS`, 120 s), and whether
    * sandboxes may run without kernel caps where the server cannot enforce them (`CLOUD_ALLOW_UNCAPPED`, off).
    */
-  cloud: { image: string; codehostSsh: string; terminalIdleMs: number; allowUncapped: boolean };
+  cloud: {
+    image: string;
+    codehostSsh: string;
+    terminalIdleMs: number;
+    allowUncapped: boolean;
+    /** Container output lines logged per user a second (`CLOUD_LOG_LINES_PER_S`, 50; bursts of ten seconds' worth). */
+    logLinesPerSecond: number;
+    /** Log lines kept per user (`CLOUD_LOG_KEEP_LINES`, 2000): older ones are dropped as new ones come. */
+    logKeepLines: number;
+  };
   trustProxy: boolean;
   disableMessengerNotify: boolean;
   /** The built web UI's folder (`index.html`, `assets/`); `undefined`: the checkout's `web/dist`. */
@@ -426,6 +441,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       image: nonEmpty(e.CLOUD_IMAGE) ?? 'debian:bookworm-slim',
       codehostSsh: nonEmpty(e.CLOUD_CODEHOST_SSH) ?? 'git@github.com',
       terminalIdleMs: e.CLOUD_TERMINAL_IDLE_MS ? Number(e.CLOUD_TERMINAL_IDLE_MS) : 120_000,
+      logLinesPerSecond: e.CLOUD_LOG_LINES_PER_S ? Number(e.CLOUD_LOG_LINES_PER_S) : 50,
+      logKeepLines: e.CLOUD_LOG_KEEP_LINES ? Number(e.CLOUD_LOG_KEEP_LINES) : 2000,
       allowUncapped: truthy(e.CLOUD_ALLOW_UNCAPPED),
     },
     trustProxy: truthy(e.TRUST_PROXY),

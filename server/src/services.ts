@@ -292,7 +292,12 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     plans: accountsRepo,
     sealer,
     bus: deps.bus,
-    options: { codehostSsh: config.cloud.codehostSsh, terminalIdleMs: config.cloud.terminalIdleMs },
+    options: {
+      codehostSsh: config.cloud.codehostSsh,
+      terminalIdleMs: config.cloud.terminalIdleMs,
+      logLinesPerSecond: config.cloud.logLinesPerSecond,
+      logKeepLines: config.cloud.logKeepLines,
+    },
     codehost,
     log,
   });
