@@ -1,7 +1,7 @@
 /**
  * Benchmark: one tenant abuses the shared machine while another works. The real service (`server/start.js`,
- * embedded database) runs with the `process` cloud runtime; the abusing tenant (plan `cloud`, a 32 MiB storage quota)
- * fork-bombs its sandbox, floods its terminal with `yes` and keeps uploading 4 MiB files into its quota (and past
+ * embedded database) runs with the `process` cloud runtime; the abusing tenant (plan `cloud`, an 8 MiB storage quota)
+ * fork-bombs its sandbox, floods its terminal with `yes` and keeps uploading 2 MiB files into its quota (and past
  * it); meanwhile the other tenant's `GET /api/auth/me` (autocannon, p99) and chat runs (`POST …/message` until the
  * run succeeded, against the LLM stand-in the other benches use) are measured — and the same figures with no abuse,
  * in the same run, give the ratios. Where the sandbox caps cannot be enforced (no root, no writable cgroup
@@ -19,7 +19,7 @@ import { ROOT, startNode, stop, table } from './lib/util.ts';
 const duration = Number(process.env.BENCH_DURATION ?? 15);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 10);
 /** The abuser's quota (MiB): small, so it is reached within the first seconds and the refusals go on after. */
-const QUOTA_MB = 32;
+const QUOTA_MB = 8;
 
 const llm = await startLlmStandIn({ responder: () => ({ content: [{ type: 'text', text: 'Done.' }] }) });
 // DATA_DIR under the checkout's .tmp (as the tests), never under a folder every sandbox sees.
@@ -148,7 +148,7 @@ try {
     await new Promise((r) => setTimeout(r, 500));
     terminal('f(){ f|f& }; f\n'); // the fork bomb, under the same per-user caps
   }
-  const chunk = Buffer.alloc(4 * 1024 * 1024, 120);
+  const chunk = Buffer.alloc(2 * 1024 * 1024, 120);
   const filler = (async () => {
     for (let i = 0; abusing; i++) {
       const form = new FormData();
@@ -197,7 +197,7 @@ try {
       `abuser: fork bomb \`f(){ f|f& }; f\` and \`yes\` in two terminals of its sandbox; at most ${sandboxProcs} processes of its uid seen (cap 200)`,
     );
   console.log(
-    `abuser: ${uploadsDone} uploads of 4 MiB stored, ${uploadsRefused} refused (first refusal: ${JSON.stringify(quotaAnswer)}); storage now ${JSON.stringify(
+    `abuser: ${uploadsDone} uploads of 2 MiB stored, ${uploadsRefused} refused (first refusal: ${JSON.stringify(quotaAnswer)}); storage now ${JSON.stringify(
       { used_bytes: usage.storage.used_bytes, quota_bytes: usage.storage.quota_bytes },
     )}`,
   );

@@ -119,6 +119,7 @@ export const EnvSchema = Type.Object({
   CLOUD_CODEHOST_SSH: Type.Optional(Type.String({ pattern: '^(|[A-Za-z0-9._-]+@[A-Za-z0-9.-]+)$' })),
   CLOUD_TERMINAL_IDLE_MS: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,7}$' })),
   CLOUD_ALLOW_UNCAPPED: Bool01,
+  CLOUD_HOME_MB: Type.Optional(Type.String({ pattern: '^[0-9]{1,7}$', description: 'MiB, 0 to 9999999' })),
   CLOUD_LOG_LINES_PER_S: Type.Optional(
     Type.String({ pattern: '^[1-9][0-9]{0,5}$', description: 'lines a second, 1 to 999999' }),
   ),
@@ -251,6 +252,8 @@ export interface Config {
     codehostSsh: string;
     terminalIdleMs: number;
     allowUncapped: boolean;
+    /** Size of a capped sandbox's home file system in MiB (`CLOUD_HOME_MB`, 2048; 0: a plain folder). */
+    homeMb: number;
     /** Container output lines logged per user a second (`CLOUD_LOG_LINES_PER_S`, 50; bursts of ten seconds' worth). */
     logLinesPerSecond: number;
     /** Log lines kept per user (`CLOUD_LOG_KEEP_LINES`, 2000): older ones are dropped as new ones come. */
@@ -441,6 +444,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       image: nonEmpty(e.CLOUD_IMAGE) ?? 'debian:bookworm-slim',
       codehostSsh: nonEmpty(e.CLOUD_CODEHOST_SSH) ?? 'git@github.com',
       terminalIdleMs: e.CLOUD_TERMINAL_IDLE_MS ? Number(e.CLOUD_TERMINAL_IDLE_MS) : 120_000,
+      homeMb: e.CLOUD_HOME_MB ? Number(e.CLOUD_HOME_MB) : 2048,
       logLinesPerSecond: e.CLOUD_LOG_LINES_PER_S ? Number(e.CLOUD_LOG_LINES_PER_S) : 50,
       logKeepLines: e.CLOUD_LOG_KEEP_LINES ? Number(e.CLOUD_LOG_KEEP_LINES) : 2000,
       allowUncapped: truthy(e.CLOUD_ALLOW_UNCAPPED),
