@@ -74,20 +74,29 @@ try {
       call('POST', '/api/crm/admin/users', adminToken, { email, password, plan, email_verified: true }),
       `create ${name}`,
     );
-    return (await must(call('POST', '/api/auth/login', undefined, { email, password }), `login ${name}`)).token as string;
+    return (await must(call('POST', '/api/auth/login', undefined, { email, password }), `login ${name}`))
+      .token as string;
   };
   const victim = await user('victim', 'max');
   const abuser = await user('abuser', 'cloud');
   await must(call('PUT', '/api/crm/account/settings', victim, { llm_key: 'sk-ant-bench-key-0123456789' }), 'llm key');
-  const vName: string = (await must(call('POST', '/api/crm/projects/create', victim, { displayName: 'Victim', projectName: 'victim' }), 'project'))
-    .project.name;
+  const vName: string = (
+    await must(
+      call('POST', '/api/crm/projects/create', victim, { displayName: 'Victim', projectName: 'victim' }),
+      'project',
+    )
+  ).project.name;
   const worker = await must(
     call('POST', `/api/crm/projects/${vName}/workers`, victim, { label: 'w', model: 'claude-haiku-4-5' }),
     'worker',
   );
   const workerId: number = worker.id;
-  const aName: string = (await must(call('POST', '/api/crm/projects/create', abuser, { displayName: 'Abuse', projectName: 'abuse' }), 'project'))
-    .project.name;
+  const aName: string = (
+    await must(
+      call('POST', '/api/crm/projects/create', abuser, { displayName: 'Abuse', projectName: 'abuse' }),
+      'project',
+    )
+  ).project.name;
 
   /** One chat run of the victim: message accepted → run succeeded (ms). */
   const chatRun = async () => {
@@ -125,7 +134,13 @@ try {
     await chats;
     if (me.errors || me.timeouts || me.non2xx)
       throw new Error(`/api/auth/me: ${me.errors} errors, ${me.timeouts} timeouts, ${me.non2xx} non-2xx`);
-    return { meP99: me.latency.p99, meRps: me.requests.average, chatP50: q(runs, 50), chatP99: q(runs, 99), runs: runs.length };
+    return {
+      meP99: me.latency.p99,
+      meRps: me.requests.average,
+      chatP50: q(runs, 50),
+      chatP99: q(runs, 99),
+      runs: runs.length,
+    };
   };
 
   await chatRun(); // warm-up

@@ -20,7 +20,12 @@ function floodRuntime(): ContainerRuntime {
   return {
     kind: 'process',
     check: async () => {},
-    create: async (userId) => ({ containerId: `flood-${userId}`, serverIp: '127.0.0.1', port: null, internalPort: null }),
+    create: async (userId) => ({
+      containerId: `flood-${userId}`,
+      serverIp: '127.0.0.1',
+      port: null,
+      internalPort: null,
+    }),
     inspect: async () => 'running',
     pause: async () => {},
     resume: async () => {},
@@ -86,7 +91,8 @@ describe('container output caps', () => {
     const started = Date.now();
     ws.send('flood\n');
     // Another user's requests answer while the flood runs.
-    for (let i = 0; i < 5; i++) expect((await api(t.app, 'GET', '/api/auth/me', { token: other.token })).status).toBe(200);
+    for (let i = 0; i < 5; i++)
+      expect((await api(t.app, 'GET', '/api/auth/me', { token: other.token })).status).toBe(200);
     const until = Date.now() + 30_000;
     while (!received.includes('FLOOD-DONE') && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
     expect(received).toContain('FLOOD-DONE');
@@ -99,13 +105,13 @@ describe('container output caps', () => {
     const budget = PER_SECOND * 10 + Math.ceil(PER_SECOND * elapsed) + 1;
     expect(published).toBeGreaterThan(0);
     expect(published).toBeLessThanOrEqual(budget);
-    const stored = await sql<{ n: string }>`select count(*) as n from cloud_log_lines where user_id = ${flooder.id}`.execute(
-      t.db,
-    );
+    const stored = await sql<{
+      n: string;
+    }>`select count(*) as n from cloud_log_lines where user_id = ${flooder.id}`.execute(t.db);
     expect(Number(stored.rows[0].n)).toBeLessThanOrEqual(Math.ceil(KEEP * 1.1));
-    const notice = await sql<{ line: string }>`select line from cloud_log_lines where user_id = ${flooder.id} and line like '%not logged%'`.execute(
-      t.db,
-    );
+    const notice = await sql<{
+      line: string;
+    }>`select line from cloud_log_lines where user_id = ${flooder.id} and line like '%not logged%'`.execute(t.db);
     expect(notice.rows.length).toBeGreaterThan(0);
   });
 });

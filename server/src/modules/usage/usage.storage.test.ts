@@ -75,9 +75,7 @@ describe('storage quota', () => {
       (await api(t.app, 'PUT', `${files}/save`, { token: owner.token, body: { path: 'small.txt', content: 'hi' } }))
         .status,
     ).toBe(200);
-    expect(
-      (await api(t.app, 'DELETE', `${files}/delete?path=a.bin`, { token: owner.token })).status,
-    ).toBe(200);
+    expect((await api(t.app, 'DELETE', `${files}/delete?path=a.bin`, { token: owner.token })).status).toBe(200);
     expect((await up('b.bin', 600 * 1024)).status).toBe(201);
   });
 
@@ -110,10 +108,17 @@ describe('disk floor', () => {
     const project = await createProject(t, owner.id);
     const files = `/api/crm/projects/${project.name}/files`;
     const m = multipart([{ name: 'file', filename: 'a.txt', content: 'hello' }]);
-    const up = await api(t.app, 'POST', `${files}/upload`, { token: owner.token, payload: m.payload, headers: m.headers });
+    const up = await api(t.app, 'POST', `${files}/upload`, {
+      token: owner.token,
+      payload: m.payload,
+      headers: m.headers,
+    });
     expect(up.status).toBe(507);
     expect(up.body).toMatchObject({ error: 'insufficient_storage' });
-    const save = await api(t.app, 'PUT', `${files}/save`, { token: owner.token, body: { path: 'a.txt', content: 'x' } });
+    const save = await api(t.app, 'PUT', `${files}/save`, {
+      token: owner.token,
+      body: { path: 'a.txt', content: 'x' },
+    });
     expect(save.status).toBe(507);
     expect(fs.existsSync(path.join(project.dir, 'a.txt'))).toBe(false);
     // Reading still works.

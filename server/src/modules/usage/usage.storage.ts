@@ -64,22 +64,24 @@ export function createStorageQuota(deps: StorageDeps) {
       { used_bytes: used, quota_bytes: quota, needed_bytes: bytes },
     );
 
+  /**
+   * Refuse a write the disk cannot take: when it would leave less than the floor free under DATA_DIR.
+   * @param bytes the write's size (0 when unknown yet).
+   * @throws InsufficientStorage 507 `insufficient_storage`.
+   */
+  const assertDisk = async (bytes = 0): Promise<void> => {
+    if (storageDecision({ bytes, used: 0, quota: null, freeDisk: await freeDisk(), floor: deps.floorBytes }) === 'disk')
+      throw new InsufficientStorage(
+        'insufficient_storage',
+        'The server is short of disk space and cannot store this now; try again later.',
+      );
+  };
+
   return {
     /** The disk floor in bytes (DISK_FREE_FLOOR_MB). */
     floorBytes: deps.floorBytes,
 
-    /**
-     * Refuse a write the disk cannot take: when it would leave less than the floor free under DATA_DIR.
-     * @param bytes the write's size (0 when unknown yet).
-     * @throws InsufficientStorage 507 `insufficient_storage`.
-     */
-    async assertDisk(bytes = 0): Promise<void> {
-      if (storageDecision({ bytes, used: 0, quota: null, freeDisk: await freeDisk(), floor: deps.floorBytes }) === 'disk')
-        throw new InsufficientStorage(
-          'insufficient_storage',
-          'The server is short of disk space and cannot store this now; try again later.',
-        );
-    },
+    assertDisk,
 
     /**
      * Grant `bytes` of new data to user `ownerId` (the owner of the project written to) before it is written: the disk
@@ -89,7 +91,7 @@ export function createStorageQuota(deps: StorageDeps) {
      *   `{used_bytes, quota_bytes, needed_bytes}`.
      */
     async reserve(ownerId: number, bytes: number): Promise<void> {
-      await this.assertDisk(bytes);
+      await assertDisk(bytes);
       const quota = storageQuota(await deps.owners.planOf(ownerId), deps.overrides);
       if (quota === null) return;
       const used = await fresh(ownerId);

@@ -112,7 +112,8 @@ export function createWikiService(deps: WikiDeps) {
       const title = pageTitle(p, body.content);
       // A replaced page frees its old bytes: only the growth is charged.
       const before = await repo.page(project.id, p);
-      const grows = Buffer.byteLength(body.content) - (before ? Buffer.byteLength(before.content) : -Buffer.byteLength(p));
+      const grows =
+        Buffer.byteLength(body.content) - (before ? Buffer.byteLength(before.content) : -Buffer.byteLength(p));
       await deps.quota.reserve(project.owner_id, Math.max(0, grows));
       return repo.transaction(async (tx) => {
         const row = await repo.upsert(tx, {

@@ -393,7 +393,13 @@ export function createProcessRuntime(opts: ProcessRuntimeOptions): ContainerRunt
       new Promise<void>((resolve, reject) =>
         execFile(cmd, args, { timeout: 30_000 }, (err, _o, stderr) =>
           err
-            ? reject(new RuntimeUnavailable('The sandbox home could not be prepared.', `${cmd}: ${stderr || err.message}`, 'container_caps_unavailable'))
+            ? reject(
+                new RuntimeUnavailable(
+                  'The sandbox home could not be prepared.',
+                  `${cmd}: ${stderr || err.message}`,
+                  'container_caps_unavailable',
+                ),
+              )
             : resolve(),
         ),
       );
