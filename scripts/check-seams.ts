@@ -27,7 +27,7 @@ const OWNERS: Record<string, string[]> = {
     'user_identities',
   ],
   codehost: ['codehost_links'],
-  usage: ['token_usage', 'trials', 'token_reservations'],
+  usage: ['token_usage', 'trials', 'token_reservations', 'storage_usage'],
   projects: ['projects', 'active_issue_bindings'],
   workers: ['workers', 'worker_templates'],
   onboarding: ['onboarding_progress', 'onboarding_videos'],

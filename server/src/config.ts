@@ -101,6 +101,16 @@ export const EnvSchema = Type.Object({
   WEB_DIST_DIR: Type.Optional(Type.String()),
   FILES_UPLOAD_LIMIT_BYTES: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,11}$' })),
   FILES_CLONE_TIMEOUT_MS: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,7}$' })),
+  // Storage: the free disk kept under DATA_DIR, the per-plan quotas (the usage area).
+  DISK_FREE_FLOOR_MB: Type.Optional(
+    Type.String({ pattern: '^[0-9]{1,9}$', description: 'a whole number of megabytes (MiB)' }),
+  ),
+  STORAGE_QUOTAS_MB: Type.Optional(
+    Type.String({
+      pattern: '^([a-z_]+=([0-9]{1,9}|off))(,[a-z_]+=([0-9]{1,9}|off))*$',
+      description: 'plan=megabytes pairs separated by commas, e.g. free=1024,max=51200 (off: no quota)',
+    }),
+  ),
   CLI_LINK_POLL_MS: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,5}$' })),
   CLI_LINK_TIMEOUT_MS: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,7}$' })),
   SHUTDOWN_TIMEOUT_MS: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,6}$' })),
@@ -109,6 +119,13 @@ export const EnvSchema = Type.Object({
   CLOUD_CODEHOST_SSH: Type.Optional(Type.String({ pattern: '^(|[A-Za-z0-9._-]+@[A-Za-z0-9.-]+)$' })),
   CLOUD_TERMINAL_IDLE_MS: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,7}$' })),
   CLOUD_ALLOW_UNCAPPED: Bool01,
+  CLOUD_HOME_MB: Type.Optional(Type.String({ pattern: '^[0-9]{1,7}$', description: 'MiB, 0 to 9999999' })),
+  CLOUD_LOG_LINES_PER_S: Type.Optional(
+    Type.String({ pattern: '^[1-9][0-9]{0,5}$', description: 'lines a second, 1 to 999999' }),
+  ),
+  CLOUD_LOG_KEEP_LINES: Type.Optional(
+    Type.String({ pattern: '^[1-9][0-9]{1,6}$', description: 'lines, 10 to 9999999' }),
+  ),
   // Messenger workers' pollers (long polling of bound bots).
   MESSENGER_POLL_TIMEOUT_S: Type.Optional(
     Type.String({ pattern: '^([1-9]|[1-4][0-9]|50)$', description: 'a whole number of seconds from 1 to 50' }),
@@ -230,7 +247,18 @@ export interface Config {
    * (`CLOUD_CODEHOST_SSH`), the terminal socket's idle timeout (`CLOUD_TERMINAL_IDLE_MS`, 120 s), and whether
    * sandboxes may run without kernel caps where the server cannot enforce them (`CLOUD_ALLOW_UNCAPPED`, off).
    */
-  cloud: { image: string; codehostSsh: string; terminalIdleMs: number; allowUncapped: boolean };
+  cloud: {
+    image: string;
+    codehostSsh: string;
+    terminalIdleMs: number;
+    allowUncapped: boolean;
+    /** Size of a capped sandbox's home file system in MiB (`CLOUD_HOME_MB`, 2048; 0: a plain folder). */
+    homeMb: number;
+    /** Container output lines logged per user a second (`CLOUD_LOG_LINES_PER_S`, 50; bursts of ten seconds' worth). */
+    logLinesPerSecond: number;
+    /** Log lines kept per user (`CLOUD_LOG_KEEP_LINES`, 2000): older ones are dropped as new ones come. */
+    logKeepLines: number;
+  };
   trustProxy: boolean;
   disableMessengerNotify: boolean;
   /** The built web UI's folder (`index.html`, `assets/`); `undefined`: the checkout's `web/dist`. */
@@ -262,6 +290,12 @@ export interface Config {
    * non-public hosts, addresses and ranges a clone may still reach (`OUTBOUND_ALLOW_PRIVATE`, as note sources).
    */
   files: { uploadLimitBytes: number; cloneTimeoutMs: number; allow: string[] };
+  /**
+   * Storage (docs/configuration.md, Storage quotas): the free disk under DATA_DIR below which writes are refused
+   * (`DISK_FREE_FLOOR_MB`, default 1024 MiB, in bytes here) and quota overrides per plan in bytes (`STORAGE_QUOTAS_MB`;
+   * null: no quota for that plan).
+   */
+  storage: { diskFloorBytes: number; quotas: Record<string, number | null> };
   /** The CLI link stream: poll interval and lifetime (ms; specification, Limits → CLI: about 1.5 s, 10 minutes). */
   cli: { linkPollMs: number; linkTimeoutMs: number };
   /**
@@ -410,6 +444,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       image: nonEmpty(e.CLOUD_IMAGE) ?? 'debian:bookworm-slim',
       codehostSsh: nonEmpty(e.CLOUD_CODEHOST_SSH) ?? 'git@github.com',
       terminalIdleMs: e.CLOUD_TERMINAL_IDLE_MS ? Number(e.CLOUD_TERMINAL_IDLE_MS) : 120_000,
+      homeMb: e.CLOUD_HOME_MB ? Number(e.CLOUD_HOME_MB) : 2048,
+      logLinesPerSecond: e.CLOUD_LOG_LINES_PER_S ? Number(e.CLOUD_LOG_LINES_PER_S) : 50,
+      logKeepLines: e.CLOUD_LOG_KEEP_LINES ? Number(e.CLOUD_LOG_KEEP_LINES) : 2000,
       allowUncapped: truthy(e.CLOUD_ALLOW_UNCAPPED),
     },
     trustProxy: truthy(e.TRUST_PROXY),
@@ -457,6 +494,18 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         parseRateLimit(nonEmpty(env[`RATE_LIMIT_${n.toUpperCase()}`]) ?? DEFAULT_RATE_LIMITS[n]),
       ]),
     ) as RateLimits,
+    storage: {
+      diskFloorBytes: (e.DISK_FREE_FLOOR_MB ? Number(e.DISK_FREE_FLOOR_MB) : 1024) * 1024 * 1024,
+      quotas: Object.fromEntries(
+        (nonEmpty(e.STORAGE_QUOTAS_MB) ?? '')
+          .split(',')
+          .filter(Boolean)
+          .map((pair) => {
+            const [plan, mb] = pair.split('=');
+            return [plan, mb === 'off' ? null : Number(mb) * 1024 * 1024];
+          }),
+      ),
+    },
     transcripts: {
       uploadLimitBytes: e.TRANSCRIPTS_UPLOAD_LIMIT_BYTES
         ? Math.min(Number(e.TRANSCRIPTS_UPLOAD_LIMIT_BYTES), 1024 * 1024 * 1024)

@@ -75,6 +75,8 @@ import { createVoiceRepo } from './modules/voice/voice.repo.ts';
 import { createVoiceService } from './modules/voice/voice.service.ts';
 import { createUsageRepo } from './modules/usage/usage.repo.ts';
 import { createUsageService } from './modules/usage/usage.service.ts';
+import { createStorageQuota } from './modules/usage/usage.storage.ts';
+import { dirBytes } from './lib/dir-bytes.ts';
 import { createWikiPort } from './modules/wiki/wiki.port.ts';
 import { createWikiRepo } from './modules/wiki/wiki.repo.ts';
 import { createWikiService } from './modules/wiki/wiki.service.ts';
@@ -215,6 +217,26 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     instanceId: instances.id,
     metrics: deps.metrics,
   });
+  // Storage quotas and the disk floor (usage.storage.ts): a user's bytes are their projects' folders and note files,
+  // the rows of wiki pages, transcripts and note texts, and the cloud home; each area reports its own.
+  const notesFiles = noteStorage(config.dataDir);
+  const storageQuota = createStorageQuota({
+    repo: usageRepo,
+    owners: accountsRepo,
+    dataDir: config.dataDir,
+    floorBytes: config.storage.diskFloorBytes,
+    overrides: config.storage.quotas,
+    async measure(userId) {
+      const ids = await projectsRepo.ownerProjectIds(userId);
+      let bytes = 0;
+      for (const id of ids) bytes += (await dirBytes(access.projectDir(id))) + (await notesFiles.bytesOf(id));
+      bytes += await wikiRepo.storageBytes(ids);
+      bytes += await transcriptsRepo.storageBytes(ids);
+      bytes += await notesRepo.storageBytes(ids);
+      bytes += (await deps.containers.homeBytes?.(userId)) ?? 0;
+      return bytes;
+    },
+  });
   const settings = createSettingsService({ repo: accountsRepo, sealer });
   const llmKeys = createLlmKeys({ settings, secrets });
   // Every model call of the service: key, reservation, the provider, usage row (modules/models).
@@ -270,7 +292,12 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     plans: accountsRepo,
     sealer,
     bus: deps.bus,
-    options: { codehostSsh: config.cloud.codehostSsh, terminalIdleMs: config.cloud.terminalIdleMs },
+    options: {
+      codehostSsh: config.cloud.codehostSsh,
+      terminalIdleMs: config.cloud.terminalIdleMs,
+      logLinesPerSecond: config.cloud.logLinesPerSecond,
+      logKeepLines: config.cloud.logKeepLines,
+    },
     codehost,
     log,
   });
@@ -285,8 +312,8 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     dataDir: config.dataDir,
     log,
   });
-  const wiki = createWikiService({ repo: wikiRepo, access, jobs, log });
-  const files = createFilesService({ access, codehost, options: config.files });
+  const wiki = createWikiService({ repo: wikiRepo, access, jobs, quota: storageQuota, log });
+  const files = createFilesService({ access, codehost, quota: storageQuota, options: config.files });
   const pins = createPinsService({
     repo: pinsRepo,
     issues: issuesRepo,
@@ -314,6 +341,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     bus: deps.bus,
     root: transcriptsRoot,
     uploadLimitBytes: config.transcripts.uploadLimitBytes,
+    quota: storageQuota,
   });
 
   // The shared semantic index over all of them.
@@ -336,8 +364,15 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     },
   });
   // Research notes: sources and uploads, their processing, the grounded chat (index loader above reads their text).
-  const notesFiles = noteStorage(config.dataDir);
-  const notes = createNotesService({ repo: notesRepo, access, jobs, bus: deps.bus, storage: notesFiles, log });
+  const notes = createNotesService({
+    repo: notesRepo,
+    access,
+    jobs,
+    bus: deps.bus,
+    storage: notesFiles,
+    quota: storageQuota,
+    log,
+  });
   const noteProcessing = createNoteProcessing({
     repo: notesRepo,
     access,
@@ -413,6 +448,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
       wiki: createWikiPort({ wiki, access }),
       search: createSearchPort({ index }),
       shell: createShellPort({ cloud }),
+      storage: storageQuota,
     },
     events: runEvents,
     bus: deps.bus,
@@ -524,6 +560,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     projects,
     settings,
     usage,
+    storage: storageQuota,
     tmpRoot: path.join(config.dataDir, 'tmp'),
   });
 

@@ -579,7 +579,8 @@ export interface DB
     InstanceTables,
     AccessMcpTables,
     SignInProviderTables,
-    ThrottleTables {}
+    ThrottleTables,
+    StorageTables {}
 
 /** The processes of the service and their leases (migration 20261125_0100_instance_leases). */
 export interface InstanceTables {
@@ -626,6 +627,11 @@ export interface SignInProviderTables {
 /** Rate-limit counters shared by the instances (migration 20261127_2510_rate_limits). */
 export interface ThrottleTables {
   rate_limit_hits: { key: string; hits: number; reset_at: Date };
+}
+
+/** Storage quotas: the bytes of each user's files (migration 20261127_2900_storage_usage; the usage area). */
+export interface StorageTables {
+  storage_usage: { user_id: number; bytes: ColumnType<string, number, number>; measured_at: Date };
 }
 
 /** The command-line client's devices, device links and session transcripts (migration 20261124_1301_cli). */

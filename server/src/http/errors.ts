@@ -71,6 +71,12 @@ export class TooManyRequests extends AppError {
     super(429, code, message, fields);
   }
 }
+/** 507: the service's disk has no room for the write (its free space is kept above a floor). */
+export class InsufficientStorage extends AppError {
+  constructor(code: string, message: string, fields?: Record<string, unknown>) {
+    super(507, code, message, fields);
+  }
+}
 export class Upstream extends AppError {
   constructor(statusCode: 502 | 503 | 504, code: string, message: string, fields?: Record<string, unknown>) {
     super(statusCode, code, message, fields);

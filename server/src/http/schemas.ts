@@ -39,7 +39,7 @@ export const ErrorSchema = Type.Object(
     title: 'Error',
     additionalProperties: true,
     description:
-      'The error envelope {error, message, ...fields}. Some codes add fields: plan_limit_reached adds reason, current, limit and plan; token_budget_exceeded adds scope, used, cap, plan, worker_id and resets_at; project_exists adds name.',
+      'The error envelope {error, message, ...fields}. Some codes add fields: plan_limit_reached adds reason, current, limit and plan; token_budget_exceeded adds scope, used, cap, plan, worker_id and resets_at; storage_quota_exceeded adds used_bytes, quota_bytes and needed_bytes (bytes); project_exists adds name.',
   },
 );
 /** An error answer as the services build it. */
@@ -54,13 +54,14 @@ const ERROR_MEANING: Record<number, string> = {
   404: 'Not found: a code naming what is missing, e.g. project_not_found',
   409: 'Conflicts with the current state, e.g. a taken name',
   410: 'Gone: it existed and no longer does, or has expired',
-  413: 'Too large: payload_too_large',
+  413: 'Too large: payload_too_large, or storage_quota_exceeded with used_bytes, quota_bytes and needed_bytes',
   429: 'Too many requests, or a spent budget (token_budget_exceeded)',
   500: 'Internal error: internal_error with request_id',
   426: 'The route takes a protocol upgrade (WebSocket) or a newer client, e.g. upgrade_required',
   502: 'The upstream provider failed, e.g. llm_error',
   503: 'A provider is not configured or unavailable, e.g. llm_unavailable',
   504: 'The upstream provider did not answer in time',
+  507: 'The server is short of disk space: insufficient_storage (its free space under DATA_DIR is kept above a floor)',
 };
 
 /**

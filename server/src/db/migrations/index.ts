@@ -32,6 +32,7 @@ import * as m20261125_2801 from './20261125_2801_access_tokens_mcp.ts';
 import * as m20261125_0101 from './20261125_0100_sign_in_providers.ts';
 // Throttling state shared by the instances.
 import * as m20261127_2510 from './20261127_2510_rate_limits.ts';
+import * as m20261127_2900 from './20261127_2900_storage_usage.ts';
 
 export const migrations: Record<string, Migration> = {
   '20261121_0001_foundation': m0001,
@@ -62,4 +63,6 @@ export const migrations: Record<string, Migration> = {
   '20261125_0100_sign_in_providers': m20261125_0101,
   // Throttling state shared by the instances.
   '20261127_2510_rate_limits': m20261127_2510,
+  // Storage quotas: the bytes each user's files hold.
+  '20261127_2900_storage_usage': m20261127_2900,
 };

@@ -16,6 +16,7 @@ import {
   containerProcesses,
   createProcessRuntime,
   dataDirTag,
+  isMountPoint,
   SANDBOX_UID_BASE,
 } from '../../providers/containers/process-runtime.ts';
 
@@ -119,6 +120,37 @@ describe('process runtime caps', () => {
     const cg = createSandboxCgroups({ tag: dataDirTag(t.dataDir) });
     expect(cg.members(u.id)).toHaveLength(0);
     if (cg.layout.version === 1) expect(fs.existsSync(path.join(cg.layout.bases.pids, `u${u.id}`))).toBe(false);
+  }, 120_000);
+
+  it('holds the home to CLOUD_HOME_MB with its own file system, removed with the container', async (ctx) => {
+    if (skip) ctx.skip();
+    const small = await buildTestApp({ env: { CLOUD_HOME_MB: '16' } });
+    const url = await small.app.listen({ port: 0, host: '127.0.0.1' });
+    const u = await createUser(small, { plan: 'cloud' });
+    const home = path.join(small.dataDir, 'cloud', `u${u.id}`, 'home');
+    try {
+      expect((await api(small.app, 'POST', '/api/crm/cloud/provision', { token: u.token })).status).toBe(200);
+      expect(isMountPoint(home)).toBe(true);
+      const ws = new WebSocket(`${url.replace('http', 'ws')}/api/crm/ws/cloud/${u.id}/terminal?token=${u.token}`);
+      clients.push(ws);
+      let out = '';
+      ws.on('message', (d) => (out += d.toString()));
+      await new Promise<void>((resolve, reject) => {
+        ws.once('open', () => resolve());
+        ws.once('error', reject);
+      });
+      // 40 MB into a 16 MiB home: the kernel refuses the rest.
+      ws.send('head -c 40000000 /dev/zero > ~/big 2>/dev/null; echo "write-rc=$?"; wc -c < ~/big | sed "s/^/size=/"\n');
+      const until = Date.now() + 30_000;
+      while (!/size=\d+/.test(out) && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+      expect(Number(/write-rc=(\d+)/.exec(out)?.[1])).not.toBe(0);
+      expect(Number(/size=(\d+)/.exec(out)?.[1])).toBeLessThanOrEqual(16 * 1024 * 1024);
+      ws.terminate();
+    } finally {
+      expect((await api(small.app, 'POST', '/api/crm/cloud/deprovision', { token: u.token })).status).toBe(200);
+      expect(isMountPoint(home)).toBe(false);
+      await small.close();
+    }
   }, 120_000);
 
   it('answers 503 container_caps_unavailable where the caps cannot be enforced, unless allowed', async () => {

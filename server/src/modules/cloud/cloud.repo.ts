@@ -236,6 +236,26 @@ export function createCloudRepo(db: Kysely<DB>) {
         .returning(['id', 'line'])
         .execute(),
 
+    /** Keep only the newest `keep` lines of a user (the per-user cap). @returns how many were dropped. */
+    async trimLines(userId: number, keep: number): Promise<number> {
+      const r = await db
+        .deleteFrom('cloud_log_lines')
+        .where('user_id', '=', userId)
+        .where(
+          'id',
+          '<=',
+          db
+            .selectFrom('cloud_log_lines')
+            .select('id')
+            .where('user_id', '=', userId)
+            .orderBy('id', 'desc')
+            .offset(keep)
+            .limit(1),
+        )
+        .executeTakeFirst();
+      return Number(r.numDeletedRows);
+    },
+
     /** The last `n` lines of the last `windowSeconds`, oldest first. */
     async tail(userId: number, n: number, windowSeconds: number) {
       const rows = await db

@@ -34,6 +34,7 @@ import type { CodehostService } from '../codehost/codehost.service.ts';
 import type { AccountsService } from '../accounts/accounts.service.ts';
 import { includesCloud } from '../usage/usage.rules.ts';
 import type { CloudRepo, ContainerRow, WaitlistEntry } from './cloud.repo.ts';
+import { lineBudget } from './cloud.rules.ts';
 
 /** A ready container idle this long is paused (specification, Limits → Cloud: 30 minutes). */
 export const IDLE_PAUSE_SECONDS = 30 * 60;
@@ -48,6 +49,8 @@ const LOG_KEEP_SECONDS = 24 * 60 * 60;
 const MAX_LINE = 2000;
 /** Output of a verify command shown in the answer (last characters). */
 const MAX_OUTPUT = 4000;
+/** Output lines a terminal holds in memory before they are stored; more are dropped (and counted). */
+export const MAX_PENDING_LINES = 1000;
 /** `last_active` is refreshed at most this often by terminal traffic (ms). */
 const TOUCH_EVERY_MS = 30_000;
 
@@ -64,7 +67,11 @@ export interface CloudDeps {
   sealer: Pick<Sealer, 'seal'>;
   /** Log lines and closes to the streams of every instance. */
   bus: Pick<Bus, 'publish' | 'subscribe'>;
-  options: { codehostSsh: string; terminalIdleMs: number };
+  /**
+   * `logLinesPerSecond`: output lines of a user's container logged (stored and published) a second, in bursts of ten
+   * seconds' worth; `logKeepLines`: lines kept per user (docs/configuration.md, Cloud sandbox caps).
+   */
+  options: { codehostSsh: string; terminalIdleMs: number; logLinesPerSecond?: number; logKeepLines?: number };
   /** The account's code host connection (OAuth) also counts as `codehost_authed`. */
   codehost?: Pick<CodehostService, 'connected'>;
   log: { warn(o: object, m: string): void; error(o: object, m: string): void; info?(o: object, m: string): void };
@@ -201,12 +208,41 @@ export function createCloudService(deps: CloudDeps) {
       throw new Forbidden('This container belongs to another user.', 'container_owner_mismatch');
   };
 
-  /** Store output lines of user `userId`'s container and publish them to every instance's log streams. */
+  const perSecond = deps.options.logLinesPerSecond ?? 50;
+  const keepLines = deps.options.logKeepLines ?? 2000;
+  /** Each user's output budget on this instance (forgotten once full again). */
+  const budgets = new Map<number, ReturnType<typeof lineBudget>>();
+  const budgetOf = (userId: number) => {
+    let b = budgets.get(userId);
+    if (!b) budgets.set(userId, (b = lineBudget(perSecond, perSecond * 10)));
+    return b;
+  };
+  /** Lines stored per user since the table was last trimmed to `keepLines`. */
+  const sinceTrim = new Map<number, number>();
+
+  /**
+   * Store output lines of user `userId`'s container and publish them to every instance's log streams, within the
+   * user's output budget: lines over it are dropped, and the next stored batch starts with one line saying how many;
+   * the user's stored lines are trimmed to the newest `keepLines`.
+   */
   const recordLines = async (userId: number, lines: string[]) => {
     const clean = lines.map(cleanLine).filter((l) => l.trim().length > 0);
-    if (!clean.length) return;
-    const rows = await repo.appendLines(userId, clean);
+    const budget = budgetOf(userId);
+    const admitted = clean.slice(0, budget.take(clean.length));
+    if (!admitted.length) return;
+    const dropped = budget.dropped();
+    // The notice takes the place of the batch's last line, so the budget holds.
+    if (dropped) admitted.pop();
+    if (dropped) admitted.unshift(`[${dropped} lines of output not logged: over ${perSecond} lines a second]`);
+    const rows = await repo.appendLines(userId, admitted);
     for (const r of rows) await bus.publish('cloud.log', { user: userId, id: r.id, line: r.line });
+    const n = (sinceTrim.get(userId) ?? 0) + rows.length;
+    // Trimmed every tenth of the cap, so the table holds at most 1.1 × keepLines lines of a user.
+    if (n >= Math.max(1, Math.floor(keepLines / 10))) {
+      sinceTrim.delete(userId);
+      await repo.trimLines(userId, keepLines);
+    } else sinceTrim.set(userId, n);
+    for (const [id, b] of budgets) if (b.full()) budgets.delete(id);
   };
 
   /** Run a command inside the caller's container; its output also goes to the container log. */
@@ -552,22 +588,34 @@ export function createCloudService(deps: CloudDeps) {
       const split = lineSplitter();
       let pending: string[] = [];
       let flushing: Promise<void> = Promise.resolve();
+      // One store at a time: while it runs, lines wait in `pending` (bounded below), never in a queue of batches.
+      let busy = false;
+      let exited = false;
       const flush = () => {
+        if (busy || !pending.length) return;
         const lines = pending;
         pending = [];
-        if (lines.length)
-          flushing = flushing
-            .then(() => recordLines(actor.id, lines))
-            .catch((err) => log.warn({ err: (err as Error).message }, 'cloud log lines not stored'));
+        busy = true;
+        flushing = recordLines(actor.id, lines)
+          .catch((err) => log.warn({ err: (err as Error).message }, 'cloud log lines not stored'))
+          .finally(() => {
+            busy = false;
+            if (exited || pending.length >= 100) flush();
+          });
       };
       const tick = setInterval(flush, 200);
       let lastTouch = Date.now();
       session.onData((chunk) => {
-        pending.push(...split.push(chunk));
+        const lines = split.push(chunk);
+        // The buffer is bounded: while the store lags, further lines are dropped (and counted).
+        const room = Math.max(0, MAX_PENDING_LINES - pending.length);
+        if (lines.length > room) budgetOf(actor.id).drop(lines.length - room);
+        pending.push(...lines.slice(0, room));
         if (pending.length >= 100) flush();
       });
       session.onExit(() => {
-        pending.push(...split.flush());
+        pending.push(...split.flush().slice(0, Math.max(0, MAX_PENDING_LINES - pending.length)));
+        exited = true;
         clearInterval(tick);
         flush();
       });
@@ -581,9 +629,11 @@ export function createCloudService(deps: CloudDeps) {
           void repo.touch(actor.id).catch(() => {});
         },
         /** Wait until the output so far is stored. */
-        settled: () => {
-          flush();
-          return flushing;
+        async settled() {
+          do {
+            flush();
+            await flushing;
+          } while (pending.length);
         },
       };
     },

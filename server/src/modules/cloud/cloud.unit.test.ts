@@ -1,7 +1,7 @@
 /** Pure rules of the cloud area: terminal output → log lines, terminal control frames, the cloud plans. */
 import { describe, expect, it } from 'vitest';
 import { includesCloud } from '../usage/usage.rules.ts';
-import { parseControl } from './cloud.rules.ts';
+import { lineBudget, parseControl } from './cloud.rules.ts';
 import { cleanLine, lineSplitter } from './cloud.service.ts';
 
 describe('log lines from pty output', () => {
@@ -42,5 +42,20 @@ describe('cloud plans', () => {
     expect(includesCloud({ plan: 'beta', role: 'user' })).toBe(true);
     expect(includesCloud({ plan: 'free', role: 'admin' })).toBe(true);
     for (const plan of ['free', 'min', 'max', 'starter']) expect(includesCloud({ plan, role: 'user' })).toBe(false);
+  });
+});
+
+describe('lineBudget', () => {
+  it('admits a burst, then perSecond lines a second, and counts what it dropped once', () => {
+    const b = lineBudget(10, 100, 0);
+    expect(b.take(150, 0)).toBe(100);
+    expect(b.take(5, 0)).toBe(0);
+    expect(b.dropped()).toBe(55);
+    expect(b.dropped()).toBe(0);
+    expect(b.take(50, 2000)).toBe(20);
+    b.drop(3);
+    expect(b.dropped()).toBe(33);
+    expect(b.full(2000)).toBe(false);
+    expect(b.full(20_000)).toBe(true);
   });
 });

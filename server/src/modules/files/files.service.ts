@@ -19,6 +19,8 @@ import { atomicWrite } from '../../lib/atomic-write.ts';
 import { projectPathRefusal, resolveInside } from '../../lib/paths.ts';
 import { FetchFailed, FetchRefused, resolveOutbound } from '../../lib/safe-fetch.ts';
 import type { CodehostService } from '../codehost/codehost.service.ts';
+import type { StorageQuota } from '../usage/usage.storage.ts';
+import { dirBytes } from '../../lib/dir-bytes.ts';
 
 /** Upload limit of the specification (Limits: Files upload 100 MB). */
 export const UPLOAD_LIMIT_BYTES = 100 * 1024 * 1024;
@@ -95,8 +97,14 @@ export function createFilesService(deps: {
   access: Access;
   /** The caller's code host token for clone URLs on the code host (private repositories). */
   codehost?: Pick<CodehostService, 'cloneCredential'>;
+  /**
+   * The storage quota of the project's owner and the disk floor, asked before every write (usage.storage.ts):
+   * 413 `storage_quota_exceeded`, 507 `insufficient_storage`.
+   */
+  quota: Pick<StorageQuota, 'reserve' | 'changed'>;
   options: FilesOptions;
 }) {
+  const { quota } = deps;
   const { options } = deps;
 
   async function statOr404(abs: string) {
@@ -182,6 +190,8 @@ export function createFilesService(deps: {
       if (!rel) throw new BadRequest('is_directory', 'The project folder itself cannot be written.');
       const st = await fsp.stat(abs).catch(() => undefined);
       if (st?.isDirectory()) throw new BadRequest('is_directory', 'This path is a folder.');
+      // A replaced file frees its old bytes: only the growth is charged.
+      await quota.reserve(project.owner_id, Math.max(0, Buffer.byteLength(body.content) - (st?.size ?? 0)));
       await atomicWrite(abs, body.content).catch((err) => {
         throw clash(err);
       });
@@ -194,6 +204,7 @@ export function createFilesService(deps: {
       const { abs, rel } = await inProject(project.dir, p);
       if (!rel || (await fsp.lstat(abs).catch(() => undefined)))
         throw new Conflict('already_exists', 'Something already exists at this path.');
+      await quota.reserve(project.owner_id, 0);
       await fsp.mkdir(abs, { recursive: true }).catch((err) => {
         throw clash(err);
       });
@@ -205,6 +216,7 @@ export function createFilesService(deps: {
       const project = await deps.access.project(actor, name);
       const { abs, rel } = await inProject(project.dir, p);
       if (!rel) throw new Conflict('already_exists', 'Something already exists at this path.');
+      await quota.reserve(project.owner_id, 0);
       try {
         await fsp.mkdir(path.dirname(abs), { recursive: true });
         await fsp.writeFile(abs, '', { flag: 'wx' });
@@ -222,16 +234,20 @@ export function createFilesService(deps: {
       if (!rel) throw new BadRequest('cannot_delete_root', 'The project folder itself cannot be deleted.');
       await statOr404(abs);
       await fsp.rm(abs, { recursive: true, force: true });
+      await quota.changed(project.owner_id);
       return { ok: true, path: rel };
     },
 
     /**
      * Multipart upload: `file` parts (any number) and an optional field `path` (the target folder, default
      * the root). Each file is streamed to a temporary file in the project, then moved into place; an upload
-     * over the limit answers 413 and leaves nothing behind.
+     * over the limit answers 413 and leaves nothing behind. The owner's storage quota and the disk floor are checked
+     * before the first byte and for each file once received (413 `storage_quota_exceeded` with `used_bytes` and
+     * `quota_bytes`, 507 `insufficient_storage`); a refused upload leaves nothing behind.
      */
     async upload(actor: Actor, name: string, parts: AsyncIterableIterator<Multipart>) {
       const project = await deps.access.project(actor, name);
+      await quota.reserve(project.owner_id, 0);
       const tmpDir = path.join(project.dir, '.crm', `upload-${crypto.randomBytes(8).toString('hex')}`);
       const received: { tmp: string; filename: string; size: number }[] = [];
       let folder = '';
@@ -255,7 +271,9 @@ export function createFilesService(deps: {
             throw new PayloadTooLarge('The uploaded file is larger than the limit.', 'payload_too_large', {
               limit_bytes: options.uploadLimitBytes,
             });
-          received.push({ tmp, filename, size: (await fsp.stat(tmp)).size });
+          const size = (await fsp.stat(tmp)).size;
+          received.push({ tmp, filename, size });
+          await quota.reserve(project.owner_id, size);
         }
         if (!received.length) throw new BadRequest('file_required', 'The multipart field `file` is required.');
         const target = await inProject(project.dir, folder);
@@ -283,8 +301,10 @@ export function createFilesService(deps: {
      * code host's origin is fetched with the caller's code host token when they connected it (docs/api.md,
      * Connecting the code host): git gets it as an `Authorization` header for that origin only, through its
      * environment (never the command line, the URL or the clone's `.git/config`).
+     * The owner's storage quota and the disk floor are checked before the clone and the clone's bytes after it: a
+     * clone past the quota is removed again (413 `storage_quota_exceeded`).
      * @throws BadRequest `invalid_url` | `url_not_allowed`; Conflict `already_exists`; 504 `clone_timeout`;
-     *   502 `clone_failed` (one generic message; nothing is left behind on failure).
+     *   502 `clone_failed` (one generic message; nothing is left behind on failure); 413; 507.
      */
     async clone(actor: Actor, name: string, body: { url: string; dir?: string }) {
       const project = await deps.access.project(actor, name);
@@ -297,6 +317,7 @@ export function createFilesService(deps: {
       const { abs, rel } = await inProject(project.dir, body.dir ?? guess);
       if (!rel || (await fsp.lstat(abs).catch(() => undefined)))
         throw new Conflict('already_exists', 'The target folder already exists.');
+      await quota.reserve(project.owner_id, 0);
       await fsp.mkdir(path.dirname(abs), { recursive: true }).catch((err) => {
         throw clash(err);
       });
@@ -363,6 +384,12 @@ export function createFilesService(deps: {
             `git clone did not finish within ${Math.round(options.cloneTimeoutMs / 1000)} s.`,
           );
         throw cloneFailed();
+      }
+      try {
+        await quota.reserve(project.owner_id, await dirBytes(abs));
+      } catch (err) {
+        await fsp.rm(abs, { recursive: true, force: true });
+        throw err;
       }
       return { ok: true, path: rel };
     },

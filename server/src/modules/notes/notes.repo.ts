@@ -29,6 +29,17 @@ const SOURCE_COLS = [
 
 export function createNotesRepo(db: Kysely<DB>) {
   return {
+    /** Bytes of the sources' extracted texts of these projects (UTF-8), for storage quotas (their files are walked). */
+    async storageBytes(projectIds: number[]): Promise<number> {
+      if (!projectIds.length) return 0;
+      const r = await db
+        .selectFrom('note_sources')
+        .select(sql<string>`coalesce(sum(octet_length(content_text)), 0)::bigint`.as('n'))
+        .where('project_id', 'in', projectIds)
+        .executeTakeFirst();
+      return Number(r?.n ?? 0);
+    },
+
     transaction: <T>(fn: (tx: Transaction<DB>) => Promise<T>): Promise<T> => db.transaction().execute(fn),
 
     /** Notes of a project, newest first, with their source counts. */

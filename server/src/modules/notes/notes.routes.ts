@@ -82,7 +82,7 @@ export function notesRoutes(app: TypedApp, { notes, noteChat }: { notes: NotesSe
         consumes: ['application/json', 'multipart/form-data'],
         body: S.SourceBody,
         multipart: S.SourceMultipart,
-        response: { 201: S.Queued, ...errors(400, 401, 403, 404, 413) },
+        response: { 201: S.Queued, ...errors(400, 401, 403, 404, 413, 507) },
       },
     },
     async (req, reply) => {
@@ -108,7 +108,7 @@ export function notesRoutes(app: TypedApp, { notes, noteChat }: { notes: NotesSe
         description: `Type and size are checked here. Chunks of ${CHUNK_SIZE} bytes follow; at most 10 uploads per user at once (429); a session idle for 30 minutes expires with its bytes. ${LIMITS}`,
         params: S.NoteParams,
         body: S.ChunkInitBody,
-        response: { 201: S.ChunkInit, ...errors(400, 401, 403, 404, 413, 429) },
+        response: { 201: S.ChunkInit, ...errors(400, 401, 403, 404, 413, 429, 507) },
       },
     },
     async (req, reply) =>
@@ -133,7 +133,7 @@ export function notesRoutes(app: TypedApp, { notes, noteChat }: { notes: NotesSe
           response: {
             200: S.ChunkReceived,
             201: S.ChunkDone,
-            ...errors(400, 401, 403, 404, 409, 413, 415),
+            ...errors(400, 401, 403, 404, 409, 413, 415, 507),
           },
         },
       },

@@ -27,6 +27,7 @@ import { cutText, defaultTitle, UPLOAD_IDLE_MS, youtubeId } from './notes.rules.
 import type { NotesRepo } from './notes.repo.ts';
 import type * as S from './notes.schemas.ts';
 import type { NoteStorage } from './notes.storage.ts';
+import type { StorageQuota } from '../usage/usage.storage.ts';
 import { createNoteUploads, type QueuedSource } from './notes.uploads.ts';
 
 /** Characters of a source's text that are embedded (the chat's text fallback reads the whole text). */
@@ -47,6 +48,8 @@ export interface NotesDeps {
   bus: Bus;
   /** The area's folders (notes.storage.ts). */
   storage: NoteStorage;
+  /** The owner's storage quota and the disk floor, asked before a source's file is kept (usage.storage.ts). */
+  quota: Pick<StorageQuota, 'reserve' | 'changed'>;
   log: { warn(o: object, m: string): void; error(o: object, m: string): void };
 }
 
@@ -96,7 +99,7 @@ export function createNotesService(deps: NotesDeps) {
     return { source_id: id, status: 'queued' };
   }
 
-  const uploads = createNoteUploads({ repo: deps.repo, storage: deps.storage, noteOf, queueSource });
+  const uploads = createNoteUploads({ repo: deps.repo, storage: deps.storage, quota: deps.quota, noteOf, queueSource });
 
   /** Remove a source's file, its vectors (through the index job) and tell the streams. */
   async function forgetSource(projectId: number, noteId: number, s: { id: number; file_name: string | null }) {

@@ -5,6 +5,7 @@
  * notes directory.
  */
 import path from 'node:path';
+import { dirBytes } from '../../lib/dir-bytes.ts';
 import { resolveInside } from '../../lib/paths.ts';
 
 /** The notes area's folders under `dataDir` (module header). */
@@ -18,6 +19,8 @@ export function noteStorage(dataDir: string) {
     noteDir: (projectId: number, noteId: number) => inside(`${projectId}/${noteId}`),
     /** The folder of a project's notes (removed after an erasure). */
     projectDir: (projectId: number) => inside(String(projectId)),
+    /** Bytes of a project's source files (storage quotas); 0 when it has none. */
+    bytesOf: (projectId: number) => dirBytes(path.join(root, String(projectId))),
     /** The file of a chunked-upload session. */
     uploadFile: (id: string) => inside(`uploads/${id}.part`),
     /** The folder of files on their way in. */

@@ -35,6 +35,7 @@ import {
 import type { NotesRepo } from './notes.repo.ts';
 import type * as S from './notes.schemas.ts';
 import type { NoteStorage } from './notes.storage.ts';
+import type { StorageQuota } from '../usage/usage.storage.ts';
 
 /** How long a chunk's write lease lasts before another request may take the chunk over (ms). */
 export const CHUNK_LEASE_MS = 2 * 60_000;
@@ -58,6 +59,8 @@ export interface QueuedSource {
 export interface NoteUploadsDeps {
   repo: NotesRepo;
   storage: NoteStorage;
+  /** The owner's storage quota and the disk floor (usage.storage.ts): 413 `storage_quota_exceeded`, 507. */
+  quota: Pick<StorageQuota, 'reserve'>;
   /** The project and note of a request. @throws 404 `note_not_found`. */
   noteOf(actor: Actor, name: string, noteId: number): Promise<{ project: ProjectRef }>;
   /** Store the source and queue its processing. */
@@ -73,6 +76,7 @@ export function createNoteUploads(deps: NoteUploadsDeps) {
     tmp: string,
     v: { filename: string; kind: FileKind; size: number; mime?: string | null; title?: string | null },
   ) {
+    await deps.quota.reserve(project.owner_id, v.size);
     const dir = await deps.storage.noteDir(project.id, noteId);
     await fsp.mkdir(dir, { recursive: true });
     const fileName = `${crypto.randomBytes(6).toString('hex')}-${safeFileName(v.filename)}`;
@@ -103,6 +107,7 @@ export function createNoteUploads(deps: NoteUploadsDeps) {
      */
     async addFile(actor: Actor, name: string, noteId: number, readParts: () => AsyncIterable<Multipart>) {
       const { project } = await deps.noteOf(actor, name, noteId);
+      await deps.quota.reserve(project.owner_id, 0);
       const tmpRoot = await deps.storage.uploads();
       await fsp.mkdir(tmpRoot, { recursive: true });
       const tmp = path.join(tmpRoot, `direct-${crypto.randomBytes(12).toString('hex')}`);
@@ -188,6 +193,7 @@ export function createNoteUploads(deps: NoteUploadsDeps) {
       body: { filename: string; mime: string; size: number },
     ) {
       const { project } = await deps.noteOf(actor, name, noteId);
+      await deps.quota.reserve(project.owner_id, 0);
       const problem = fileProblem(body.filename, body.size);
       if (problem) {
         if (problem.code === 'file_too_large')

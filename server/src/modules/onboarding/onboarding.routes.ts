@@ -82,7 +82,7 @@ export function onboardingRoutes(app: TypedApp, { onboarding }: { onboarding: On
     {
       schema: {
         tags: ['account'],
-        summary: 'Token usage: newest 200 rows and totals',
+        summary: 'Token usage (newest 200 rows and totals) and storage used against the quota',
         response: {
           200: Type.Object({
             rows: Type.Array(
@@ -103,6 +103,20 @@ export function onboardingRoutes(app: TypedApp, { onboarding }: { onboarding: On
               }),
             ),
             totals: Type.Object({ total: Type.Integer(), input: Type.Integer(), output: Type.Integer() }),
+            storage: Type.Object(
+              {
+                used_bytes: Type.Integer({
+                  description:
+                    'bytes the account holds: project files, note sources, transcripts, wiki pages and the cloud home (measured at most a minute ago, plus the writes since)',
+                }),
+                quota_bytes: Nullable(Type.Integer({ description: 'the plan’s storage quota in bytes; null: none' })),
+                plan: Type.String(),
+                quotas: Type.Record(Type.String(), Nullable(Type.Integer()), {
+                  description: 'every plan’s storage quota in bytes (null: none)',
+                }),
+              },
+              { description: 'storage quota (docs/api.md, Storage quotas)' },
+            ),
           }),
           ...errors(401),
         },

@@ -12,6 +12,7 @@ import type { AccountsRepo } from '../accounts/accounts.repo.ts';
 import type { SettingsService } from '../accounts/settings.service.ts';
 import type { ProjectsService } from '../projects/projects.service.ts';
 import type { UsageService } from '../usage/usage.service.ts';
+import type { StorageQuota } from '../usage/usage.storage.ts';
 import type { OnboardingRepo, ProgressRow } from './onboarding.repo.ts';
 import { type Progress, SetupConfig } from './onboarding.schemas.ts';
 
@@ -42,6 +43,8 @@ export function createOnboardingService(deps: {
   projects: Pick<ProjectsService, 'createProject' | 'trialProjects'>;
   settings: Pick<SettingsService, 'update'>;
   usage: Pick<UsageService, 'trial' | 'byProject' | 'forAccount'>;
+  /** The account's storage figures: bytes used, its quota and every plan's (usage.storage.ts). */
+  storage: Pick<StorageQuota, 'usageOf'>;
   /** Where uploads wait before they are moved (DATA_DIR/tmp). */
   tmpRoot: string;
 }) {
@@ -149,8 +152,13 @@ export function createOnboardingService(deps: {
       };
     },
 
-    /** GET /account/usage: the caller's newest 200 token-usage rows and totals over all their rows. */
-    usage: (actor: Actor) => deps.usage.forAccount(actor.id),
+    /**
+     * GET /account/usage: the caller's newest 200 token-usage rows and totals over all their rows, and their storage
+     * (`storage`: `used_bytes`, `quota_bytes`, `plan`, and every plan's quota in `quotas`; bytes, null = no quota).
+     */
+    async usage(actor: Actor) {
+      return { ...(await deps.usage.forAccount(actor.id)), storage: await deps.storage.usageOf(actor.id) };
+    },
 
     /** GET /onboarding/progress: no record is created for an untouched user. */
     async progress(actor: Actor) {

@@ -144,6 +144,9 @@ export const fileTools: AgentTool[] = [
       if (content.length > WRITE_LIMIT)
         return { content: `The content is over ${WRITE_LIMIT} characters.`, is_error: true };
       const abs = await resolveWorkerPath(ctx.project.dir, ctx.worker.focus_dirs, input.path, { forWrite: true });
+      // The owner's storage quota and the disk floor (a replaced file frees its old bytes: the growth is charged).
+      const old = await fs.stat(abs).catch(() => null);
+      await ctx.ports.storage?.reserve(ctx.userId, Math.max(0, Buffer.byteLength(content) - (old?.size ?? 0)));
       await atomicWrite(abs, content);
       return {
         content: `Wrote ${relOf(ctx, abs)} (${Buffer.byteLength(content)} bytes).`,

@@ -94,9 +94,20 @@ export interface ShellPort {
   ): Promise<{ code: number | null; output: string; timedOut: boolean } | null>;
 }
 
+/** The storage quota of the project owner and the disk floor (the usage area's `usage.storage.ts`). */
+export interface StoragePort {
+  /**
+   * Grant `bytes` of new data to user `ownerId` before writing them.
+   * @throws 413 `storage_quota_exceeded` `{used_bytes, quota_bytes}`, 507 `insufficient_storage`.
+   */
+  reserve(ownerId: number, bytes: number): Promise<void>;
+}
+
 /** The registered ports; absent ones disable their tools. */
 export interface AgentPorts {
   shell?: ShellPort;
+  /** Absent: file writes are not checked against a quota. */
+  storage?: StoragePort;
   issues?: IssuesPort;
   skills?: SkillsPort;
   wiki?: WikiPort;

@@ -51,6 +51,24 @@ export function createTranscriptsRepo(db: Kysely<DB>) {
   ] as const;
 
   return {
+    /**
+     * Bytes the transcripts of these projects hold, for storage quotas: their uploaded files still kept (the file's
+     * size) and their texts (UTF-8).
+     */
+    async storageBytes(projectIds: number[]): Promise<number> {
+      if (!projectIds.length) return 0;
+      const r = await db
+        .selectFrom('transcripts')
+        .select(
+          sql<string>`coalesce(sum(case when source_file is null then 0 else size_bytes end + coalesce(octet_length(transcript_text), 0)), 0)::bigint`.as(
+            'n',
+          ),
+        )
+        .where('project_id', 'in', projectIds)
+        .executeTakeFirst();
+      return Number(r?.n ?? 0);
+    },
+
     /** Run `fn` in one transaction. */
     transaction: <T>(fn: (tx: Transaction<DB>) => Promise<T>) => db.transaction().execute(fn),
 

@@ -31,7 +31,7 @@ export function transcriptsRoutes(app: TypedApp, { transcripts }: { transcripts:
         params: ProjectParam,
         consumes: ['multipart/form-data'],
         multipart: UploadMultipart,
-        response: { 202: Queued, ...errors(400, 401, 403, 404, 413, 500, 503) },
+        response: { 202: Queued, ...errors(400, 401, 403, 404, 413, 500, 503, 507) },
       },
     },
     async (req, reply) => {

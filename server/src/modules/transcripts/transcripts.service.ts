@@ -31,6 +31,7 @@ import {
   type Status,
 } from './transcripts.rules.ts';
 import type { Detail, List } from './transcripts.schemas.ts';
+import type { StorageQuota } from '../usage/usage.storage.ts';
 
 /** Progress as the stream sends it. */
 export interface Progress {
@@ -73,6 +74,8 @@ export function createTranscriptsService(deps: {
   root: string;
   /** Largest upload in bytes (TRANSCRIPTS_UPLOAD_LIMIT_BYTES, 1 GB by default). */
   uploadLimitBytes: number;
+  /** The owner's storage quota and the disk floor, asked before and after receiving (usage.storage.ts). */
+  quota: Pick<StorageQuota, 'reserve'>;
 }) {
   const { repo, access } = deps;
   const notFound = () => new NotFound('No transcript with this id in this project.', 'transcript_not_found');
@@ -87,7 +90,9 @@ export function createTranscriptsService(deps: {
      * @returns 202 `{transcript_id, job_id, status:'queued'}`.
      * @throws 400 `file_required` | `filename_required` | `invalid_mime` | `invalid_extension` | `invalid_request`;
      *   403/404 (project); 413 `payload_too_large` over the limit; 503 `speech_unavailable` (no SPEECH_URL) or
-     *   `ffmpeg_unavailable`; 500 `disk_write_failed` (nothing is left behind).
+     *   `ffmpeg_unavailable`; 500 `disk_write_failed` (nothing is left behind); 413 `storage_quota_exceeded`
+     *   `{used_bytes, quota_bytes}` and 507 `insufficient_storage` (the owner's quota, the disk floor; checked before
+     *   the first byte and once the file is received).
      */
     async upload(actor: Actor, name: string, parts: () => AsyncIterableIterator<Multipart>) {
       const project = await access.project(actor, name);
@@ -95,6 +100,7 @@ export function createTranscriptsService(deps: {
         throw new Upstream(503, 'speech_unavailable', 'No speech server is configured; transcripts need one.');
       if (!(await deps.media.available()))
         throw new Upstream(503, 'ffmpeg_unavailable', 'ffmpeg is not installed on the server; transcripts need it.');
+      await deps.quota.reserve(project.owner_id, 0);
       const incoming = path.join(deps.root, 'incoming');
       const stored = `${crypto.randomUUID()}`;
       let tmp: string | null = null;
@@ -151,6 +157,7 @@ export function createTranscriptsService(deps: {
                 'The file name must end in mp3, wav, m4a, aac, ogg, opus, flac, mp4, mov, webm or mkv.',
               );
         if (size === 0) throw new BadRequest('empty_file', 'The uploaded file is empty.');
+        await deps.quota.reserve(project.owner_id, size);
         const rel = `incoming/${stored}.${c.ext}`;
         try {
           await fsp.rename(tmp, path.join(deps.root, rel));

@@ -35,6 +35,49 @@ const sumReserved = sql<number>`coalesce(sum(tokens), 0)::bigint`;
 
 export function createUsageRepo(db: Kysely<DB>) {
   return {
+    /** A user's stored bytes and when they were measured (storage quotas); undefined before the first measure. */
+    async storageRow(userId: number): Promise<{ bytes: number; measured_at: Date } | undefined> {
+      const r = await db
+        .selectFrom('storage_usage')
+        .select(['bytes', 'measured_at'])
+        .where('user_id', '=', userId)
+        .executeTakeFirst();
+      return r && { bytes: Number(r.bytes), measured_at: r.measured_at };
+    },
+
+    /** Store a fresh measure of a user's bytes (now). */
+    async setStorage(userId: number, bytes: number): Promise<void> {
+      await db
+        .insertInto('storage_usage')
+        .values({ user_id: userId, bytes, measured_at: new Date() })
+        .onConflict((oc) => oc.column('user_id').doUpdateSet({ bytes, measured_at: new Date() }))
+        .execute();
+    },
+
+    /**
+     * Grant `bytes` to a write in one statement: the row grows by `bytes` when that keeps it within `quota` (a write of
+     * 0 bytes needs one byte of room). @returns the new total, or null when refused.
+     */
+    async chargeStorage(userId: number, bytes: number, quota: number): Promise<number | null> {
+      const r = await db
+        .updateTable('storage_usage')
+        .set({ bytes: sql`bytes + ${bytes}::bigint` })
+        .where('user_id', '=', userId)
+        .where(sql<boolean>`bytes + greatest(${bytes}::bigint, 1) <= ${quota}::bigint`)
+        .returning('bytes')
+        .executeTakeFirst();
+      return r ? Number(r.bytes) : null;
+    },
+
+    /** Mark a user's measure stale (files were removed or written outside the grants): the next check measures. */
+    async staleStorage(userId: number): Promise<void> {
+      await db
+        .updateTable('storage_usage')
+        .set({ measured_at: new Date(0) })
+        .where('user_id', '=', userId)
+        .execute();
+    },
+
     /** Run `fn` in one transaction. */
     transaction: <T>(fn: (tx: Transaction<DB>) => Promise<T>): Promise<T> => db.transaction().execute(fn),
 

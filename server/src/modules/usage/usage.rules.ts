@@ -211,3 +211,55 @@ export function upgradesFrom(plan: string): CheckoutPlan[] {
   const rank = PLAN_RANK[plan] ?? 0;
   return CHECKOUT_PLANS.filter((p) => PLAN_RANK[p] > rank);
 }
+
+/** Bytes in a mebibyte / gibibyte (storage quotas are given in these units). */
+const MiB = 1024 * 1024;
+const GiB = 1024 * MiB;
+
+/**
+ * Storage quota of each plan in bytes (docs/configuration.md, Storage quotas): every file a user's projects hold
+ * (uploads, clones, writes through the API and agent tools), note sources, transcripts, wiki pages and the cloud
+ * home count. `null` = no quota (beta). Ours; the specification is silent. `STORAGE_QUOTAS_MB` overrides them.
+ */
+export const STORAGE_QUOTAS: Record<string, number | null> = {
+  free: 1 * GiB,
+  starter: 2 * GiB,
+  min: 5 * GiB,
+  cloud: 20 * GiB,
+  starter_cloud: 10 * GiB,
+  max: 50 * GiB,
+  beta: null,
+};
+
+/**
+ * The storage quota of an owner in bytes; `null` = none (admins, the plan-limit bypass of Authentication rule 10,
+ * and plans whose quota is null). `overrides` (bytes per plan) win over `STORAGE_QUOTAS`; unknown plans get free's.
+ */
+export function storageQuota(owner: Owner, overrides: Record<string, number | null> = {}): number | null {
+  if (owner.role === 'admin') return null;
+  const table = { ...STORAGE_QUOTAS, ...overrides };
+  return owner.plan in table ? table[owner.plan] : table.free;
+}
+
+/** Every plan's storage quota in bytes (null = none), as the account's usage answer lists them. */
+export function storageQuotas(overrides: Record<string, number | null> = {}): Record<string, number | null> {
+  return Object.fromEntries(PLAN_NAMES.map((p) => [p, storageQuota({ plan: p, role: 'user' }, overrides)]));
+}
+
+/**
+ * The storage decision of one write (pure): refused when it would take the free disk under DATA_DIR below the
+ * floor (`disk`), else when the owner's stored bytes plus the write exceed the quota (`quota`), else allowed.
+ * @param bytes the size of the write in bytes (0 for a write of unknown size: it needs the room to be not already
+ *   spent).
+ */
+export function storageDecision(s: {
+  bytes: number;
+  used: number;
+  quota: number | null;
+  freeDisk: number;
+  floor: number;
+}): 'ok' | 'disk' | 'quota' {
+  if (s.freeDisk - s.bytes < s.floor) return 'disk';
+  if (s.quota !== null && (s.bytes > 0 ? s.used + s.bytes > s.quota : s.used >= s.quota)) return 'quota';
+  return 'ok';
+}

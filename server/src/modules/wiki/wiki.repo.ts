@@ -2,7 +2,7 @@
  * SQL of the wiki area: `wiki_pages` (one row per page, keyed by project and relative path). Other areas
  * read pages through the functions here (the knowledge graph) or the wiki service.
  */
-import type { Kysely, Transaction } from 'kysely';
+import { type Kysely, sql, type Transaction } from 'kysely';
 import type { DB } from '../../db/types.ts';
 import { DELETED_ACTOR } from '../../db/privacy-sql.ts';
 
@@ -11,6 +11,17 @@ type Executor = Kysely<DB> | Transaction<DB>;
 /** The wiki area's queries over `db`; methods taking `ex` run in the caller's transaction. */
 export function createWikiRepo(db: Kysely<DB>) {
   return {
+    /** Bytes the pages of these projects hold (paths and contents, UTF-8), for storage quotas. */
+    async storageBytes(projectIds: number[]): Promise<number> {
+      if (!projectIds.length) return 0;
+      const r = await db
+        .selectFrom('wiki_pages')
+        .select(sql<string>`coalesce(sum(octet_length(content) + octet_length(path)), 0)::bigint`.as('n'))
+        .where('project_id', 'in', projectIds)
+        .executeTakeFirst();
+      return Number(r?.n ?? 0);
+    },
+
     /** Run `fn` in one transaction. */
     transaction: <T>(fn: (tx: Transaction<DB>) => Promise<T>): Promise<T> => db.transaction().execute(fn),
 

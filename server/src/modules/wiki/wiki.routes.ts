@@ -44,7 +44,7 @@ export function wikiRoutes(app: TypedApp, { wiki }: { wiki: WikiService }): void
         summary: 'Save a page (re-embedded in the background)',
         params: S.ProjectParam,
         body: S.SaveBody,
-        response: { 200: S.Page, ...errors(400, 401, 403, 404, 413) },
+        response: { 200: S.Page, ...errors(400, 401, 403, 404, 413, 507) },
       },
     },
     async (req) => wiki.save(requireActor(req), req.params.name, req.body),

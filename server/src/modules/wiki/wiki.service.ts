@@ -15,6 +15,7 @@ import path from 'node:path';
 import { ZipFile } from 'yazl';
 import type { Actor } from '../../http/auth.ts';
 import type { Access } from '../../access/access.ts';
+import type { StorageQuota } from '../usage/usage.storage.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
 import type { LoadedDocument } from '../../lib/doc-sources.ts';
 import { BadRequest, NotFound } from '../../http/errors.ts';
@@ -26,6 +27,8 @@ export interface WikiDeps {
   repo: WikiRepo;
   access: Access;
   jobs: JobQueue;
+  /** The owner's storage quota and the disk floor, asked before a page is saved (usage.storage.ts). */
+  quota: Pick<StorageQuota, 'reserve'>;
   log: { warn: (o: object, m: string) => void; error: (o: object, m: string) => void };
   /** Pages read per batch while streaming the ZIP (default 100). */
   zipBatch?: number;
@@ -96,6 +99,7 @@ export function createWikiService(deps: WikiDeps) {
      * @param author who is credited (`updated_by`): a worker's label when a worker saves through its tools;
      *   by default the caller's name or e-mail.
      * @returns the page.
+     * @throws 413 `storage_quota_exceeded`, 507 `insufficient_storage` (the owner's storage quota, the disk floor).
      */
     async save(
       actor: Actor,
@@ -106,6 +110,11 @@ export function createWikiService(deps: WikiDeps) {
       const p = pagePath(body.path);
       const project = await deps.access.project(actor, name);
       const title = pageTitle(p, body.content);
+      // A replaced page frees its old bytes: only the growth is charged.
+      const before = await repo.page(project.id, p);
+      const grows =
+        Buffer.byteLength(body.content) - (before ? Buffer.byteLength(before.content) : -Buffer.byteLength(p));
+      await deps.quota.reserve(project.owner_id, Math.max(0, grows));
       return repo.transaction(async (tx) => {
         const row = await repo.upsert(tx, {
           projectId: project.id,

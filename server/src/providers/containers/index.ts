@@ -17,6 +17,11 @@ export function createContainerRuntime(
   if (config.containerRuntime === 'docker')
     return createDockerRuntime({ dockerHost: config.dockerHost, image: config.cloud.image });
   if (config.containerRuntime === 'process')
-    return createProcessRuntime({ dataDir: config.dataDir, allowUncapped: config.cloud.allowUncapped, log });
+    return createProcessRuntime({
+      dataDir: config.dataDir,
+      allowUncapped: config.cloud.allowUncapped,
+      homeMb: config.cloud.homeMb,
+      log,
+    });
   return createNoRuntime();
 }

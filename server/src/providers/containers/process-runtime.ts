@@ -35,6 +35,7 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { CHECKOUT_ROOT } from '../../lib/checkout.ts';
+import { dirBytes } from '../../lib/dir-bytes.ts';
 import { createSandboxCgroups, SANDBOX_CAPS, type SandboxCgroups } from './cgroups.ts';
 import {
   type ContainerRuntime,
@@ -82,6 +83,12 @@ export interface ProcessRuntimeOptions {
   checkoutDir?: string;
   /** User N's sandbox runs as host uid and gid `uidBase + N` (default 1 500 000 000). */
   uidBase?: number;
+  /**
+   * Size of each capped sandbox's home in MiB (`CLOUD_HOME_MB`): the home is an ext4 file system in
+   * `<user folder>/home.img`, loop-mounted at the home, so the kernel stops the sandbox's writes there. 0: a plain
+   * folder (no kernel cap).
+   */
+  homeMb?: number;
   /** Warnings (uncapped sandboxes). */
   log?: { warn(o: object, m: string): void };
 }
@@ -143,6 +150,22 @@ export const markerOf = (userId: number, dataDir: string) => `crm-cloud-${dataDi
 /** A short tag of the service's data directory (10 hex digits): names its markers and its cgroup of sandboxes. */
 export const dataDirTag = (dataDir: string) =>
   crypto.createHash('sha256').update(path.resolve(dataDir)).digest('hex').slice(0, 10);
+
+/** Whether `dir` is a mount point of this process's mount namespace (`/proc/self/mountinfo`). */
+export function isMountPoint(dir: string): boolean {
+  let real: string;
+  try {
+    real = fs.realpathSync(dir);
+  } catch {
+    return false;
+  }
+  // The mount point is the fifth field, with spaces and the like written as octal escapes.
+  const unescape = (s: string) => s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
+  return fs
+    .readFileSync('/proc/self/mountinfo', 'utf8')
+    .split('\n')
+    .some((l) => l && unescape(l.split(' ')[4] ?? '') === real);
+}
 
 /** A shell-quoted word (single quotes). */
 const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
@@ -331,7 +354,15 @@ export function createProcessRuntime(opts: ProcessRuntimeOptions): ContainerRunt
    * Make the home and the sandbox's own passwd/group files. Capped: the user's folder is traversable (mode
    * 0711, root's) and the home belongs to the sandbox uid (an older home is handed over once).
    */
-  const prepare = async (userId: number) => {
+  const prepare = (userId: number): Promise<void> => {
+    // One at a time per user: two concurrent commands must not both mount the home.
+    const p = (preparing.get(userId) ?? Promise.resolve()).catch(() => {}).then(() => prepareNow(userId));
+    preparing.set(userId, p);
+    void p.finally(() => preparing.get(userId) === p && preparing.delete(userId)).catch(() => {});
+    return p;
+  };
+  const preparing = new Map<number, Promise<void>>();
+  const prepareNow = async (userId: number) => {
     const root = rootOf(userId);
     const home = homeOf(userId);
     await fsp.mkdir(home, { recursive: true, mode: 0o700 });
@@ -344,7 +375,54 @@ export function createProcessRuntime(opts: ProcessRuntimeOptions): ContainerRunt
     if (!capped) return;
     await fsp.chmod(root, 0o711);
     const uid = uidOf(userId);
+    if (opts.homeMb) await mountHome(userId, uid);
     if ((await fsp.stat(home)).uid !== uid) await chownTree(home, uid);
+  };
+
+  /**
+   * The home as its own file system of `homeMb` MiB (capped sandboxes, as root): a sparse `home.img` made once with
+   * mkfs.ext4 (its root owned by the sandbox uid, no blocks reserved, a 4 MiB journal), loop-mounted `nosuid,nodev` at
+   * the home when not mounted yet. A home made before the images (a folder already holding files) stays a folder.
+   * @throws RuntimeUnavailable `container_caps_unavailable` when the image cannot be made or mounted.
+   */
+  const mountHome = async (userId: number, uid: number) => {
+    const home = homeOf(userId);
+    if (isMountPoint(home)) return;
+    const img = path.join(rootOf(userId), 'home.img');
+    const run = (cmd: string, args: string[]) =>
+      new Promise<void>((resolve, reject) =>
+        execFile(cmd, args, { timeout: 30_000 }, (err, _o, stderr) =>
+          err
+            ? reject(
+                new RuntimeUnavailable(
+                  'The sandbox home could not be prepared.',
+                  `${cmd}: ${stderr || err.message}`,
+                  'container_caps_unavailable',
+                ),
+              )
+            : resolve(),
+        ),
+      );
+    if (!fs.existsSync(img)) {
+      if ((await fsp.readdir(home)).length) {
+        opts.log?.warn({ user: userId }, 'sandbox home predates home images: its size is not capped by the kernel');
+        return;
+      }
+      const fh = await fsp.open(img, 'wx', 0o600);
+      try {
+        await fh.truncate(opts.homeMb! * 1024 * 1024);
+      } finally {
+        await fh.close();
+      }
+      await run('mkfs.ext4', ['-q', '-F', '-m', '0', '-J', 'size=4', '-E', `root_owner=${uid}:${uid}`, img]).catch(
+        async (err) => {
+          await fsp.rm(img, { force: true });
+          throw err;
+        },
+      );
+    }
+    await run('mount', ['-o', 'loop,nosuid,nodev', img, home]);
+    await fsp.chmod(home, 0o700);
   };
 
   let checked: Promise<void> | undefined;
@@ -535,6 +613,9 @@ export function createProcessRuntime(opts: ProcessRuntimeOptions): ContainerRunt
       }
       // Whatever is left in the user's control group (it holds every process of the sandbox), then the group.
       await cgroups.remove(userId);
+      // The home's file system (its loop device is released with it).
+      if (isMountPoint(homeOf(userId)))
+        await new Promise<void>((resolve) => execFile('umount', ['-l', homeOf(userId)], () => resolve()));
       // Retried: a sandbox still exiting (or a concurrent request) may write into the tree while it is removed.
       await fsp.rm(rootOf(userId), { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
     },
@@ -574,6 +655,8 @@ export function createProcessRuntime(opts: ProcessRuntimeOptions): ContainerRunt
       clearTimeout(timer);
       return { code: timedOut ? null : code, output, timedOut };
     },
+
+    homeBytes: (userId) => dirBytes(homeOf(userId)),
 
     async shell(_id, userId, size): Promise<ShellSession> {
       await check();

@@ -89,6 +89,8 @@ export interface ContainerRuntime {
   ): Promise<ExecResult>;
   /** Open an interactive shell (a pty) inside the container. */
   shell(containerId: string, userId: number, size: { cols: number; rows: number }): Promise<ShellSession>;
+  /** Bytes the user's home holds (storage quotas); absent when the runtime keeps homes elsewhere (an engine's volume). */
+  homeBytes?(userId: number): Promise<number>;
 }
 
 /** Keep the last `max` bytes of an output. */
