@@ -18,8 +18,7 @@
  */
 import ssh2 from 'ssh2';
 import type { Actor } from '../../http/auth.ts';
-import { requireAdmin } from '../../access/access.ts';
-import { AppError, Conflict, Forbidden, NotFound, PaymentRequired, Upstream } from '../../http/errors.ts';
+import { AppError, Forbidden, NotFound, PaymentRequired, Upstream } from '../../http/errors.ts';
 import type { Bus } from '../../lib/bus.ts';
 import { follow } from '../../lib/follow.ts';
 import type { Sealer } from '../../secrets/crypto.ts';
@@ -33,8 +32,9 @@ import type { AccountsRepo } from '../accounts/accounts.repo.ts';
 import type { CodehostService } from '../codehost/codehost.service.ts';
 import type { AccountsService } from '../accounts/accounts.service.ts';
 import { includesCloud } from '../usage/usage.rules.ts';
-import type { CloudRepo, ContainerRow, WaitlistEntry } from './cloud.repo.ts';
-import { lineBudget } from './cloud.rules.ts';
+import type { CloudRepo, ContainerRow } from './cloud.repo.ts';
+import { lineSplitter, outputRecorder } from './cloud.output.ts';
+import { createCloudWaitlist } from './cloud.waitlist.ts';
 
 /** A ready container idle this long is paused (specification, Limits → Cloud: 30 minutes). */
 export const IDLE_PAUSE_SECONDS = 30 * 60;
@@ -45,8 +45,6 @@ export const LOG_TAIL_LINES = 50;
 export const LOG_WINDOW_SECONDS = 60 * 60;
 /** Stored log lines are kept one day. */
 const LOG_KEEP_SECONDS = 24 * 60 * 60;
-/** A stored log line is cut to this many characters (a bus message must stay small). */
-const MAX_LINE = 2000;
 /** Output of a verify command shown in the answer (last characters). */
 const MAX_OUTPUT = 4000;
 /** Output lines a terminal holds in memory before they are stored; more are dropped (and counted). */
@@ -114,52 +112,6 @@ const provisionView = (r: ContainerRow): ProvisionAnswer => ({
 
 const unavailable = (err: RuntimeUnavailable) => new Upstream(503, err.code, err.message);
 
-/** Strip terminal escape sequences and carriage returns from a line of pty output. */
-export function cleanLine(s: string): string {
-  return (
-    (
-      s
-        // CSI sequences, OSC sequences (to BEL or ST), other two-character escapes.
-        .replace(/\x1b\[[0-?]*[ -/]*[@-~]/g, '')
-        .replace(/\x1b\][^\x07\x1b]*(\x07|\x1b\\)/g, '')
-        .replace(/\x1b[@-_]/g, '')
-        // a line redrawn with \r keeps what was written last
-        .split('\r')
-        .filter((p) => p.length)
-        .pop() ?? ''
-    )
-      .replace(/[\x00-\x08\x0b-\x1f\x7f]/g, '')
-      .slice(0, MAX_LINE)
-  );
-}
-
-/**
- * Split a byte stream into lines (UTF-8 across chunk boundaries kept whole). `push` returns the complete lines
- * so far; `flush` the rest.
- */
-export function lineSplitter() {
-  const decoder = new TextDecoder('utf-8');
-  let rest = '';
-  return {
-    push(chunk: Buffer): string[] {
-      rest += decoder.decode(chunk, { stream: true });
-      const parts = rest.split('\n');
-      rest = parts.pop() ?? '';
-      // A runaway line without a newline is cut into pieces.
-      while (rest.length > MAX_LINE * 4) {
-        parts.push(rest.slice(0, MAX_LINE));
-        rest = rest.slice(MAX_LINE * 4);
-      }
-      return parts;
-    },
-    flush(): string[] {
-      const last = rest + decoder.decode();
-      rest = '';
-      return last ? [last] : [];
-    },
-  };
-}
-
 export function createCloudService(deps: CloudDeps) {
   const { repo, runtime, bus, log } = deps;
 
@@ -208,42 +160,12 @@ export function createCloudService(deps: CloudDeps) {
       throw new Forbidden('This container belongs to another user.', 'container_owner_mismatch');
   };
 
-  const perSecond = deps.options.logLinesPerSecond ?? 50;
-  const keepLines = deps.options.logKeepLines ?? 2000;
-  /** Each user's output budget on this instance (forgotten once full again). */
-  const budgets = new Map<number, ReturnType<typeof lineBudget>>();
-  const budgetOf = (userId: number) => {
-    let b = budgets.get(userId);
-    if (!b) budgets.set(userId, (b = lineBudget(perSecond, perSecond * 10)));
-    return b;
-  };
-  /** Lines stored per user since the table was last trimmed to `keepLines`. */
-  const sinceTrim = new Map<number, number>();
-
-  /**
-   * Store output lines of user `userId`'s container and publish them to every instance's log streams, within the
-   * user's output budget: lines over it are dropped, and the next stored batch starts with one line saying how many;
-   * the user's stored lines are trimmed to the newest `keepLines`.
-   */
-  const recordLines = async (userId: number, lines: string[]) => {
-    const clean = lines.map(cleanLine).filter((l) => l.trim().length > 0);
-    const budget = budgetOf(userId);
-    const admitted = clean.slice(0, budget.take(clean.length));
-    if (!admitted.length) return;
-    const dropped = budget.dropped();
-    // The notice takes the place of the batch's last line, so the budget holds.
-    if (dropped) admitted.pop();
-    if (dropped) admitted.unshift(`[${dropped} lines of output not logged: over ${perSecond} lines a second]`);
-    const rows = await repo.appendLines(userId, admitted);
-    for (const r of rows) await bus.publish('cloud.log', { user: userId, id: r.id, line: r.line });
-    const n = (sinceTrim.get(userId) ?? 0) + rows.length;
-    // Trimmed every tenth of the cap, so the table holds at most 1.1 × keepLines lines of a user.
-    if (n >= Math.max(1, Math.floor(keepLines / 10))) {
-      sinceTrim.delete(userId);
-      await repo.trimLines(userId, keepLines);
-    } else sinceTrim.set(userId, n);
-    for (const [id, b] of budgets) if (b.full()) budgets.delete(id);
-  };
+  const output = outputRecorder({
+    repo,
+    bus,
+    perSecond: deps.options.logLinesPerSecond ?? 50,
+    keepLines: deps.options.logKeepLines ?? 2000,
+  });
 
   /** Run a command inside the caller's container; its output also goes to the container log. */
   const execIn = async (
@@ -252,9 +174,9 @@ export function createCloudService(deps: CloudDeps) {
     opts: { timeoutMs?: number; input?: string } = {},
   ): Promise<ExecResult> => {
     const res = await rt(() => runtime.exec(row.container_id, row.user_id, argv, opts));
-    await recordLines(row.user_id, [`$ ${argv.join(' ')}`, ...res.output.split('\n')]).catch((err) =>
-      log.warn({ err: (err as Error).message }, 'cloud log lines not stored'),
-    );
+    await output
+      .record(row.user_id, [`$ ${argv.join(' ')}`, ...res.output.split('\n')])
+      .catch((err) => log.warn({ err: (err as Error).message }, 'cloud log lines not stored'));
     return res;
   };
 
@@ -511,51 +433,7 @@ export function createCloudService(deps: CloudDeps) {
 
     // Waitlist.
 
-    /**
-     * POST /cloud/waitlist → `{position, status, joined_at, message}`; idempotent.
-     * @throws Conflict 409 `already_on_cloud` (cloud plan) or `container_exists`.
-     */
-    async joinWaitlist(actor: Actor, body: { note?: string } = {}) {
-      if (includesCloud(actor)) throw new Conflict('already_on_cloud', 'You already have the cloud plan.');
-      const row = await repo.container(actor.id);
-      if (row && row.status !== 'deleted')
-        throw new Conflict('container_exists', 'You already have a cloud container.');
-      await repo.joinWaitlist(actor.id, body.note ?? null);
-      const e = (await repo.waitlistEntry(actor.id))!;
-      return {
-        position: e.position,
-        status: e.status,
-        joined_at: e.joined_at,
-        message: `You are number ${e.position} on the cloud waitlist.`,
-      };
-    },
-
-    /** GET /cloud/waitlist/status → `{position, status, joined_at, invited_at}` or `{status:'not_joined'}`. */
-    async waitlistStatus(actor: Actor) {
-      const e = await repo.waitlistEntry(actor.id);
-      if (!e) return { status: 'not_joined' as const };
-      return { position: e.position, status: e.status, joined_at: e.joined_at, invited_at: e.invited_at };
-    },
-
-    /** GET /cloud/waitlist (admin) → `{stats:{total, waiting, invited, activated}, list}` in order of joining. */
-    async listWaitlist(actor: Actor, limit = 500) {
-      requireAdmin(actor);
-      const [stats, list] = await Promise.all([repo.waitlistStats(), repo.listWaitlist(limit)]);
-      const emails = await deps.emails.emails(list.map((e) => e.user_id));
-      return { stats, list: list.map((e: WaitlistEntry) => ({ ...e, email: emails.get(e.user_id) ?? '' })) };
-    },
-
-    /**
-     * POST /cloud/waitlist/invite (admin) `{user_id}` → `{ok, user_id, position}`: the entry becomes invited
-     * (one is made when the user had none) and the plan cloud. @throws NotFound `user_not_found`.
-     */
-    async invite(actor: Actor, userId: number) {
-      requireAdmin(actor);
-      await deps.accounts.setPlan(actor, userId, 'cloud');
-      await repo.inviteFromWaitlist(userId);
-      const e = await repo.waitlistEntry(userId);
-      return { ok: true, user_id: userId, position: e?.position ?? null };
-    },
+    ...createCloudWaitlist(deps),
 
     // Terminal and logs.
 
@@ -596,7 +474,8 @@ export function createCloudService(deps: CloudDeps) {
         const lines = pending;
         pending = [];
         busy = true;
-        flushing = recordLines(actor.id, lines)
+        flushing = output
+          .record(actor.id, lines)
           .catch((err) => log.warn({ err: (err as Error).message }, 'cloud log lines not stored'))
           .finally(() => {
             busy = false;
@@ -609,7 +488,7 @@ export function createCloudService(deps: CloudDeps) {
         const lines = split.push(chunk);
         // The buffer is bounded: while the store lags, further lines are dropped (and counted).
         const room = Math.max(0, MAX_PENDING_LINES - pending.length);
-        if (lines.length > room) budgetOf(actor.id).drop(lines.length - room);
+        if (lines.length > room) output.drop(actor.id, lines.length - room);
         pending.push(...lines.slice(0, room));
         if (pending.length >= 100) flush();
       });

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { includesCloud } from '../usage/usage.rules.ts';
 import { lineBudget, parseControl } from './cloud.rules.ts';
-import { cleanLine, lineSplitter } from './cloud.service.ts';
+import { cleanLine, lineSplitter } from './cloud.output.ts';
 
 describe('log lines from pty output', () => {
   it('strips escape sequences, keeps the last redraw of a line, drops control characters', () => {
