@@ -92,6 +92,33 @@ describe('the OpenAPI document', () => {
     expect(count).toBeGreaterThan(300);
   });
 
+  it("names the service's release, its license and a relative server", () => {
+    const pkg = JSON.parse(fs.readFileSync(path.join(import.meta.dirname, '../../../package.json'), 'utf8'));
+    expect(doc.info.version).toBe(pkg.version);
+    expect(doc.info.license).toMatchObject({ name: 'MIT' });
+    expect(doc.servers).toEqual([expect.objectContaining({ url: '/' })]);
+  });
+
+  it('declares every tag an operation uses, each with a description', () => {
+    const declared = new Map<string, string>(doc.tags.map((t: any) => [t.name, t.description]));
+    for (const { where, op } of ops)
+      for (const tag of op.tags ?? []) expect(declared.get(tag), `${where} tag ${tag}`).toBeTruthy();
+  });
+
+  it('has no two paths that differ only in parameter names (one transcript path for upload and download)', () => {
+    const shapes = new Map<string, string>();
+    for (const p of Object.keys(doc.paths)) {
+      const shape = p.replace(/\{[^}]+\}/g, '{}');
+      expect(shapes.get(shape), `${p} and ${shapes.get(shape)}`).toBeUndefined();
+      shapes.set(shape, p);
+    }
+    const transcript = doc.paths['/api/cli/transcript/{project}/{modeOrSession}'];
+    expect(Object.keys(transcript).sort()).toEqual(['get', 'post']);
+    const described = (op: any) => op.parameters.find((x: any) => x.name === 'modeOrSession').description;
+    expect(described(transcript.post)).toMatch(/^POST.*mode/);
+    expect(described(transcript.get)).toMatch(/^GET.*session id/);
+  });
+
   it('describes every parameter', () => {
     for (const { where, op } of ops)
       for (const p of op.parameters ?? []) expect(p.description, `${where} ${p.in} ${p.name}`).toBeTruthy();

@@ -16,7 +16,27 @@ const SessionId = Type.String({
 
 export const ProjectModeParams = Type.Object({ project: ProjectName, mode: Mode });
 export const ProjectOnlyParams = Type.Object({ project: ProjectName });
-export const ProjectSessionParams = Type.Object({ project: ProjectName, session: SessionId });
+/**
+ * `/api/cli/transcript/:project/:modeOrSession`: one path, two meanings by method: the upload (POST) names the
+ * session's mode, the download (GET) the session id. One parameter name for both keeps them one path.
+ */
+export const TranscriptUploadParams = Type.Object({
+  project: ProjectName,
+  modeOrSession: Type.String({
+    minLength: 1,
+    maxLength: 100,
+    description: "POST (upload): the session's mode, the worker the CLI acts as (its id, label or role)",
+  }),
+});
+export const TranscriptDownloadParams = Type.Object({
+  project: ProjectName,
+  modeOrSession: Type.String({
+    minLength: 1,
+    maxLength: 200,
+    pattern: '^[A-Za-z0-9._:-]+$',
+    description: 'GET (download): the CLI session id (letters, digits, dot, underscore, colon, hyphen)',
+  }),
+});
 export const InitParams = ProjectModeParams;
 export const PlatformParams = Type.Object({
   platform: Type.Union([Type.Literal('linux'), Type.Literal('macos'), Type.Literal('windows')], {

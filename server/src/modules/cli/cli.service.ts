@@ -264,7 +264,7 @@ export function createCliService(deps: CliDeps) {
     },
 
     /**
-     * POST /api/cli/transcript/:project/:mode: store (or replace) the caller's transcript of `session_id`. The
+     * POST /api/cli/transcript/:project/:modeOrSession (the mode): store (or replace) the caller's transcript of `session_id`. The
      * gzip is checked and inflated with a bound before anything is written; `size_bytes` is the inflated size.
      * @throws PayloadTooLarge 413 `transcript_too_large` over 4 MB compressed or 32 MB inflated; BadRequest 400
      *   `invalid_transcript`; 426 `cli_upgrade_required` from a CLI older than 1.0.16.
@@ -303,7 +303,7 @@ export function createCliService(deps: CliDeps) {
     },
 
     /**
-     * GET /api/cli/transcript/:project/:session: one of the caller's transcripts with its raw `jsonl`.
+     * GET /api/cli/transcript/:project/:modeOrSession (the session id): one of the caller's transcripts with its raw `jsonl`.
      * @throws NotFound 404 `transcript_not_found` when absent or not the caller's.
      */
     async downloadTranscript(actor: Actor, projectName: string, sessionId: string) {
