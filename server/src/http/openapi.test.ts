@@ -119,6 +119,39 @@ describe('the OpenAPI document', () => {
     expect(described(transcript.get)).toMatch(/^GET.*session id/);
   });
 
+  it('names the resources as component schemas that the operations reference', () => {
+    const names = [
+      'Project',
+      'Worker',
+      'WorkerListItem',
+      'Issue',
+      'IssueSummary',
+      'Skill',
+      'SkillVersion',
+      'WikiPage',
+      'Note',
+      'NoteSource',
+      'Transcript',
+      'TranscriptListItem',
+      'CliTranscript',
+      'CliDevice',
+      'Run',
+      'UsageRow',
+      'AccessToken',
+      'User',
+      'Invite',
+      'WaitlistEntry',
+      'Pin',
+      'Learning',
+    ];
+    for (const name of names) expect(doc.components.schemas[name]?.type, name).toBe('object');
+    const text = JSON.stringify(doc.paths);
+    for (const name of names) expect(text, name).toContain(`"#/components/schemas/${name}"`);
+    expect(doc.paths['/api/crm/projects/{name}'].get.responses['200'].content['application/json'].schema).toEqual({
+      $ref: '#/components/schemas/Project',
+    });
+  });
+
   it('describes every parameter', () => {
     for (const { where, op } of ops)
       for (const p of op.parameters ?? []) expect(p.description, `${where} ${p.in} ${p.name}`).toBeTruthy();

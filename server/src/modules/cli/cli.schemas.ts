@@ -1,6 +1,6 @@
 /** Request and answer schemas of the CLI routes (specification: CLI status, CLI device, CLI session event, CLI transcript). */
 import { Type } from 'typebox';
-import { DateTime, Id, Nullable, ProjectName } from '../../http/schemas.ts';
+import { DateTime, Id, named, Nullable, ProjectName } from '../../http/schemas.ts';
 
 const Mode = Type.String({
   minLength: 1,
@@ -65,25 +65,28 @@ export const HeartbeatAnswer = Type.Object({
   recorded: Type.Boolean({ description: 'false for a CLI older than 1.0.14 (device heartbeats start there)' }),
 });
 
-export const Device = Type.Object({
-  device_id: Type.String(),
-  hostname: Type.String(),
-  platform: Type.String(),
-  arc_version: Type.String({ description: 'the CLI release of its last check-in' }),
-  last_project: Nullable(Type.String()),
-  first_seen: DateTime(),
-  last_seen: DateTime(),
-  credential: Nullable(
-    Type.Object(
-      {
-        id: Type.Integer({ description: 'the access token id (GET /account/tokens)' }),
-        prefix: Type.String(),
-        last_used_at: Nullable(DateTime()),
-      },
-      { description: 'the device credential its link issued; null when it has none (revoked, or linked before)' },
+export const Device = named(
+  'CliDevice',
+  Type.Object({
+    device_id: Type.String(),
+    hostname: Type.String(),
+    platform: Type.String(),
+    arc_version: Type.String({ description: 'the CLI release of its last check-in' }),
+    last_project: Nullable(Type.String()),
+    first_seen: DateTime(),
+    last_seen: DateTime(),
+    credential: Nullable(
+      Type.Object(
+        {
+          id: Type.Integer({ description: 'the access token id (GET /account/tokens)' }),
+          prefix: Type.String(),
+          last_used_at: Nullable(DateTime()),
+        },
+        { description: 'the device credential its link issued; null when it has none (revoked, or linked before)' },
+      ),
     ),
-  ),
-});
+  }),
+);
 export const DeviceList = Type.Object({ devices: Type.Array(Device, { description: 'at most 20, newest first' }) });
 
 export const CliStatus = Type.Object({
@@ -159,7 +162,7 @@ const transcriptFields = {
   size_bytes: Type.Integer({ description: 'bytes of the raw jsonl' }),
   updated_at: DateTime(),
 };
-export const TranscriptSummary = Type.Object(transcriptFields);
+export const TranscriptSummary = named('CliTranscript', Type.Object(transcriptFields));
 export const TranscriptStored = Type.Object({ ok: Type.Boolean(), ...transcriptFields });
 export const TranscriptList = Type.Object({ transcripts: Type.Array(TranscriptSummary) });
 export const TranscriptDownload = Type.Object({ ...transcriptFields, jsonl: Type.String() });
