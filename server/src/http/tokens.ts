@@ -3,6 +3,7 @@
  * `role`, `pv` (password version), `chat_id`, `iat` and `exp` (24 h).
  */
 import { SignJWT, jwtVerify, errors } from 'jose';
+import { LRUCache } from 'lru-cache';
 
 export const TOKEN_LIFETIME_S = 24 * 60 * 60;
 
@@ -24,8 +25,9 @@ export interface Tokens {
 
 export function createTokens(secret: string): Tokens {
   const key = new TextEncoder().encode(secret);
-  // Verified tokens only (a forged one never enters), each until its own expiry; bounded.
-  const verified = new Map<string, TokenClaims & { iat: number; exp: number }>();
+  // Verified tokens only (a forged one never enters), each until its own expiry; at most 10,000, the least
+  // recently used dropped first.
+  const verified = new LRUCache<string, TokenClaims & { iat: number; exp: number }>({ max: 10_000 });
   return {
     async sign(c) {
       return new SignJWT({ role: c.role, pv: c.pv, chat_id: c.chat_id })
@@ -59,7 +61,6 @@ export function createTokens(secret: string): Tokens {
           iat: payload.iat ?? 0,
           exp: payload.exp ?? 0,
         } as const;
-        if (verified.size >= 10_000) verified.clear();
         verified.set(token, claims);
         return claims;
       } catch (err) {
