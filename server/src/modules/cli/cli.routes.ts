@@ -182,7 +182,7 @@ export function cliRoutes(app: TypedApp, { cli }: { cli: CliService }): void {
         summary: 'The CLI package as an npm tarball (public): npm install -g {app_url}/api/cli/arc.tgz',
         description:
           'The `arc` package of this service in the layout npm installs (`package/package.json`, `package/bin`, ' +
-          '`package/src`, gzip), named `arc-<version>.tgz`. Its three dependencies come from the npm registry at ' +
+          '`package/src`, gzip), named `arc-<version>.tgz`. Its four dependencies come from the npm registry at ' +
           'install time. 503 `cli_package_unavailable` when this installation does not ship the package.',
         produces: ['application/gzip'],
         response: {

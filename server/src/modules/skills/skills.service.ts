@@ -31,7 +31,7 @@ import { atomicWrite } from '../../lib/atomic-write.ts';
 import { resolveInside } from '../../lib/paths.ts';
 import type { ProjectsRepo } from '../projects/projects.repo.ts';
 import type { SkillsRepo, UpdateStatus } from './skills.repo.ts';
-import { MAX_PUBLISHED_CONTENT, MAX_PUBLISHED_PER_USER, publishRefusal } from './skills.rules.ts';
+import { MAX_PUBLISHED_CONTENT, MAX_PUBLISHED_PER_USER, publishRefusal, skillFile } from './skills.rules.ts';
 import type * as S from './skills.schemas.ts';
 
 export interface SkillsDeps {
@@ -53,11 +53,6 @@ type SkillRow = StoredSkill & { project_name: string | null };
 
 const actorName = (actor: Actor) => actor.name || actor.email || `user ${actor.id}`;
 const notFound = () => new NotFound('Skill not found.', 'skill_not_found');
-
-/** The SKILL.md text: YAML front matter (name, description as a JSON string, valid YAML) then the content. */
-export function skillFile(s: { name: string; description: string; content: string }): string {
-  return `---\nname: ${s.name}\ndescription: ${JSON.stringify(s.description)}\n---\n\n${s.content}${s.content.endsWith('\n') ? '' : '\n'}`;
-}
 
 /** The skills service (see the module comment); built once by services.ts. */
 export function createSkillsService(deps: SkillsDeps) {
