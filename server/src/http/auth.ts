@@ -4,8 +4,8 @@
  *   'public'  – no token needed (a valid one still sets `req.actor`);
  *   'user'    – the default: any authenticated caller;
  *   'admin'   – role admin.
- * `config.queryToken: true` also accepts `?token=<JWT>` on GET (the event streams and the WebSocket upgrade,
- * Authentication rule 2): a token in a URL ends up in proxy logs, so no other method reads it, and a route of
+ * `config.queryToken: true` also accepts `?token=<JWT>` on GET (the event streams and the WebSocket upgrade;
+ * docs/api.md, Streams): a token in a URL ends up in proxy logs, so no other method reads it, and a route of
  * another method that asks for it stops the app at registration.
  * Every request checks the stored user row (read through `UserCache` below, which every instance keeps in
  * step): `pv` below the stored `password_version` gives 401 asking for a new login. Authentication fails closed:

@@ -10,7 +10,7 @@ import { api, buildTestApp, createUser, type TestApp } from '../../test/helpers.
 import { EnvSchema, MANAGED_SECRET_NAMES } from '../config.ts';
 import { operationIdOf } from './openapi.ts';
 
-/** Text that points outside the repository: the shared specification folder and its files. */
+/** Text that points outside the repository: the shared folder beside it and its files. */
 const OUTSIDE = /CONTRACT(\.md)?\b|DESIGN\.md|\.\.\/shared|crm-service-api\.md|spec\/routes\.txt/;
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'options', 'head', 'trace'];
 

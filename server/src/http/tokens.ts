@@ -1,5 +1,5 @@
 /**
- * Access tokens (specification, Authentication; docs/api.md): HS256 JWTs with `sub` (user id),
+ * Access tokens (docs/api.md, Authentication and tokens): HS256 JWTs with `sub` (user id),
  * `role`, `pv` (password version), `chat_id`, `iat` and `exp` (24 h).
  */
 import { SignJWT, jwtVerify, errors } from 'jose';
@@ -19,7 +19,10 @@ export interface Tokens {
   sign(claims: TokenClaims): Promise<string>;
   /** The claims of a token verified before and not expired yet, without verifying again; else undefined. */
   peek(token: string): (TokenClaims & { iat: number; exp: number }) | undefined;
-  /** Verify signature (HS256 only: `alg:none` and other algorithms are refused) and expiry. @returns undefined when invalid. */
+  /**
+   * Verify signature (HS256 only: `alg:none` and other algorithms are refused) and expiry. @returns undefined when
+   * invalid.
+   */
   verify(token: string): Promise<(TokenClaims & { iat: number; exp: number }) | { expired: true } | undefined>;
 }
 

@@ -1,4 +1,4 @@
-/** Request and answer schemas of the CLI routes (specification: CLI status, CLI device, CLI session event, CLI transcript). */
+/** Request and answer schemas of the CLI routes (docs/ARCHITECTURE.md, The command-line client). */
 import { Type } from 'typebox';
 import { DateTime, Id, named, Nullable, ProjectName } from '../../http/schemas.ts';
 

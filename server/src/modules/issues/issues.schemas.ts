@@ -1,4 +1,4 @@
-/** Request and answer schemas of issues (specification: Issue, Issue status, Issue updates for workers). */
+/** Request and answer schemas of issues (docs/ARCHITECTURE.md, Issues, skills, wiki, files, pins, learnings). */
 import { Type } from 'typebox';
 import { DateTime, Id, named, Nullable, projectIdParams, ProjectName, ProjectParam } from '../../http/schemas.ts';
 

@@ -1,4 +1,4 @@
-/** Request and answer schemas of research notes (specification: Note, Note source, Note chat message, Note issue link). */
+/** Request and answer schemas of research notes (docs/ARCHITECTURE.md, Research notes). */
 import { Type } from 'typebox';
 import { DateTime, FilePart, Id, named, Nullable, ProjectName, ProjectParam } from '../../http/schemas.ts';
 

@@ -1,4 +1,4 @@
-/** Routes of onboarding, trial status and usage (specification, Account, onboarding, usage). */
+/** Routes of onboarding, trial status and usage (docs/api.md, The main resources). */
 import { Type } from 'typebox';
 import { requireActor } from '../../http/auth.ts';
 import { errors, FilePart } from '../../http/schemas.ts';

@@ -1,4 +1,7 @@
-/** Request and answer schemas of pins, learnings and the knowledge graph (specification: pins; Memory and knowledge). */
+/**
+ * Request and answer schemas of pins, learnings and the knowledge graph (docs/ARCHITECTURE.md, Issues, skills, wiki,
+ * files, pins, learnings).
+ */
 import { Type } from 'typebox';
 import { DateTime, named, Nullable, projectIdParams, ProjectParam } from '../../http/schemas.ts';
 

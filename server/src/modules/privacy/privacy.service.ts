@@ -1,5 +1,5 @@
 /**
- * Privacy (specification: Account erasure and export, Limits → Data export, Retention), over the registry of
+ * Privacy (docs/ARCHITECTURE.md, Privacy: export, erasure, retention), over the registry of
  * personal data (lib/personal-data.ts) that every area contributes to in services.ts:
  *
  *  - export (`GET /api/auth/export`): a JSON document written to the download while it is read, section by

@@ -1,4 +1,7 @@
-/** Request and answer schemas of skills, forks, evolution and skill updates (specification, Skills). */
+/**
+ * Request and answer schemas of skills, forks, evolution and skill updates (docs/ARCHITECTURE.md, Issues, skills, wiki,
+ * files, pins, learnings).
+ */
 import { Type } from 'typebox';
 import { DateTime, idParam, named, Nullable, projectIdParams, ProjectParam } from '../../http/schemas.ts';
 

@@ -1,6 +1,7 @@
 /**
- * Skills (specification, Skills). Bodies are `{name, description, content, reason?}`; answers are the skill
- * with `id`, `owner_project` (the project's name, null for a global skill) and `created_by`.
+ * Skills (docs/ARCHITECTURE.md, Issues, skills, wiki, files, pins, learnings). Bodies are `{name, description, content,
+ * reason?}`; answers are the skill with `id`, `owner_project` (the project's name, null for a global skill) and
+ * `created_by`.
  *
  * - A skill is global (`owner_project` null) or belongs to one project; a project sees the global skills
  *   plus its own, never another project's.
@@ -245,7 +246,9 @@ export function createSkillsService(deps: SkillsDeps) {
     return r;
   }
 
-  /** A skill `actor` may read: global, or of a project they own (admins: any). @throws NotFound, Forbidden `forbidden`. */
+  /**
+   * A skill `actor` may read: global, or of a project they own (admins: any). @throws NotFound, Forbidden `forbidden`.
+   */
   async function readable(actor: Actor, id: number): Promise<SkillRow> {
     const r = await row(id);
     if (!r) throw notFound();
@@ -331,7 +334,9 @@ export function createSkillsService(deps: SkillsDeps) {
     async get(actor: Actor, id: number): Promise<Skill> {
       return out(await readable(actor, id));
     },
-    /** Update by id: a global skill by its publisher or an admin; a project skill by the project's owner or an admin. */
+    /**
+     * Update by id: a global skill by its publisher or an admin; a project skill by the project's owner or an admin.
+     */
     async update(
       actor: Actor,
       id: number,

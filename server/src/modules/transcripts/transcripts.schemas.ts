@@ -1,4 +1,4 @@
-/** API shapes of meeting transcripts (specification: Transcript job, Transcript summary object, Vision frame list). */
+/** API shapes of meeting transcripts (docs/ARCHITECTURE.md, Meeting transcripts and voice dictation). */
 import { Type } from 'typebox';
 import { DateTime, FilePart, named, Nullable, ProjectName } from '../../http/schemas.ts';
 import { MAX_FRAMES, PAGE_DEFAULT, PAGE_MAX, STATUSES } from './transcripts.rules.ts';

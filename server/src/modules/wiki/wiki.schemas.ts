@@ -1,4 +1,7 @@
-/** Schemas of the wiki (specification, Wiki): tree `{tree}`, file `{path, title, content, updated_at, updated_by}`, save `{path, content}`. */
+/**
+ * Schemas of the wiki (docs/ARCHITECTURE.md, Issues, skills, wiki, files, pins, learnings): tree `{tree}`, file `{path,
+ * title, content, updated_at, updated_by}`, save `{path, content}`.
+ */
 import { Type } from 'typebox';
 import { DateTime, named, Nullable, ProjectParam } from '../../http/schemas.ts';
 

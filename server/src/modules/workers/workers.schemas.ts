@@ -5,7 +5,10 @@ import { DateTime, named, Nullable, projectIdParams } from '../../http/schemas.t
 const Str = (max: number) => Type.String({ maxLength: max });
 const StrList = Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { maxItems: 100 });
 
-/** Worker fields (specification, Worker); `preset` fills the others from the preset library. */
+/**
+ * Worker fields (docs/ARCHITECTURE.md, Projects, workers, plan limits and onboarding); `preset` fills the others from
+ * the preset library.
+ */
 export const WorkerFields = {
   label: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
   icon: Type.Optional(Nullable(Str(200))),
