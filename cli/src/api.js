@@ -2,6 +2,7 @@
  * The service's HTTP API as arc calls it: JSON requests with the bearer token and `X-Arc-Version`, errors
  * turned into `CliError` with an exit code, and a reader of server-sent events.
  */
+import { createParser } from 'eventsource-parser';
 import { VERSION } from './version.js';
 
 /** Exit codes of arc (README): usage 2, not logged in / refused token 3, not found 4, server unreachable 5. */
@@ -99,28 +100,26 @@ export async function readSse(url, onEvent, signal) {
     const data = await res.json().catch(() => ({}));
     throw new CliError(data.message ?? `HTTP ${res.status}`, res.status === 401 ? EXIT.auth : EXIT.error, data.error);
   }
-  const decoder = new TextDecoder();
-  let buf = '';
-  for await (const chunk of res.body) {
-    buf += decoder.decode(chunk, { stream: true });
-    let i;
-    while ((i = buf.indexOf('\n\n')) >= 0) {
-      const block = buf.slice(0, i);
-      buf = buf.slice(i + 2);
-      let event = 'message';
-      let data = '';
-      for (const line of block.split('\n')) {
-        if (line.startsWith('event: ')) event = line.slice(7);
-        else if (line.startsWith('data: ')) data += line.slice(6);
-      }
-      if (!data) continue; // a comment heartbeat
+  // The stream's framing (events, multi-line data, comments, CRLF) is eventsource-parser's; a heartbeat is a
+  // comment and reaches no callback.
+  /** @type {{ event: string, data: any }[]} */
+  const received = [];
+  const parser = createParser({
+    onEvent: (message) => {
       let parsed;
       try {
-        parsed = JSON.parse(data);
+        parsed = JSON.parse(message.data);
       } catch {
-        parsed = data;
+        parsed = message.data;
       }
-      if (onEvent(event, parsed)) {
+      received.push({ event: message.event ?? 'message', data: parsed });
+    },
+  });
+  const decoder = new TextDecoder();
+  for await (const chunk of res.body) {
+    parser.feed(decoder.decode(chunk, { stream: true }));
+    for (const { event, data } of received.splice(0)) {
+      if (onEvent(event, data)) {
         await res.body.cancel().catch(() => {});
         return;
       }

@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Command, CommanderError } from 'commander';
+import { stringify as stringifyYaml } from 'yaml';
 import { CliError, EXIT, normalizeServer, readSse, request } from './api.js';
 import {
   clearSession,
@@ -314,7 +315,7 @@ export function buildProgram(hooks) {
       for (const s of ctx.autoloaded) {
         if (!SKILL_NAME.test(s.name)) continue;
         const desc = ctx.skills.find((/** @type {any} */ k) => k.name === s.name)?.description ?? '';
-        const front = `---\nname: ${s.name}\ndescription: ${JSON.stringify(desc)}\n---\n\n`;
+        const front = `---\n${stringifyYaml({ name: s.name, description: desc })}---\n\n`;
         writeAtomic(path.join(root, '.skills', s.name, 'SKILL.md'), `${front}${s.content}\n`);
         written.push(`.skills/${s.name}/SKILL.md`);
       }

@@ -20,7 +20,7 @@ import { installSecurityHeaders } from './http/security-headers.ts';
 import type { AppDeps } from './deps.ts';
 import { redactUrl } from './http/logging.ts';
 import { installOperationIds, openApiOptions } from './http/openapi.ts';
-import { ErrorSchema } from './http/schemas.ts';
+import { ErrorSchema, namedSchemaList } from './http/schemas.ts';
 import { lazyCompiler } from './lib/lazy-compile.ts';
 import { registerRoutes } from './modules/routes.ts';
 import { createServices, type Services } from './services.ts';
@@ -115,6 +115,7 @@ export async function buildApp(
   installInputChecks(app);
   // The OpenAPI document: the shared error component, an operationId per route, then the plugin.
   app.addSchema(ErrorSchema);
+  for (const schema of namedSchemaList()) app.addSchema(schema);
   installOperationIds(app);
   await app.register(swagger, openApiOptions);
   app.addHook('onRoute', (route) => {

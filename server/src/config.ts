@@ -286,7 +286,7 @@ export interface Config {
    */
   instances: { leaseMs: number; name: string | undefined };
   /**
-   * Project file uploads: bytes per file (specification, Limits → Files: 100 MB), the clone time limit (ms), and the
+   * Project file uploads: bytes per file (docs/api.md, Uploads), the clone time limit (ms), and the
    * non-public hosts, addresses and ranges a clone may still reach (`OUTBOUND_ALLOW_PRIVATE`, as note sources).
    */
   files: { uploadLimitBytes: number; cloneTimeoutMs: number; allow: string[] };
@@ -296,7 +296,7 @@ export interface Config {
    * null: no quota for that plan).
    */
   storage: { diskFloorBytes: number; quotas: Record<string, number | null> };
-  /** The CLI link stream: poll interval and lifetime (ms; specification, Limits → CLI: about 1.5 s, 10 minutes). */
+  /** The CLI link stream: poll interval and lifetime (ms; docs/ARCHITECTURE.md, The command-line client). */
   cli: { linkPollMs: number; linkTimeoutMs: number };
   /**
    * Research notes: hosts, addresses and CIDR ranges that web and YouTube sources may fetch although they are
@@ -317,7 +317,7 @@ export interface Config {
   mcp: { callTimeoutMs: number; resultMaxChars: number };
   /** Managed secrets found in the environment (imported into the secret store at start). */
   managedSecretsFromEnv: Partial<Record<ManagedSecretName, string>>;
-  /** Meeting transcripts: largest upload in bytes (specification, Limits → Transcripts: 1 GB). */
+  /** Meeting transcripts: largest upload in bytes (docs/ARCHITECTURE.md, Meeting transcripts and voice dictation). */
   transcripts: { uploadLimitBytes: number };
   /** Rate limits by name (`RATE_LIMIT_<NAME>`; null: off), counted in the database across instances. */
   rateLimits: RateLimits;

@@ -40,6 +40,7 @@ function queueWithoutRuns(database: Database) {
     },
     define: (name, handler, opts) => (name === 'runtime.run' ? q.declare(name) : q.define(name, handler, opts)),
     declare: (name) => q.declare(name),
+    schedule: (name, cron, data, opts) => q.schedule(name, cron, data, opts),
     send: (name, data, opts) => q.send(name, data, opts),
     start: () => q.start(),
     stop: () => q.stop(),
@@ -347,12 +348,14 @@ describe.skipIf(!onPostgres)('instances starting at the same moment', () => {
       expect(admins).toHaveLength(1);
       const queues = await sql<{ name: string }>`select name from pgboss.queue order by name`.execute(db);
       expect(queues.rows.map((r) => r.name)).toEqual([
+        '__pgboss__send-it',
         'billing.renew',
         'knowledge.index',
         'mail.retry',
         'notes.process',
         'privacy.after_erase',
         'privacy.retention',
+        'privacy.retention_check',
         'runtime.run',
         'transcripts.pump',
       ]);

@@ -1,5 +1,5 @@
 /**
- * Who may act on what (specification, Authentication rules 5–7). `canAccessProject`: the owner or an admin.
+ * Who may act on what (docs/api.md, Roles and access). `canAccessProject`: the owner or an admin.
  * Every project-scoped service method starts with `access.project(actor, name)`.
  */
 import type { Kysely } from 'kysely';
@@ -20,7 +20,7 @@ export interface ProjectRef {
 }
 
 /**
- * The admin rule (Authentication rule 7), checked first in every admin-only service method, not only on
+ * The admin rule (docs/api.md, Roles and access), checked first in every admin-only service method, not only on
  * the route. @throws Forbidden 403 `admin_required`.
  */
 export function requireAdmin(actor: Pick<Actor, 'isAdmin'>): void {

@@ -1,5 +1,5 @@
 /**
- * Forward-only migrations, applied at start (specification, Versioning). Kysely's Migrator runs them in
+ * Forward-only migrations, applied at start. Kysely's Migrator runs them in
  * one transaction under `pg_advisory_xact_lock`, so two instances starting together apply each once.
  */
 import { sql, type Kysely } from 'kysely';

@@ -4,8 +4,8 @@
  *   'public'  – no token needed (a valid one still sets `req.actor`);
  *   'user'    – the default: any authenticated caller;
  *   'admin'   – role admin.
- * `config.queryToken: true` also accepts `?token=<JWT>` on GET (the event streams and the WebSocket upgrade,
- * Authentication rule 2): a token in a URL ends up in proxy logs, so no other method reads it, and a route of
+ * `config.queryToken: true` also accepts `?token=<JWT>` on GET (the event streams and the WebSocket upgrade;
+ * docs/api.md, Streams): a token in a URL ends up in proxy logs, so no other method reads it, and a route of
  * another method that asks for it stops the app at registration.
  * Every request checks the stored user row (read through `UserCache` below, which every instance keeps in
  * step): `pv` below the stored `password_version` gives 401 asking for a new login. Authentication fails closed:
@@ -20,6 +20,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
+import { LRUCache } from 'lru-cache';
 import type { DB } from '../db/types.ts';
 import { AppError, Forbidden, Unauthorized, Upstream } from './errors.ts';
 import type { TokenClaims, Tokens } from './tokens.ts';
@@ -198,11 +199,11 @@ export interface UserCache {
 /**
  * @param opts.bus the event bus (invalidations to and from the other instances); without one, this process only.
  * @param opts.ttlMs how long a row is trusted after it was read (default 1000 ms; 0 = never cached).
- * @param opts.max entries kept (default 10,000; the cache is emptied when full).
+ * @param opts.max entries kept (default 10,000; the least recently used is dropped when full).
  */
 export function createUserCache(opts: { bus?: Bus; ttlMs?: number; max?: number } = {}): UserCache {
   const { bus, ttlMs = 1000, max = 10_000 } = opts;
-  const entries = new Map<number, { row: AuthUserRow; until: number }>();
+  const entries = new LRUCache<number, { row: AuthUserRow; until: number }>({ max });
   let generation = 0;
   const invalidate = (id?: number) => {
     generation++;
@@ -224,7 +225,6 @@ export function createUserCache(opts: { bus?: Bus; ttlMs?: number; max?: number 
     mark: () => generation,
     set(row, mark) {
       if (mark !== generation || ttlMs <= 0 || (bus && !bus.live)) return;
-      if (entries.size >= max) entries.clear();
       entries.set(row.id, { row, until: Date.now() + ttlMs });
     },
     invalidate,

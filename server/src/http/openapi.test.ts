@@ -10,7 +10,7 @@ import { api, buildTestApp, createUser, type TestApp } from '../../test/helpers.
 import { EnvSchema, MANAGED_SECRET_NAMES } from '../config.ts';
 import { operationIdOf } from './openapi.ts';
 
-/** Text that points outside the repository: the shared specification folder and its files. */
+/** Text that points outside the repository: the shared folder beside it and its files. */
 const OUTSIDE = /CONTRACT(\.md)?\b|DESIGN\.md|\.\.\/shared|crm-service-api\.md|spec\/routes\.txt/;
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'options', 'head', 'trace'];
 
@@ -90,6 +90,66 @@ describe('the OpenAPI document', () => {
         });
       }
     expect(count).toBeGreaterThan(300);
+  });
+
+  it("names the service's release, its license and a relative server", () => {
+    const pkg = JSON.parse(fs.readFileSync(path.join(import.meta.dirname, '../../../package.json'), 'utf8'));
+    expect(doc.info.version).toBe(pkg.version);
+    expect(doc.info.license).toMatchObject({ name: 'MIT' });
+    expect(doc.servers).toEqual([expect.objectContaining({ url: '/' })]);
+  });
+
+  it('declares every tag an operation uses, each with a description', () => {
+    const declared = new Map<string, string>(doc.tags.map((t: any) => [t.name, t.description]));
+    for (const { where, op } of ops)
+      for (const tag of op.tags ?? []) expect(declared.get(tag), `${where} tag ${tag}`).toBeTruthy();
+  });
+
+  it('has no two paths that differ only in parameter names (one transcript path for upload and download)', () => {
+    const shapes = new Map<string, string>();
+    for (const p of Object.keys(doc.paths)) {
+      const shape = p.replace(/\{[^}]+\}/g, '{}');
+      expect(shapes.get(shape), `${p} and ${shapes.get(shape)}`).toBeUndefined();
+      shapes.set(shape, p);
+    }
+    const transcript = doc.paths['/api/cli/transcript/{project}/{modeOrSession}'];
+    expect(Object.keys(transcript).sort()).toEqual(['get', 'post']);
+    const described = (op: any) => op.parameters.find((x: any) => x.name === 'modeOrSession').description;
+    expect(described(transcript.post)).toMatch(/^POST.*mode/);
+    expect(described(transcript.get)).toMatch(/^GET.*session id/);
+  });
+
+  it('names the resources as component schemas that the operations reference', () => {
+    const names = [
+      'Project',
+      'Worker',
+      'WorkerListItem',
+      'Issue',
+      'IssueSummary',
+      'Skill',
+      'SkillVersion',
+      'WikiPage',
+      'Note',
+      'NoteSource',
+      'Transcript',
+      'TranscriptListItem',
+      'CliTranscript',
+      'CliDevice',
+      'Run',
+      'UsageRow',
+      'AccessToken',
+      'User',
+      'Invite',
+      'WaitlistEntry',
+      'Pin',
+      'Learning',
+    ];
+    for (const name of names) expect(doc.components.schemas[name]?.type, name).toBe('object');
+    const text = JSON.stringify(doc.paths);
+    for (const name of names) expect(text, name).toContain(`"#/components/schemas/${name}"`);
+    expect(doc.paths['/api/crm/projects/{name}'].get.responses['200'].content['application/json'].schema).toEqual({
+      $ref: '#/components/schemas/Project',
+    });
   });
 
   it('describes every parameter', () => {

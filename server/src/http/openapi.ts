@@ -6,6 +6,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { SwaggerOptions } from '@fastify/swagger';
 import type { TSchema } from 'typebox';
+import { SERVICE_VERSION } from '../lib/version.ts';
 
 declare module 'fastify' {
   interface FastifySchema {
@@ -72,7 +73,8 @@ export const openApiOptions: SwaggerOptions = {
     openapi: '3.1.0',
     info: {
       title: 'CRM service API',
-      version: '0.1.0',
+      version: SERVICE_VERSION,
+      license: { name: 'MIT', identifier: 'MIT' },
       description: [
         'Multi-tenant back end that orchestrates teams of AI workers grouped into projects.',
         '',
@@ -83,6 +85,8 @@ export const openApiOptions: SwaggerOptions = {
         'Projects are named by their technical name (`:name`), unique across the service. The repository documents the API further in docs/api.md and the configuration in docs/configuration.md.',
       ].join('\n'),
     },
+    // Relative: the document is served by the service it describes, at its public address (APP_URL).
+    servers: [{ url: '/', description: 'This service, at the address the document is served from (APP_URL)' }],
     tags: [
       { name: 'auth', description: 'Registration, login, e-mail verification, passwords, the waitlist' },
       { name: 'account', description: "The caller's settings, usage and trial" },
@@ -101,6 +105,21 @@ export const openApiOptions: SwaggerOptions = {
       { name: 'docs', description: 'The public user guide' },
       { name: 'analytics', description: 'Runtime analytics (administrators)' },
       { name: 'system', description: 'Readiness' },
+      { name: 'billing', description: 'Plans, checkout, cancellation and the payment provider callback' },
+      {
+        name: 'cli',
+        description: 'The command-line client `arc`: devices, sessions, transcripts, install, device link',
+      },
+      { name: 'cloud', description: "The caller's cloud container: provisioning, SSH, log, terminal, the waitlist" },
+      { name: 'feedback', description: 'Feedback reports and translation suggestions' },
+      { name: 'mcp', description: "The MCP server (/mcp) and a project's outside MCP servers" },
+      { name: 'notes', description: 'Notes with their sources (files, links, recordings) and note chat' },
+      { name: 'platform', description: 'Platform secrets: rotation, tests, restarts and their audit (administrators)' },
+      { name: 'privacy', description: "Erasing the caller's account and exporting its data" },
+      { name: 'sage', description: 'The skill catalog: scouting, installing, reviews and benchmarks' },
+      { name: 'transcripts', description: 'Recordings transcribed and summarized, with their progress' },
+      { name: 'voice', description: 'Speech to text for dictation' },
+      { name: 'web', description: "The web UI's translation catalogs" },
     ],
     components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
     security: [{ bearer: [] }],

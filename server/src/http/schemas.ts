@@ -1,4 +1,7 @@
-/** Schema pieces shared by every area (TypeBox): dates, the error envelope, path parameters. */
+/**
+ * Schema pieces shared by every area (TypeBox): dates, the error envelope, named resource schemas, path
+ * parameters.
+ */
 import { type Static, Type, type TSchema, type TUnsafe } from 'typebox';
 
 /** An ISO-8601 timestamp in answers; services may hand a Date (serialized as ISO). */
@@ -76,6 +79,27 @@ export const errors = (...codes: number[]): Record<number, TUnsafe<ErrorEnvelope
     ]),
   );
 export const Ok = Type.Object({ ok: Type.Boolean() });
+
+const namedSchemas = new Map<string, TSchema>();
+
+/**
+ * A resource schema under a name of its own: `components.schemas.<id>` in the OpenAPI document, so that a
+ * generated client gets a named type (`components["schemas"]["Project"]`). The schema is registered with every
+ * app (`app.addSchema`, app.ts, see `namedSchemaList`) and the returned schema is a reference to it (`<id>#`)
+ * with the same static type. For answers only (Fastify's serializer resolves the shared schema; the request
+ * validator of http/input.ts compiles each route's own schema and does not).
+ * @param id PascalCase, unique across the service.
+ * @throws Error at import when the id is already taken by another schema.
+ */
+export function named<T extends TSchema>(id: string, schema: T): TUnsafe<Static<T>> {
+  if (!/^[A-Z][A-Za-z0-9]*$/.test(id)) throw new Error(`schema name ${id}: PascalCase`);
+  if (namedSchemas.has(id)) throw new Error(`schema name ${id} is already used`);
+  namedSchemas.set(id, { ...schema, $id: id, title: id });
+  return Type.Unsafe<Static<T>>({ $ref: `${id}#` });
+}
+
+/** Every schema `named(…)` has named so far (the areas' schema modules name theirs when imported). */
+export const namedSchemaList = (): TSchema[] => [...namedSchemas.values()];
 
 /** A file part of a multipart body (documentation: `format: binary`). */
 export const FilePart = (description: string) => Type.String({ format: 'binary', description });

@@ -64,7 +64,7 @@ export const RULES: Record<string, Rule[]> = {
   [`POST ${notes}/sources/chunks/:uploadId`]: [{ limit: 'uploads', by: 'user' }],
   'POST /api/crm/projects/:name/transcripts/upload': [{ limit: 'uploads', by: 'user' }],
   'POST /api/crm/voice/transcribe': [{ limit: 'uploads', by: 'user' }],
-  'POST /api/cli/transcript/:project/:mode': [{ limit: 'uploads', by: 'user' }],
+  'POST /api/cli/transcript/:project/:modeOrSession': [{ limit: 'uploads', by: 'user' }],
   'GET /api/auth/export': [{ limit: 'exports', by: 'user' }],
   'GET /api/crm/projects/:name/wiki/download': [{ limit: 'exports', by: 'user' }],
   [`POST ${files}/clone`]: [{ limit: 'clones', by: 'user' }],

@@ -1,8 +1,9 @@
 /**
- * Access tokens (specification, Authentication; docs/api.md): HS256 JWTs with `sub` (user id),
+ * Access tokens (docs/api.md, Authentication and tokens): HS256 JWTs with `sub` (user id),
  * `role`, `pv` (password version), `chat_id`, `iat` and `exp` (24 h).
  */
 import { SignJWT, jwtVerify, errors } from 'jose';
+import { LRUCache } from 'lru-cache';
 
 export const TOKEN_LIFETIME_S = 24 * 60 * 60;
 
@@ -18,14 +19,18 @@ export interface Tokens {
   sign(claims: TokenClaims): Promise<string>;
   /** The claims of a token verified before and not expired yet, without verifying again; else undefined. */
   peek(token: string): (TokenClaims & { iat: number; exp: number }) | undefined;
-  /** Verify signature (HS256 only: `alg:none` and other algorithms are refused) and expiry. @returns undefined when invalid. */
+  /**
+   * Verify signature (HS256 only: `alg:none` and other algorithms are refused) and expiry. @returns undefined when
+   * invalid.
+   */
   verify(token: string): Promise<(TokenClaims & { iat: number; exp: number }) | { expired: true } | undefined>;
 }
 
 export function createTokens(secret: string): Tokens {
   const key = new TextEncoder().encode(secret);
-  // Verified tokens only (a forged one never enters), each until its own expiry; bounded.
-  const verified = new Map<string, TokenClaims & { iat: number; exp: number }>();
+  // Verified tokens only (a forged one never enters), each until its own expiry; at most 10,000, the least
+  // recently used dropped first.
+  const verified = new LRUCache<string, TokenClaims & { iat: number; exp: number }>({ max: 10_000 });
   return {
     async sign(c) {
       return new SignJWT({ role: c.role, pv: c.pv, chat_id: c.chat_id })
@@ -59,7 +64,6 @@ export function createTokens(secret: string): Tokens {
           iat: payload.iat ?? 0,
           exp: payload.exp ?? 0,
         } as const;
-        if (verified.size >= 10_000) verified.clear();
         verified.set(token, claims);
         return claims;
       } catch (err) {

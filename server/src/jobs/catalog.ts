@@ -16,6 +16,8 @@ export interface JobCatalog {
   'privacy.after_erase': { user_id: number; project_ids: number[] };
   /** The daily retention purge of one UTC day `YYYY-MM-DD` (modules/privacy). */
   'privacy.retention': { day: string };
+  /** Every hour (pg-boss's schedule): claim and queue today's retention purge unless done (modules/privacy). */
+  'privacy.retention_check': Record<string, never>;
   /** Extract the text of one note source (modules/notes). */
   'notes.process': { source_id: number };
   /** Run the transcript pipeline while it has work (modules/transcripts; one instance at a time). */

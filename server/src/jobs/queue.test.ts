@@ -12,6 +12,7 @@ interface TestJobs {
   'test.restart': { n: number };
   'test.retry': Record<string, never>;
   'test.legacy': { n: number };
+  'test.scheduled': Record<string, never>;
 }
 let database: Database;
 let drop: () => Promise<void>;
@@ -54,6 +55,24 @@ describe('durable job queue', () => {
     await new Promise((r) => setTimeout(r, 1200));
     expect(seen).toEqual(['committed']);
     await q.stop();
+  });
+
+  it("writes a schedule to pg-boss's schedule table when it starts (UTC), once however often it starts", async () => {
+    const schedules = () =>
+      sql<{ name: string; cron: string; timezone: string; missed: string | null }>`
+        select name, cron, timezone, options->>'missed' as missed from pgboss.schedule
+        where name = 'test.scheduled'`.execute(database.db);
+    for (let i = 0; i < 2; i++) {
+      const q = createJobQueue<TestJobs>(database, quiet);
+      q.define('test.scheduled', async () => {});
+      q.schedule('test.scheduled', '0 * * * *', {}, { missed: 'once' });
+      await q.start();
+      expect(() => q.schedule('test.scheduled', '0 * * * *', {})).toThrow(/before the queue starts/);
+      await q.stop();
+    }
+    expect((await schedules()).rows).toEqual([
+      { name: 'test.scheduled', cron: '0 * * * *', timezone: 'UTC', missed: 'once' },
+    ]);
   });
 
   it('keeps a job sent before a stop and runs it after the next start (restart)', async () => {

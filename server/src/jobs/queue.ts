@@ -64,6 +64,13 @@ export interface JobQueue<C extends object = JobCatalog> {
    * (on PGlite such a statement would wait for the transaction's own lock).
    */
   declare(name: JobName<C>): void;
+  /**
+   * Send job `name` with `data` at every occurrence of `cron` (UTC), once across instances: pg-boss's
+   * `schedule`, kept in its `schedule` table and sent by whichever instance's clock pass comes first.
+   * `missed: 'once'` sends one job for the latest occurrence that fell while no instance ran. Call before
+   * `start()` (the schedule is written when the queue starts).
+   */
+  schedule<N extends JobName<C>>(name: N, cron: string, data: C[N], opts?: { missed?: 'skip' | 'once' }): void;
   /** Enqueue a job. @returns its id, or null when a singleton key suppressed it. */
   send<N extends JobName<C>>(name: N, data: C[N], opts?: SendOptions): Promise<string | null>;
   /** Install pg-boss's schema if needed, create the queues and start the workers. */
@@ -153,6 +160,7 @@ export function createJobQueue<C extends object = JobCatalog>(
   const inFlight = new Set<Promise<void>>();
   let stopping = false;
   const declared = new Set<string>();
+  const schedules = new Map<string, { cron: string; data: object; missed: 'skip' | 'once' }>();
   const paused = new Set<string>();
   const wakeLocal = (name: string) => {
     for (const w of workerIds.get(name) ?? []) boss?.notifyWorker(w);
@@ -175,7 +183,11 @@ export function createJobQueue<C extends object = JobCatalog>(
       },
       schema: 'pgboss',
       supervise: true,
-      schedule: false,
+      // pg-boss's clock (a pass over the schedules every 45 s, and the queue of due occurrences polled as
+      // often) runs only where something is scheduled.
+      schedule: schedules.size > 0,
+      cronMonitorIntervalSeconds: 45,
+      cronWorkerIntervalSeconds: 45,
       maintenanceIntervalSeconds: 120,
     });
 
@@ -259,6 +271,10 @@ export function createJobQueue<C extends object = JobCatalog>(
     declare(name) {
       declared.add(name);
     },
+    schedule(name, cron, data, opts = {}) {
+      if (boss || starting) throw new Error(`job ${name}: schedule before the queue starts`);
+      schedules.set(name, { cron, data: data as object, missed: opts.missed ?? 'skip' });
+    },
     async send(name, data, opts = {}) {
       if (!boss) await queue.start();
       const b = boss!;
@@ -289,7 +305,14 @@ export function createJobQueue<C extends object = JobCatalog>(
         await setAsideLegacySchema(database);
         const b = make();
         b.on('error', (err: Error) => log.error({ err: err.message }, 'job queue error'));
-        await b.start();
+        // With schedules, pg-boss creates its queue of due occurrences at start: on a server, under the same
+        // lock as every queue creation (see ensureQueue), so instances starting together do not deadlock.
+        if (database.kind === 'postgres' && schedules.size > 0)
+          await database.db.transaction().execute(async (tx) => {
+            await sql`select pg_advisory_xact_lock(hashtext('pgboss.create_queue'))`.execute(tx);
+            await b.start();
+          });
+        else await b.start();
         for (const [name, def] of defs) {
           await ensureQueue(b, name);
           const ids: string[] = [];
@@ -329,6 +352,17 @@ export function createJobQueue<C extends object = JobCatalog>(
           workerIds.set(name, ids);
         }
         for (const name of declared) await ensureQueue(b, name);
+        for (const [name, s] of schedules) {
+          await ensureQueue(b, name);
+          const def = defs.get(name);
+          await b.schedule(name, s.cron, s.data, {
+            tz: 'UTC',
+            missed: s.missed,
+            retryLimit: def?.opts.retryLimit ?? 2,
+            retryDelay: def?.opts.retryDelay ?? 5,
+            expireInSeconds: def?.opts.expireInSeconds ?? 900,
+          });
+        }
         await carryOverLegacyJobs(b);
         boss = b;
       })();

@@ -1,5 +1,5 @@
 /**
- * The activity log (specification, Events): one row per event with its type, optional project and
+ * The activity log: one row per event with its type, optional project and
  * worker, a short title/detail for feeds and a JSON payload.
  */
 import { type Kysely, sql, type Transaction } from 'kysely';

@@ -1,9 +1,8 @@
 /**
- * Document sources of the shared semantic index (specification, Memory and knowledge; RAG hit).
- * Each area that owns indexable documents (wiki, issue, skill, transcript, note source) exports a
- * loader for its `doc_type`; the composition root hands them to the index, which asks the loader for the
- * current text when a `knowledge.index` job arrives, so the index never holds a copy the owner has since
- * changed or deleted.
+ * Document sources of the shared semantic index (docs/ARCHITECTURE.md, Shared semantic index, help assistant, public
+ * docs). Each area that owns indexable documents (wiki, issue, skill, transcript, note source) exports a loader for its
+ * `doc_type`; the composition root hands them to the index, which asks the loader for the current text when a
+ * `knowledge.index` job arrives, so the index never holds a copy the owner has since changed or deleted.
  *
  * To have a document (re)indexed, its owner sends, inside the transaction that changed it:
  *   `jobs.send('knowledge.index', { project_id, doc_type, doc_id }, { tx })`.

@@ -1,6 +1,6 @@
 /**
- * Keeping a path inside a root directory (specification, Files; Errors 403 "path traversal"): the one rule
- * behind the files area, pins, wiki page paths, the agent's file tools, the public docs and the memory loader.
+ * Keeping a path inside a root directory (docs/ARCHITECTURE.md, Issues, skills, wiki, files, pins, learnings): the one
+ * rule behind the files area, pins, wiki page paths, the agent's file tools, the public docs and the memory loader.
  * Each caller turns a refusal into its own error (`refuse`, or catching `PathRefused`).
  *
  * Two steps:
@@ -17,7 +17,10 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { BadRequest, Forbidden } from '../http/errors.ts';
 
-/** Why a path was refused: a NUL byte, an absolute path, `..` above the root, or (on disk) a symbolic link leading outside. */
+/**
+ * Why a path was refused: a NUL byte, an absolute path, `..` above the root, or (on disk) a symbolic link leading
+ * outside.
+ */
 export type PathProblem = 'nul' | 'absolute' | 'traversal' | 'symlink';
 
 /** The refusal thrown when no `refuse` function is given. */
@@ -34,8 +37,9 @@ export type Refuse = (problem: PathProblem) => Error;
 const defaultRefuse: Refuse = (problem) => new PathRefused(problem);
 
 /**
- * The errors of project paths (specification, Files): 400 `invalid_path` for a NUL byte, 403
- * `path_outside_project` for anything leaving the project directory. Used by files, pins and the wiki.
+ * The errors of project paths (docs/ARCHITECTURE.md, Issues, skills, wiki, files, pins, learnings): 400 `invalid_path`
+ * for a NUL byte, 403 `path_outside_project` for anything leaving the project directory. Used by files, pins and the
+ * wiki.
  */
 export const projectPathRefusal: Refuse = (problem) =>
   problem === 'nul'

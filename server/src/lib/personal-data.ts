@@ -1,5 +1,5 @@
 /**
- * What one area holds of a user (specification: Account erasure and export, Data export, Retention). Every
+ * What one area holds of a user (docs/ARCHITECTURE.md, Privacy: export, erasure, retention). Every
  * area that stores a user's data contributes one `PersonalData` entry (`<area>.privacy.ts`), listed in the
  * composition root (services.ts `personalData`); the privacy area exports and erases through them, so an area
  * cannot be forgotten: erasure reaches its rows, its files under DATA_DIR, its vectors and its queued jobs.

@@ -1,6 +1,6 @@
 /**
  * The secret store: named platform secrets sealed with AES-256-GCM in the `secrets` table
- * (docs/configuration.md, Managed secrets; specification, Platform settings).
+ * (docs/configuration.md, Managed secrets; docs/ARCHITECTURE.md, Platform settings and their audit).
  */
 import type { Kysely, Transaction } from 'kysely';
 import type { DB } from '../db/types.ts';

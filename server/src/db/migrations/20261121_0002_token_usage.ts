@@ -1,4 +1,7 @@
-/** Token usage rows (specification, Usage row): one per LLM call, written by the worker runtime and other LLM features. */
+/**
+ * Token usage rows (docs/ARCHITECTURE.md, Usage, budgets and the trial): one per LLM call, written by the worker
+ * runtime and other LLM features.
+ */
 import { sql, type Kysely } from 'kysely';
 
 export async function up(db: Kysely<any>): Promise<void> {

@@ -1,6 +1,6 @@
 /**
  * Issues, skills (with versions, forks and offered updates), wiki pages, pins and learnings
- * (specification, "Issues, skills, notes, knowledge"; issue 4).
+ * (docs/ARCHITECTURE.md, Issues, skills, wiki, files, pins, learnings).
  */
 import { sql, type Kysely } from 'kysely';
 

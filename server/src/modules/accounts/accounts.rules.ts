@@ -3,7 +3,7 @@ import crypto from 'node:crypto';
 
 const INVITE_ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789';
 
-/** A new invite code `svc-XXXX-XXXX` (specification, Invite code), from an unambiguous alphabet. */
+/** A new invite code `svc-XXXX-XXXX` (docs/api.md, Authentication and tokens), from an unambiguous alphabet. */
 export function newInviteCode(): string {
   const pick = () => INVITE_ALPHABET[crypto.randomInt(INVITE_ALPHABET.length)];
   const group = () => Array.from({ length: 4 }, pick).join('');

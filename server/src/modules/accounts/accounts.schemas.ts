@@ -1,6 +1,6 @@
 /** Request and answer schemas of the accounts area (TypeBox: validates, serializes, documents). */
 import { Type } from 'typebox';
-import { DateTime, Nullable } from '../../http/schemas.ts';
+import { DateTime, named, Nullable } from '../../http/schemas.ts';
 export { Ok } from '../../http/schemas.ts';
 
 export const Email = Type.String({
@@ -14,16 +14,19 @@ export const PlanName = Type.Union(
   ['free', 'min', 'cloud', 'max', 'starter', 'starter_cloud', 'beta'].map((p) => Type.Literal(p)),
 );
 
-export const User = Type.Object({
-  id: Type.Integer(),
-  email: Type.String(),
-  name: Type.Union([Type.String(), Type.Null()]),
-  role: Type.Union([Type.Literal('user'), Type.Literal('admin')]),
-  plan: Type.String(),
-  email_verified: Type.Boolean(),
-  chat_id: Type.String(),
-  created_at: DateTime(),
-});
+export const User = named(
+  'User',
+  Type.Object({
+    id: Type.Integer(),
+    email: Type.String(),
+    name: Type.Union([Type.String(), Type.Null()]),
+    role: Type.Union([Type.Literal('user'), Type.Literal('admin')]),
+    plan: Type.String(),
+    email_verified: Type.Boolean(),
+    chat_id: Type.String(),
+    created_at: DateTime(),
+  }),
+);
 
 export const AuthAnswer = Type.Object({ token: Type.String(), user: User, needs_verification: Type.Boolean() });
 
@@ -40,14 +43,17 @@ export const ResetBody = Type.Object({ token: Type.String({ minLength: 1, maxLen
 export const ChangeBody = Type.Object({ current_password: Password, new_password: Password });
 export const WaitlistBody = Type.Object({ email: Email, message: Type.Optional(Type.String({ maxLength: 2000 })) });
 
-export const Invite = Type.Object({
-  code: Type.String(),
-  note: Type.Union([Type.String(), Type.Null()]),
-  status: Type.Union([Type.Literal('active'), Type.Literal('used')]),
-  created_at: DateTime(),
-  used_at: Nullable(DateTime()),
-  used_by_email: Type.Union([Type.String(), Type.Null()]),
-});
+export const Invite = named(
+  'Invite',
+  Type.Object({
+    code: Type.String(),
+    note: Type.Union([Type.String(), Type.Null()]),
+    status: Type.Union([Type.Literal('active'), Type.Literal('used')]),
+    created_at: DateTime(),
+    used_at: Nullable(DateTime()),
+    used_by_email: Type.Union([Type.String(), Type.Null()]),
+  }),
+);
 export const InviteList = Type.Object({
   invites: Type.Array(Invite),
   total_active: Type.Integer(),
@@ -63,13 +69,16 @@ export const GenerateInvitesAnswer = Type.Object({
   count: Type.Integer(),
 });
 
-export const WaitlistEntry = Type.Object({
-  id: Type.Integer(),
-  email: Type.String(),
-  message: Type.Union([Type.String(), Type.Null()]),
-  status: Type.String(),
-  created_at: DateTime(),
-});
+export const WaitlistEntry = named(
+  'WaitlistEntry',
+  Type.Object({
+    id: Type.Integer(),
+    email: Type.String(),
+    message: Type.Union([Type.String(), Type.Null()]),
+    status: Type.String(),
+    created_at: DateTime(),
+  }),
+);
 
 export const AdminCreateUserBody = Type.Object({
   email: Email,

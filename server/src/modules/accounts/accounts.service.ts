@@ -1,5 +1,5 @@
 /**
- * Accounts (specification: Authentication; Admin: invites and waitlist): registration with an invite code,
+ * Accounts (docs/api.md, Authentication and tokens): registration with an invite code,
  * login, e-mail verification, password reset and change, the bootstrap admin and admin user management.
  */
 import { hash as argonHash, verify as argonVerify } from '@node-rs/argon2';
@@ -21,7 +21,7 @@ import type * as S from './accounts.schemas.ts';
 
 /** argon2id parameters: m = 19 MiB, t = 2, p = 1 (OWASP's recommended minimum). */
 const ARGON = { algorithm: 2 as const, memoryCost: 19456, timeCost: 2, parallelism: 1 };
-/** Signups per client address per 24 h (specification, Limits). */
+/** Signups per client address per 24 h. */
 export const SIGNUP_LIMIT = 3;
 const VERIFY_TTL_MS = 48 * 3600_000;
 const RESET_TTL_MS = 3600_000;
@@ -73,7 +73,10 @@ export function createAccountsService(deps: AccountsDeps) {
   const issueToken = (u: UserRow) =>
     tokens.sign({ sub: u.id, role: u.role, pv: u.password_version, chat_id: u.chat_id ?? String(u.id) });
 
-  /** Reject a new password that breaks the rule or appears in the breach corpus (Authentication rule 9). */
+  /**
+   * Reject a new password that breaks the rule or appears in the breach corpus (docs/api.md, Authentication and
+   * tokens).
+   */
   async function screenNewPassword(pw: string): Promise<void> {
     const problem = passwordProblem(pw);
     if (problem) throw new BadRequest('weak_password', problem);
@@ -258,7 +261,10 @@ export function createAccountsService(deps: AccountsDeps) {
       return { token: await issue(row.id), user: toPublicUser(row) };
     },
 
-    /** POST /api/auth/verify-email `{token}` → `{ok:true, email_verified:true}`; 400 `invalid_token` when unknown, used or expired. */
+    /**
+     * POST /api/auth/verify-email `{token}` → `{ok:true, email_verified:true}`; 400 `invalid_token` when unknown, used
+     * or expired.
+     */
     async verifyEmail(token: string) {
       const done = await repo.transaction(async (tx) => {
         const userId = await repo.useEmailToken(tx, sha256hex(token), 'verify');

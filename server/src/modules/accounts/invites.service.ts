@@ -1,6 +1,5 @@
 /**
- * Invite codes and the beta waitlist (specification: Admin: invites and waitlist; Beta waitlist
- * application states open → approved | rejected; the public `POST /api/auth/waitlist`).
+ * Invite codes and the beta waitlist (docs/api.md, Authentication and tokens).
  */
 import { requireAdmin } from '../../access/access.ts';
 import type { Actor } from '../../http/auth.ts';
@@ -65,7 +64,10 @@ export function createInvitesService(deps: InvitesDeps) {
       throw new NotFound('No invite has this code.', 'invite_not_found');
     },
 
-    /** POST /api/auth/waitlist `{email, message?}` → `{ok:true}`; a second open application of one e-mail changes nothing. */
+    /**
+     * POST /api/auth/waitlist `{email, message?}` → `{ok:true}`; a second open application of one e-mail changes
+     * nothing.
+     */
     async apply(input: { email: string; message?: string }) {
       await repo.insertWaitlistEntry(normalizeEmail(input.email), input.message?.trim() || null);
       return { ok: true };

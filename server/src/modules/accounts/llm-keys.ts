@@ -1,5 +1,5 @@
 /**
- * Which LLM key a call uses (specification: Account settings `llm_key`, `PLATFORM_LLM_KEY`; Trial): the
+ * Which LLM key a call uses (docs/api.md, The main resources): the
  * user's own key (stored sealed in account settings), or the platform key from the secret store for
  * trial-mode owners and platform features such as the help assistant. The key is never answered or logged.
  */

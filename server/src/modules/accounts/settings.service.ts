@@ -1,5 +1,5 @@
 /**
- * Account settings (specification: Account and usage → Account settings): `llm_key` stored sealed
+ * Account settings (docs/api.md, The main resources): `llm_key` stored sealed
  * (AES-256-GCM), shown only as a masked prefix; `upload_transcripts` read by the CLI.
  */
 import type { Static } from 'typebox';

@@ -1,6 +1,6 @@
 /** Request and answer schemas of access tokens (docs/api.md, Access tokens). */
 import { Type } from 'typebox';
-import { DateTime, Nullable, ProjectName } from '../../http/schemas.ts';
+import { DateTime, named, Nullable, ProjectName } from '../../http/schemas.ts';
 
 const Scope = Type.Union([Type.Literal('read'), Type.Literal('write'), Type.Literal('admin')]);
 
@@ -33,13 +33,15 @@ export const CreatedToken = Type.Object({
   token: Type.String({ description: 'the token itself: shown only in this answer' }),
 });
 
-export const TokenList = Type.Object({
-  tokens: Type.Array(
-    Type.Object({
-      ...TokenFields,
-      kind: Type.Union([Type.Literal('personal'), Type.Literal('device')]),
-      device_id: Nullable(Type.String()),
-      last_used_at: Nullable(DateTime()),
-    }),
-  ),
-});
+/** An access token as its list shows it (never the token itself). */
+export const AccessToken = named(
+  'AccessToken',
+  Type.Object({
+    ...TokenFields,
+    kind: Type.Union([Type.Literal('personal'), Type.Literal('device')]),
+    device_id: Nullable(Type.String()),
+    last_used_at: Nullable(DateTime()),
+  }),
+);
+
+export const TokenList = Type.Object({ tokens: Type.Array(AccessToken) });

@@ -1,4 +1,4 @@
-/** Admin product analytics and the metric writes of clients (specification: Analytics). */
+/** Admin product analytics and the metric writes of clients (docs/ARCHITECTURE.md, Admin analytics). */
 import { Type } from 'typebox';
 import { requireActor } from '../../http/auth.ts';
 import { errors, Ok } from '../../http/schemas.ts';

@@ -1,4 +1,4 @@
-/** API shapes of the admin product analytics (specification: Analytics). */
+/** API shapes of the admin product analytics (docs/ARCHITECTURE.md, Admin analytics). */
 import { Type } from 'typebox';
 import { DateTime, Nullable } from '../../http/schemas.ts';
 

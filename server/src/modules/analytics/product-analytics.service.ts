@@ -1,5 +1,5 @@
 /**
- * Admin product analytics (specification: Analytics): the onboarding funnel, the lifecycle funnel, wizard
+ * Admin product analytics (docs/ARCHITECTURE.md, Admin analytics): the onboarding funnel, the lifecycle funnel, wizard
  * metrics, activity, sidebar counts, client phase timings, wipe metrics and the admin dashboard; plus the two
  * writes any user makes (`POST /metrics/wizard`, `POST /analytics/phases`), best effort, as activity events.
  *

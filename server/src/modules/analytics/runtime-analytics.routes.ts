@@ -1,4 +1,7 @@
-/** Admin analytics of the worker runtime: response latency and the model cascade (specification: Analytics). */
+/**
+ * Admin analytics of the worker runtime: response latency and the model cascade (docs/ARCHITECTURE.md, Admin
+ * analytics).
+ */
 import { Type } from 'typebox';
 import { requireActor } from '../../http/auth.ts';
 import { errors, Nullable } from '../../http/schemas.ts';

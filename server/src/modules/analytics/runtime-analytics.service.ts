@@ -1,5 +1,5 @@
 /**
- * Admin analytics computed from what agent runs recorded (specification: Analytics).
+ * Admin analytics computed from what agent runs recorded (docs/ARCHITECTURE.md, Admin analytics).
  *  - response latency: per succeeded run finished in the window, the stages `queue_ms` (queued → claimed),
  *    `prep_ms` (claimed → first model call: context, key, budget), `gen_ms` (the agent loop: model calls
  *    and tools) and `total_ms` (message stored → run finished); nearest-rank p50/p90 (`percentile_disc`).

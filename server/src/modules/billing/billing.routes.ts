@@ -1,5 +1,5 @@
 /**
- * Billing routes (specification, Billing; Account → billing summary): checkout, the provider's callback, cancel,
+ * Billing routes (docs/ARCHITECTURE.md, Plans and payments): checkout, the provider's callback, cancel,
  * status, and the billing summary.
  */
 import { Type } from 'typebox';

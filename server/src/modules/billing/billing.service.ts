@@ -1,7 +1,6 @@
 /**
- * The billing area (specification: Billing, Billing summary, Billing status, Plan names, Plan changes,
- * Limits → Plans and Billing): hosted checkout through the payment provider, its callbacks, renewals charged to
- * the saved card, cancellation, and the billing status and summary of a user.
+ * The billing area (docs/ARCHITECTURE.md, Plans and payments): hosted checkout through the payment provider, its
+ * callbacks, renewals charged to the saved card, cancellation, and the billing status and summary of a user.
  *
  * Plan changes are one transaction each: the callback's `payprov_events` row (the idempotency key), the invoice
  * status, the billing row, the user's plan (through the accounts repository) and the activity event; e-mails are
@@ -39,7 +38,7 @@ import { addMonth, monthStart, spendUsd, weekStart } from './billing.rules.ts';
 
 /** The secret-store name of the merchant token. */
 export const MERCHANT_TOKEN = 'PAYPROV_MERCHANT_TOKEN';
-/** Failed payments in a row that drop a paid plan to free (specification, Limits → Billing). */
+/** Failed payments in a row that drop a paid plan to free (docs/ARCHITECTURE.md, Plans and payments). */
 export const FAILURES_TO_DOWNGRADE = 3;
 /** How long before the end of a period its renewal is charged, in ms (1 day). */
 export const RENEW_AHEAD_MS = 86_400_000;

@@ -1,5 +1,5 @@
 /**
- * Chat with workers (specification: Chat, messages, pins): the streamed chat, its
+ * Chat with workers (docs/ARCHITECTURE.md, Worker runtime): the streamed chat, its
  * paged history and the active role (the worker the chat talks to by default).
  * A chat message is an ordinary message to one worker (runtime.submit): its run executes as a durable
  * job on any instance; the stream follows the run's events, which reach it over the event bus wherever the
@@ -49,7 +49,10 @@ export function createChatService(deps: ChatDeps) {
   }
 
   return {
-    /** `GET /projects/:name/active-role` → `{worker_id, role}` (role: the worker's role, else its label; nulls without workers). */
+    /**
+     * `GET /projects/:name/active-role` → `{worker_id, role}` (role: the worker's role, else its label; nulls without
+     * workers).
+     */
     async getActiveRole(actor: Actor, name: string) {
       const project = await deps.access.project(actor, name);
       const w = await active(project, actor.id);

@@ -106,7 +106,7 @@ export function cliRoutes(app: TypedApp, { cli }: { cli: CliService }): void {
     async (req) => cli.sessionEnd(requireActor(req), req.params.project, req.params.mode, req.body, arcVersion(req)),
   );
   app.post(
-    '/api/cli/transcript/:project/:mode',
+    '/api/cli/transcript/:project/:modeOrSession',
     {
       bodyLimit: TRANSCRIPT_BODY_LIMIT,
       schema: {
@@ -114,14 +114,14 @@ export function cliRoutes(app: TypedApp, { cli }: { cli: CliService }): void {
         summary: "Upload a CLI session's transcript (replaces your earlier upload of the same session)",
         description:
           'gzip_b64 is the base64 of the gzip of the raw jsonl: 413 transcript_too_large over 4 MB compressed or 32 MB inflated (inflation stops at the bound), 400 invalid_transcript when it is not gzip. Needs arc 1.0.16 (X-Arc-Version): older releases get 426 cli_upgrade_required.',
-        params: S.ProjectModeParams,
+        params: S.TranscriptUploadParams,
         headers: S.VersionHeader,
         body: S.TranscriptBody,
         response: { 200: S.TranscriptStored, ...errors(400, 401, 403, 404, 413, 426) },
       },
     },
     async (req) =>
-      cli.uploadTranscript(requireActor(req), req.params.project, req.params.mode, req.body, arcVersion(req)),
+      cli.uploadTranscript(requireActor(req), req.params.project, req.params.modeOrSession, req.body, arcVersion(req)),
   );
   app.get(
     '/api/cli/transcripts/:project',
@@ -136,16 +136,16 @@ export function cliRoutes(app: TypedApp, { cli }: { cli: CliService }): void {
     async (req) => cli.listTranscripts(requireActor(req), req.params.project),
   );
   app.get(
-    '/api/cli/transcript/:project/:session',
+    '/api/cli/transcript/:project/:modeOrSession',
     {
       schema: {
         tags,
         summary: 'Download one of your CLI transcripts with its raw jsonl (404 when not yours)',
-        params: S.ProjectSessionParams,
+        params: S.TranscriptDownloadParams,
         response: { 200: S.TranscriptDownload, ...errors(400, 401, 403, 404) },
       },
     },
-    async (req) => cli.downloadTranscript(requireActor(req), req.params.project, req.params.session),
+    async (req) => cli.downloadTranscript(requireActor(req), req.params.project, req.params.modeOrSession),
   );
   app.get(
     '/api/crm/projects/:name/cli-transcript',
@@ -182,7 +182,7 @@ export function cliRoutes(app: TypedApp, { cli }: { cli: CliService }): void {
         summary: 'The CLI package as an npm tarball (public): npm install -g {app_url}/api/cli/arc.tgz',
         description:
           'The `arc` package of this service in the layout npm installs (`package/package.json`, `package/bin`, ' +
-          '`package/src`, gzip), named `arc-<version>.tgz`. Its two dependencies come from the npm registry at ' +
+          '`package/src`, gzip), named `arc-<version>.tgz`. Its four dependencies come from the npm registry at ' +
           'install time. 503 `cli_package_unavailable` when this installation does not ship the package.',
         produces: ['application/gzip'],
         response: {

@@ -1,5 +1,5 @@
 /**
- * Pure rules of the CLI area (specification: CLI session event, CLI transcript, Limits → CLI, Versioning):
+ * Pure rules of the CLI area (docs/ARCHITECTURE.md, The command-line client):
  * prompt cutting, version gates, bounded decompression of uploaded transcripts and the transcript viewer.
  */
 import zlib from 'node:zlib';

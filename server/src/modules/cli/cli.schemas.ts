@@ -1,6 +1,6 @@
-/** Request and answer schemas of the CLI routes (specification: CLI status, CLI device, CLI session event, CLI transcript). */
+/** Request and answer schemas of the CLI routes (docs/ARCHITECTURE.md, The command-line client). */
 import { Type } from 'typebox';
-import { DateTime, Id, Nullable, ProjectName } from '../../http/schemas.ts';
+import { DateTime, Id, named, Nullable, ProjectName } from '../../http/schemas.ts';
 
 const Mode = Type.String({
   minLength: 1,
@@ -16,7 +16,27 @@ const SessionId = Type.String({
 
 export const ProjectModeParams = Type.Object({ project: ProjectName, mode: Mode });
 export const ProjectOnlyParams = Type.Object({ project: ProjectName });
-export const ProjectSessionParams = Type.Object({ project: ProjectName, session: SessionId });
+/**
+ * `/api/cli/transcript/:project/:modeOrSession`: one path, two meanings by method: the upload (POST) names the
+ * session's mode, the download (GET) the session id. One parameter name for both keeps them one path.
+ */
+export const TranscriptUploadParams = Type.Object({
+  project: ProjectName,
+  modeOrSession: Type.String({
+    minLength: 1,
+    maxLength: 100,
+    description: "POST (upload): the session's mode, the worker the CLI acts as (its id, label or role)",
+  }),
+});
+export const TranscriptDownloadParams = Type.Object({
+  project: ProjectName,
+  modeOrSession: Type.String({
+    minLength: 1,
+    maxLength: 200,
+    pattern: '^[A-Za-z0-9._:-]+$',
+    description: 'GET (download): the CLI session id (letters, digits, dot, underscore, colon, hyphen)',
+  }),
+});
 export const InitParams = ProjectModeParams;
 export const PlatformParams = Type.Object({
   platform: Type.Union([Type.Literal('linux'), Type.Literal('macos'), Type.Literal('windows')], {
@@ -45,25 +65,28 @@ export const HeartbeatAnswer = Type.Object({
   recorded: Type.Boolean({ description: 'false for a CLI older than 1.0.14 (device heartbeats start there)' }),
 });
 
-export const Device = Type.Object({
-  device_id: Type.String(),
-  hostname: Type.String(),
-  platform: Type.String(),
-  arc_version: Type.String({ description: 'the CLI release of its last check-in' }),
-  last_project: Nullable(Type.String()),
-  first_seen: DateTime(),
-  last_seen: DateTime(),
-  credential: Nullable(
-    Type.Object(
-      {
-        id: Type.Integer({ description: 'the access token id (GET /account/tokens)' }),
-        prefix: Type.String(),
-        last_used_at: Nullable(DateTime()),
-      },
-      { description: 'the device credential its link issued; null when it has none (revoked, or linked before)' },
+export const Device = named(
+  'CliDevice',
+  Type.Object({
+    device_id: Type.String(),
+    hostname: Type.String(),
+    platform: Type.String(),
+    arc_version: Type.String({ description: 'the CLI release of its last check-in' }),
+    last_project: Nullable(Type.String()),
+    first_seen: DateTime(),
+    last_seen: DateTime(),
+    credential: Nullable(
+      Type.Object(
+        {
+          id: Type.Integer({ description: 'the access token id (GET /account/tokens)' }),
+          prefix: Type.String(),
+          last_used_at: Nullable(DateTime()),
+        },
+        { description: 'the device credential its link issued; null when it has none (revoked, or linked before)' },
+      ),
     ),
-  ),
-});
+  }),
+);
 export const DeviceList = Type.Object({ devices: Type.Array(Device, { description: 'at most 20, newest first' }) });
 
 export const CliStatus = Type.Object({
@@ -139,7 +162,7 @@ const transcriptFields = {
   size_bytes: Type.Integer({ description: 'bytes of the raw jsonl' }),
   updated_at: DateTime(),
 };
-export const TranscriptSummary = Type.Object(transcriptFields);
+export const TranscriptSummary = named('CliTranscript', Type.Object(transcriptFields));
 export const TranscriptStored = Type.Object({ ok: Type.Boolean(), ...transcriptFields });
 export const TranscriptList = Type.Object({ transcripts: Type.Array(TranscriptSummary) });
 export const TranscriptDownload = Type.Object({ ...transcriptFields, jsonl: Type.String() });

@@ -1,6 +1,5 @@
 /**
- * The command-line client's side of the service (specification: CLI status, CLI device, CLI session event,
- * CLI transcript, the CLI routes of Account/onboarding, Versioning, Limits → CLI):
+ * The command-line client's side of the service (docs/ARCHITECTURE.md, The command-line client):
  *
  * - device check-ins (`heartbeat`): one `cli_devices` row per user and device; the user's first device records
  *   `cli_invocation`. The CLI status is "installed" when a device check-in or a confirmed CLI login happened in
@@ -264,8 +263,9 @@ export function createCliService(deps: CliDeps) {
     },
 
     /**
-     * POST /api/cli/transcript/:project/:mode: store (or replace) the caller's transcript of `session_id`. The
-     * gzip is checked and inflated with a bound before anything is written; `size_bytes` is the inflated size.
+     * POST /api/cli/transcript/:project/:modeOrSession (the mode): store (or replace) the caller's transcript of
+     * `session_id`. The gzip is checked and inflated with a bound before anything is written; `size_bytes` is the
+     * inflated size.
      * @throws PayloadTooLarge 413 `transcript_too_large` over 4 MB compressed or 32 MB inflated; BadRequest 400
      *   `invalid_transcript`; 426 `cli_upgrade_required` from a CLI older than 1.0.16.
      */
@@ -303,7 +303,8 @@ export function createCliService(deps: CliDeps) {
     },
 
     /**
-     * GET /api/cli/transcript/:project/:session: one of the caller's transcripts with its raw `jsonl`.
+     * GET /api/cli/transcript/:project/:modeOrSession (the session id): one of the caller's transcripts with its raw
+     * `jsonl`.
      * @throws NotFound 404 `transcript_not_found` when absent or not the caller's.
      */
     async downloadTranscript(actor: Actor, projectName: string, sessionId: string) {

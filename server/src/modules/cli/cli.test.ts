@@ -319,7 +319,7 @@ describe('download route', () => {
       );
       expect(names.every((n) => n.startsWith('package/') && !n.includes('/test/'))).toBe(true);
       await tar.x({ file: tgz, cwd: dir });
-      // Its two dependencies come from the registry at install time; here, from this checkout's node_modules.
+      // Its four dependencies come from the registry at install time; here, from this checkout's node_modules.
       fs.symlinkSync(path.resolve('node_modules'), path.join(dir, 'package', 'node_modules'));
       const out = execFileSync(process.execPath, [path.join(dir, 'package', 'bin', 'arc.js'), '--version'], {
         encoding: 'utf8',

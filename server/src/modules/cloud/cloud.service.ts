@@ -1,6 +1,5 @@
 /**
- * The per-user cloud container (specification: Cloud container, Cloud container status, Cloud waitlist,
- * the Cloud container routes, Authentication 6, Limits → Cloud).
+ * The per-user cloud container (docs/ARCHITECTURE.md, Cloud containers).
  *
  * - Status: (none) → provisioning → ready ⇄ paused → deleted. The row is the truth shared by every instance;
  *   every move is one conditional UPDATE, so concurrent calls on several instances cannot move it twice.
@@ -36,7 +35,7 @@ import type { CloudRepo, ContainerRow } from './cloud.repo.ts';
 import { lineSplitter, outputRecorder } from './cloud.output.ts';
 import { createCloudWaitlist } from './cloud.waitlist.ts';
 
-/** A ready container idle this long is paused (specification, Limits → Cloud: 30 minutes). */
+/** A ready container idle this long is paused (docs/ARCHITECTURE.md, Cloud containers). */
 export const IDLE_PAUSE_SECONDS = 30 * 60;
 /** The lifecycle sweep's period (5 minutes). */
 export const LIFECYCLE_MS = 5 * 60 * 1000;
@@ -154,7 +153,7 @@ export function createCloudService(deps: CloudDeps) {
     return (await repo.container(userId)) ?? row;
   };
 
-  /** Path user id vs the token's chat id (Authentication 6). */
+  /** Path user id vs the token's chat id (docs/api.md, Roles and access). */
   const assertOwner = (actor: Actor, pathUserId: string) => {
     if (pathUserId !== actor.chat_id)
       throw new Forbidden('This container belongs to another user.', 'container_owner_mismatch');

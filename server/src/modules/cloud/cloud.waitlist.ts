@@ -6,11 +6,18 @@ import type { Actor } from '../../http/auth.ts';
 import { requireAdmin } from '../../access/access.ts';
 import { Conflict } from '../../http/errors.ts';
 import { includesCloud } from '../usage/usage.rules.ts';
-import type { CloudDeps } from './cloud.service.ts';
-import type { WaitlistEntry } from './cloud.repo.ts';
+import type { AccountsRepo } from '../accounts/accounts.repo.ts';
+import type { AccountsService } from '../accounts/accounts.service.ts';
+import type { CloudRepo, WaitlistEntry } from './cloud.repo.ts';
 
 /** The waitlist's methods of the cloud service. */
-export function createCloudWaitlist(deps: Pick<CloudDeps, 'repo' | 'accounts' | 'emails'>) {
+export function createCloudWaitlist(deps: {
+  repo: CloudRepo;
+  /** The invite upgrades the plan (admin only). */
+  accounts: Pick<AccountsService, 'setPlan'>;
+  /** E-mail addresses of waitlist entries (admin list). */
+  emails: Pick<AccountsRepo, 'emails'>;
+}) {
   const { repo } = deps;
   return {
     /**

@@ -1,5 +1,5 @@
 /**
- * Public documentation routes (specification, Public documentation; Authentication rule 3: public).
+ * Public documentation routes (docs/ARCHITECTURE.md, Shared semantic index, help assistant, public docs).
  * The docs are also global `doc` documents of the semantic index (their loader is `docs.loader()`).
  */
 import { Type } from 'typebox';

@@ -1,6 +1,6 @@
 /**
- * Public documentation (specification, Public documentation): the Markdown user guide under
- * `docs/help/<lang>/` (lang `en` or `uk`), served without authentication, with fallback to the other
+ * Public documentation (docs/ARCHITECTURE.md, Shared semantic index, help assistant, public docs): the Markdown user
+ * guide under `docs/help/<lang>/` (lang `en` or `uk`), served without authentication, with fallback to the other
  * language when a page exists only there, and a keyword search used by the help assistant.
  *
  * Paths are relative to the language folder, e.g. `getting-started.md` or `guides/cli.md`: segments of

@@ -1,4 +1,4 @@
-/** Feedback and translation feedback routes (specification, Feedback and translation). */
+/** Feedback and translation feedback routes (docs/ARCHITECTURE.md, Feedback and translation feedback). */
 import type { TypedApp } from '../../http/typed-app.ts';
 import { requireActor } from '../../http/auth.ts';
 import { errors, idParam, Ok } from '../../http/schemas.ts';

@@ -1,9 +1,8 @@
 /**
- * Feedback and translation feedback (specification: Feedback and translation, Events → feedback_report, Limits →
- * Feedback, Translation feedback, Admin lists). A report is stored, recorded as a `feedback_report` event and sent
- * to the operator's messenger chat (best effort, after the answer). An accepted translation suggestion patches the
- * locale's gettext catalogs (po-catalogs.ts) inside the review's transaction, under a per-locale lock, so a failed
- * write leaves the suggestion open.
+ * Feedback and translation feedback (docs/ARCHITECTURE.md, Feedback and translation feedback). A report is stored,
+ * recorded as a `feedback_report` event and sent to the operator's messenger chat (best effort, after the answer). An
+ * accepted translation suggestion patches the locale's gettext catalogs (po-catalogs.ts) inside the review's
+ * transaction, under a per-locale lock, so a failed write leaves the suggestion open.
  */
 import type { Static } from 'typebox';
 import { requireAdmin } from '../../access/access.ts';
@@ -104,7 +103,9 @@ export function createFeedbackService(deps: FeedbackDeps) {
       return { ok: true, id, status: 'open' };
     },
 
-    /** `GET /admin/translations?locale&status&limit` (admin): newest first; status default open, `all` for every one. */
+    /**
+     * `GET /admin/translations?locale&status&limit` (admin): newest first; status default open, `all` for every one.
+     */
     async listTranslations(actor: Actor, q: Static<typeof S.TranslationQuery>) {
       requireAdmin(actor);
       const status = q.status ?? 'open';
@@ -116,7 +117,10 @@ export function createFeedbackService(deps: FeedbackDeps) {
       return { items, count: items.length };
     },
 
-    /** `GET /admin/translations/stats` (admin): per locale `{locale, total, open_count, accepted, rejected, critical_open}`. */
+    /**
+     * `GET /admin/translations/stats` (admin): per locale `{locale, total, open_count, accepted, rejected,
+     * critical_open}`.
+     */
     async stats(actor: Actor) {
       requireAdmin(actor);
       return { stats: await repo.translationStats() };

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { po } from 'gettext-parser';
 import { atomicWrite } from '../../lib/atomic-write.ts';
 
-/** Locales that take translation feedback (specification, Limits → Translation feedback). */
+/** Locales that take translation feedback (docs/ARCHITECTURE.md, Feedback and translation feedback). */
 export const FEEDBACK_LOCALES = ['uk', 'de', 'es', 'fr', 'pl', 'pt-BR', 'ru'] as const;
 
 export interface PoCatalogs {

@@ -1,4 +1,7 @@
-/** File routes of a project's working directory (specification, Files). One service call each. */
+/**
+ * File routes of a project's working directory (docs/ARCHITECTURE.md, Issues, skills, wiki, files, pins, learnings).
+ * One service call each.
+ */
 import { Type } from 'typebox';
 import { requireActor } from '../../http/auth.ts';
 import { DateTime, errors, FilePart, ProjectParam } from '../../http/schemas.ts';

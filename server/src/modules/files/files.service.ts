@@ -1,8 +1,8 @@
 /**
- * Files of a project's working directory (specification, Files; Limits "Files upload 100 MB"). Paths come as
- * `?path=` or `{path}`; an upload is multipart `file` parts and an optional `path` field (the folder).
- * Every path goes through `resolveInside` (lib/paths.ts): traversal, absolute paths and symlinks that leave the
- * project directory answer 403 `path_outside_project`; a NUL byte 400 `invalid_path`.
+ * Files of a project's working directory (docs/ARCHITECTURE.md, Issues, skills, wiki, files, pins, learnings). Paths
+ * come as `?path=` or `{path}`; an upload is multipart `file` parts and an optional `path` field (the folder). Every
+ * path goes through `resolveInside` (lib/paths.ts): traversal, absolute paths and symlinks that leave the project
+ * directory answer 403 `path_outside_project`; a NUL byte 400 `invalid_path`.
  */
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
@@ -22,7 +22,7 @@ import type { CodehostService } from '../codehost/codehost.service.ts';
 import type { StorageQuota } from '../usage/usage.storage.ts';
 import { dirBytes } from '../../lib/dir-bytes.ts';
 
-/** Upload limit of the specification (Limits: Files upload 100 MB). */
+/** The default upload limit of a project file: 100 MB (docs/api.md, Uploads). */
 export const UPLOAD_LIMIT_BYTES = 100 * 1024 * 1024;
 /** `git clone` time limit (Limits: clone timeout 60). */
 export const CLONE_TIMEOUT_MS = 60_000;
@@ -152,7 +152,8 @@ export function createFilesService(deps: {
 
     /**
      * Read a file: as JSON `{path, content, encoding ('utf8' | 'base64'), size, modified_at}` (at most 5 MB),
-     * or with `raw` the bytes as a stream. @throws NotFound; BadRequest `is_directory`; PayloadTooLarge `file_too_large`.
+     * or with `raw` the bytes as a stream. @throws NotFound; BadRequest `is_directory`; PayloadTooLarge
+     * `file_too_large`.
      */
     async read(actor: Actor, name: string, p: string, raw: boolean) {
       const project = await deps.access.project(actor, name);

@@ -1,6 +1,6 @@
 /**
- * Help assistant routes (specification, Help assistant): chat at `/api/crm/help/chat` and at the server
- * root `/help/chat`, usage, history, delete history.
+ * Help assistant routes (docs/ARCHITECTURE.md, Shared semantic index, help assistant, public docs): chat at
+ * `/api/crm/help/chat` and at the server root `/help/chat`, usage, history, delete history.
  */
 import { Type } from 'typebox';
 import type { TypedApp } from '../../http/typed-app.ts';

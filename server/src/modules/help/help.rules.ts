@@ -1,7 +1,7 @@
 /**
- * Message screening of the help assistant (specification, Help assistant): the 8 injection patterns that
- * get a canned reply without any LLM call, greeting detection, language detection and the untrusted-input
- * marker that prefixes every user message sent to the LLM.
+ * Message screening of the help assistant (docs/ARCHITECTURE.md, Shared semantic index, help assistant, public docs):
+ * the 8 injection patterns that get a canned reply without any LLM call, greeting detection, language detection and the
+ * untrusted-input marker that prefixes every user message sent to the LLM.
  */
 
 /** The 8 prompt-injection patterns (case-insensitive; English, plus Ukrainian/Russian for pattern 8). */

@@ -1,7 +1,7 @@
 /**
- * The in-app help assistant (specification, Help assistant; Limits: help chat, help history).
+ * The in-app help assistant (docs/ARCHITECTURE.md, Shared semantic index, help assistant, public docs).
  *
- * Pipeline of `chat`, in the specification's order:
+ * Pipeline of `chat`, in this order:
  *  1. daily cap: 30 messages per user per UTC day, counted in `help_usage` (429 `{error, remaining:0, limit}`);
  *  2. message length ≤ 2000 characters (400 `message_too_long`); only then is the message counted;
  *  3. injection screening (8 patterns) → canned reply, no LLM call;
@@ -177,7 +177,8 @@ export function createHelpService(deps: {
   return {
     /**
      * `POST /help/chat`. @returns `{reply, sources, remaining, limit}`.
-     * @throws 429 `help_limit_reached` `{remaining:0, limit}`; 400 `message_too_long`; 503 `llm_unavailable`; 502 `llm_error`.
+     * @throws 429 `help_limit_reached` `{remaining:0, limit}`; 400 `message_too_long`; 503 `llm_unavailable`; 502
+     * `llm_error`.
      */
     async chat(actor: Actor, body: HelpChatBody): Promise<HelpChatAnswer> {
       if ((await repo.usedToday(actor.id)) >= HELP_DAILY_LIMIT) throw capped();

@@ -1,6 +1,6 @@
 /**
- * Issue routes: the web UI's (`/api/crm/projects/:name/issues…`) and the workers' (`/api/mcp/issues/…`, specification
- * "Issue updates for workers"). Each route translates HTTP to one service call.
+ * Issue routes: the web UI's (`/api/crm/projects/:name/issues…`) and the workers' (`/api/mcp/issues/…`;
+ * docs/ARCHITECTURE.md, Issues, skills, wiki, files, pins, learnings). Each route translates HTTP to one service call.
  */
 import { requireActor } from '../../http/auth.ts';
 import { errors } from '../../http/schemas.ts';

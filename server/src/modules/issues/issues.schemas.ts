@@ -1,6 +1,6 @@
-/** Request and answer schemas of issues (specification: Issue, Issue status, Issue updates for workers). */
+/** Request and answer schemas of issues (docs/ARCHITECTURE.md, Issues, skills, wiki, files, pins, learnings). */
 import { Type } from 'typebox';
-import { DateTime, Id, Nullable, projectIdParams, ProjectName, ProjectParam } from '../../http/schemas.ts';
+import { DateTime, Id, named, Nullable, projectIdParams, ProjectName, ProjectParam } from '../../http/schemas.ts';
 
 export const STATUSES = ['open', 'in_progress', 'blocked', 'deferred', 'closed'] as const;
 export const PRIORITIES = ['P0', 'P1', 'P2', 'P3'] as const;
@@ -37,8 +37,8 @@ const issueFields = {
   created_at: DateTime(),
   updated_at: DateTime(),
 };
-export const IssueSummary = Type.Object(issueFields);
-export const Issue = Type.Object({ ...issueFields, activity: Type.Array(Entry) });
+export const IssueSummary = named('IssueSummary', Type.Object(issueFields));
+export const Issue = named('Issue', Type.Object({ ...issueFields, activity: Type.Array(Entry) }));
 
 export const ListQuery = Type.Object({
   status: Type.Optional(

@@ -1,13 +1,13 @@
 /**
- * Issues of a project (specification: Issue, Issue status, Issue updates for workers; the web UI's issue
- * routes `/api/crm/projects/:name/issues…` beside the workers' `/api/mcp/issues/…`).
+ * Issues of a project (docs/ARCHITECTURE.md, Issues, skills, wiki, files, pins, learnings).
  *
  * - Ids are numeric per project (`issue_counters` hands them out atomically).
  * - Every change writes an activity entry (`issue_activity`), sends a `knowledge.index` job for the issue
  *   in the same transaction, and records `issue_pick` / `issue_close` / `issue_log` activity-log events with
  *   `worker_id` set when the assignee or author names a worker of the project (by id or label).
  * - After every committed change the project's local issues file `.crm/issues.json` is rewritten (outside the
- *   transaction) so the CLI's commit-message hook can read it: `{version:1, project, generated_at, issues:[{id,title,status,assignee}]}`.
+ *   transaction) so the CLI's commit-message hook can read it: `{version:1, project, generated_at,
+ * issues:[{id,title,status,assignee}]}`.
  */
 import path from 'node:path';
 import type { Static } from 'typebox';
@@ -53,7 +53,8 @@ const ISO = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,
 
 /**
  * Parse an activity timestamp (ISO-8601 date or date-time). Future values are clamped to `now`.
- * @throws BadRequest `invalid_timestamp` for anything else (specification, Issue updates for workers).
+ * @throws BadRequest `invalid_timestamp` for anything else (docs/ARCHITECTURE.md, Issues, skills, wiki, files, pins,
+ * learnings).
  */
 export function parseLogTs(ts: string | undefined, now = new Date()): Date {
   if (ts === undefined) return now;

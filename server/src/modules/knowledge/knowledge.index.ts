@@ -1,5 +1,5 @@
 /**
- * The shared semantic index (specification, Memory and knowledge, RAG hit; issue 5).
+ * The shared semantic index (docs/ARCHITECTURE.md, Shared semantic index, help assistant, public docs).
  *
  * Storage: `knowledge_documents` (one row per indexed document: key `(project_id, doc_type, doc_id)`,
  * content hash, embedder id and dimension) and `knowledge_chunks` (text, heading path, `real[]` vector,
@@ -8,7 +8,8 @@
  *    pgvector's `<=>` when the caller's candidates are at most `EXACT_MAX_CANDIDATES` chunks (a project and
  *    the global documents, usually), else an HNSW index over
  *    `(embedding::vector(D)) vector_cosine_ops WHERE dims = D`, created at start for the configured
- *    dimension D, queried with ef_search = max(200, 10 × candidates) and iterative scans (`hnsw.iterative_scan = strict_order`) so project filters
+ *    dimension D, queried with ef_search = max(200, 10 × candidates) and iterative scans (`hnsw.iterative_scan =
+ * strict_order`) so project filters
  *    keep enough candidates; elsewhere an exact scan computing `1 − Σ a·b` in SQL over the caller's
  *    candidate set (its projects plus global documents), which is exact because every vector is L2-normalised;
  *  - words: PostgreSQL full-text search (`english` configuration, title weight A, text B; GIN index),
@@ -33,7 +34,10 @@ import { Upstream } from '../../http/errors.ts';
 import { chunkDocument } from './knowledge.rules.ts';
 import type { ChunkRow, ChunkScope, Distance, KnowledgeRepo, ScanPlan } from './knowledge.repo.ts';
 
-/** One search hit (specification, RAG hit) plus the chunk's title and text. */
+/**
+ * One search hit (docs/ARCHITECTURE.md, Shared semantic index, help assistant, public docs) plus the chunk's title and
+ * text.
+ */
 export interface Hit {
   rank: number;
   doc_type: string;

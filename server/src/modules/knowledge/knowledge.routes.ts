@@ -1,6 +1,7 @@
 /**
- * Routes of the knowledge area (specification, Memory and knowledge): RAG search, memory refresh,
- * fetch-artifact (410). The index job is registered by knowledge.jobs.ts; the start step is the service's.
+ * Routes of the knowledge area (docs/ARCHITECTURE.md, Shared semantic index, help assistant, public docs): RAG search,
+ * memory refresh, fetch-artifact (410). The index job is registered by knowledge.jobs.ts; the start step is the
+ * service's.
  */
 import { Type } from 'typebox';
 import { requireActor } from '../../http/auth.ts';

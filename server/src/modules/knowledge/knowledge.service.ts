@@ -1,6 +1,6 @@
 /**
- * Project-facing knowledge operations (specification, Memory and knowledge): RAG search within a
- * project, memory refresh of the project's key files, and the removed fetch-artifact route.
+ * Project-facing knowledge operations (docs/ARCHITECTURE.md, Shared semantic index, help assistant, public docs): RAG
+ * search within a project, memory refresh of the project's key files, and the removed fetch-artifact route.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -13,7 +13,10 @@ import { resolveInsideSync } from '../../lib/paths.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
 import type { Hit, KnowledgeIndex } from './knowledge.index.ts';
 
-/** Document types a caller may name in `doc_types` (specification, RAG hit). */
+/**
+ * Document types a caller may name in `doc_types` (docs/ARCHITECTURE.md, Shared semantic index, help assistant, public
+ * docs).
+ */
 export const SEARCHABLE_TYPES = ['wiki', 'issue', 'skill', 'transcript'] as const;
 
 /** Key files of a project's working directory embedded by memory refresh, in this order. */
@@ -177,7 +180,8 @@ export function createKnowledgeService(deps: KnowledgeDeps) {
 
     /**
      * `GET /projects/:name/rag/search`: hybrid search over the project's documents (and global ones).
-     * @returns `{query, project, hits}`, hits best first with rank, doc_type, doc_id, chunk_ix, distance, scope, title, text.
+     * @returns `{query, project, hits}`, hits best first with rank, doc_type, doc_id, chunk_ix, distance, scope, title,
+     * text.
      * @throws 404/403 from access; 400 `invalid_doc_types`; 503 `embeddings_unavailable`.
      */
     async search(

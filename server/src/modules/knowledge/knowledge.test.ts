@@ -76,7 +76,7 @@ describe('semantic index and RAG search', () => {
   });
   afterAll(async () => t?.close());
 
-  it('finds a distinctive phrase saved in a document, with the hit fields of the specification', async () => {
+  it('finds a distinctive phrase saved in a document, with the documented hit fields', async () => {
     const r = await search(ann.token, 'alpha', 'q=quokka%20ledger%20reconciles');
     expect(r.status).toBe(200);
     expect(r.body.query).toBe('quokka ledger reconciles');

@@ -1,5 +1,5 @@
 /**
- * The one model table (specification: Resources, "Model tiers"; Workers, `GET /model-tiers`): the tiers, the
+ * The one model table (docs/ARCHITECTURE.md, Model calls): the tiers, the
  * model of each tier per vendor, which tier each purpose of a model call uses, and the model a run uses.
  * `GET /model-tiers` (workers area) serves `MODEL_TIERS` (its `openai` models are not part of that answer).
  *

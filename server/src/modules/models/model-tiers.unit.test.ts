@@ -15,7 +15,7 @@ const ladderFrom = (key: string) => {
     .map((t) => t.model);
 };
 
-describe('the model of a run (specification: Resources, Model tiers)', () => {
+describe('the model of a run (docs/ARCHITECTURE.md, Model calls)', () => {
   it('the per-message model beats modelMode: a tier key resolves to its model, a model id is used as is, no cascade', () => {
     expect(
       pickModelPlan({ messageModel: 'deep', modelMode: 'optimize', workerModel: 'fast', role: 'developer' }),

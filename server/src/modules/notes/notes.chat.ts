@@ -1,5 +1,5 @@
 /**
- * The note chat (specification: Note chat message, Note issue link; Notes routes): answers from the note's
+ * The note chat (docs/ARCHITECTURE.md, Research notes): answers from the note's
  * selected sources — vector search over their embeddings, else their text (80 K characters) — with a grounding
  * guard when some are not processed; the model may call `create_issue`, which creates the issue through the
  * issues area as the caller and links it to the note, then answers in a further turn (at most CHAT_MAX_TURNS).

@@ -1,5 +1,5 @@
 /**
- * Text of a note source, by kind (specification: Note source; Notes → ingestion), with maintained libraries:
+ * Text of a note source, by kind (docs/ARCHITECTURE.md, Research notes), with maintained libraries:
  * PDF text layer (unpdf, a packaging of pdf.js), DOCX (mammoth), web pages (Mozilla Readability over
  * linkedom), audio and video (ffmpeg to 16 kHz mono, then the speech server), images (the vision model, given
  * by the caller), TXT and Markdown as they are. YouTube: English captions, then captions in any language,

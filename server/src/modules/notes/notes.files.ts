@@ -1,5 +1,5 @@
 /**
- * The files a note accepts (specification: Note source; Limits → Notes), with no imports: the service enforces
+ * The files a note accepts (docs/ARCHITECTURE.md, Research notes), with no imports: the service enforces
  * these and the web UI checks a file against the same table before sending it (web/build.js counts this file
  * among the app's inputs).
  */

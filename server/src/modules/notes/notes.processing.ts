@@ -1,5 +1,5 @@
 /**
- * Processing of note sources (specification: Note source, Note source status): the `notes.process` job, like the
+ * Processing of note sources (docs/ARCHITECTURE.md, Research notes): the `notes.process` job, like the
  * transcripts pipeline. The job claims the source (`queued → processing`, atomic, so a duplicate delivery does
  * nothing), extracts its text (notes.extract.ts: documents, web pages, YouTube, audio and video through speech,
  * images through the vision model), and ends it `done` with `content_text` — then queues its embedding

@@ -1,6 +1,6 @@
 /**
- * Research notes routes (specification, Notes): notes, sources (multipart, URL, project file, chunked upload),
- * rename, delete, the progress stream, the grounded chat. Each route translates HTTP to one service call.
+ * Research notes routes (docs/ARCHITECTURE.md, Research notes): notes, sources (multipart, URL, project file, chunked
+ * upload), rename, delete, the progress stream, the grounded chat. Each route translates HTTP to one service call.
  */
 import type { Readable } from 'node:stream';
 import { Type } from 'typebox';

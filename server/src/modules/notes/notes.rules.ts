@@ -1,5 +1,5 @@
 /**
- * Pure rules of note sources (specification: Note source; Limits → Notes): which files are accepted, as which
+ * Pure rules of note sources (docs/ARCHITECTURE.md, Research notes): which files are accepted, as which
  * kind, up to which size; the chunked-upload limits; the default name of a source.
  */
 import path from 'node:path';

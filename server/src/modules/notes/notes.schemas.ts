@@ -1,6 +1,6 @@
-/** Request and answer schemas of research notes (specification: Note, Note source, Note chat message, Note issue link). */
+/** Request and answer schemas of research notes (docs/ARCHITECTURE.md, Research notes). */
 import { Type } from 'typebox';
-import { DateTime, FilePart, Id, Nullable, ProjectName, ProjectParam } from '../../http/schemas.ts';
+import { DateTime, FilePart, Id, named, Nullable, ProjectName, ProjectParam } from '../../http/schemas.ts';
 
 export { ProjectParam };
 export const NoteParams = Type.Object({ name: ProjectName, id: Id('the note id') });
@@ -35,27 +35,31 @@ export const SourceStatus = Type.Union(
   },
 );
 
-export const Note = Type.Object({
+const NoteFields = Type.Object({
   id: Type.Integer(),
   title: Type.String(),
   description: Type.String(),
   created_at: DateTime(),
   source_count: Type.Integer(),
 });
+export const Note = named('Note', NoteFields);
 export const NoteList = Type.Array(Note);
 
-export const Source = Type.Object({
-  id: Type.Integer(),
-  source_type: SourceType,
-  title: Type.String({ description: 'the name given, else the default name (file name or address)' }),
-  url: Nullable(Type.String()),
-  status: SourceStatus,
-  duration_seconds: Nullable(Type.Integer()),
-  error: Nullable(Type.String({ description: 'why processing failed (status error)' })),
-  content_text: Nullable(Type.String({ description: 'the extracted text (status done)' })),
-  size_bytes: Nullable(Type.Integer()),
-  created_at: DateTime(),
-});
+export const Source = named(
+  'NoteSource',
+  Type.Object({
+    id: Type.Integer(),
+    source_type: SourceType,
+    title: Type.String({ description: 'the name given, else the default name (file name or address)' }),
+    url: Nullable(Type.String()),
+    status: SourceStatus,
+    duration_seconds: Nullable(Type.Integer()),
+    error: Nullable(Type.String({ description: 'why processing failed (status error)' })),
+    content_text: Nullable(Type.String({ description: 'the extracted text (status done)' })),
+    size_bytes: Nullable(Type.Integer()),
+    created_at: DateTime(),
+  }),
+);
 export const IssueLink = Type.Object({ issue_id: Type.Integer(), title: Type.String() });
 export const ChatMessage = Type.Object({
   role: Type.Union([Type.Literal('user'), Type.Literal('assistant')]),
@@ -66,7 +70,7 @@ export const ChatMessage = Type.Object({
   }),
 });
 export const NoteDetail = Type.Object({
-  ...Note.properties,
+  ...NoteFields.properties,
   sources: Type.Array(Source),
   issue_links: Type.Array(IssueLink),
   chats: Type.Array(ChatMessage, { description: 'the chat, oldest first (the newest 200 messages)' }),

@@ -1,5 +1,5 @@
 /**
- * Research notes (specification: Note, Note source, Note source status; Notes routes; Limits → Notes): notes and
+ * Research notes (docs/ARCHITECTURE.md, Research notes): notes and
  * their sources. The area is split by concern: this service (notes, sources, the progress stream, the sweep),
  * notes.uploads.ts (sources that arrive as files, its methods part of this service), notes.processing.ts (the
  * `notes.process` job: extraction), notes.chat.ts (the grounded chat) and notes.privacy.ts (export and erasure).
@@ -222,7 +222,9 @@ export function createNotesService(deps: NotesDeps) {
       });
     },
 
-    /** `PATCH …/sources/:sourceId` `{title}`: empty or null resets to the default name. @throws 404 `source_not_found`. */
+    /**
+     * `PATCH …/sources/:sourceId` `{title}`: empty or null resets to the default name. @throws 404 `source_not_found`.
+     */
     async rename(actor: Actor, name: string, noteId: number, sourceId: number, title: string | null) {
       await noteOf(actor, name, noteId);
       const t = title?.trim() ? title.trim().slice(0, 200) : null;

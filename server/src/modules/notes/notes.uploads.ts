@@ -1,5 +1,5 @@
 /**
- * Note sources that arrive as files (specification: Note source; Notes routes; Limits → Notes): a multipart
+ * Note sources that arrive as files (docs/ARCHITECTURE.md, Research notes): a multipart
  * upload of at most 100 MB, a file of the project's working directory copied in, or a chunked upload through the
  * shared transport (`http/uploads.ts`) for files up to their kind's limit. A received file is moved into the note's
  * folder under a fresh name and queued for processing; anything left half-way is removed.

@@ -1,11 +1,11 @@
-/** Routes of onboarding, trial status and usage (specification, Account, onboarding, usage). */
+/** Routes of onboarding, trial status and usage (docs/api.md, The main resources). */
 import { Type } from 'typebox';
 import { requireActor } from '../../http/auth.ts';
-import { DateTime, errors, FilePart, Nullable } from '../../http/schemas.ts';
+import { errors, FilePart, Nullable } from '../../http/schemas.ts';
 import type { TypedApp } from '../../http/typed-app.ts';
 import { Project } from '../projects/projects.schemas.ts';
 import { Worker } from '../workers/workers.schemas.ts';
-import { Progress, SetupConfig, Video, Videos } from './onboarding.schemas.ts';
+import { Progress, SetupConfig, UsageRow, Video, Videos } from './onboarding.schemas.ts';
 import type { OnboardingService } from './onboarding.service.ts';
 import { readSetupUpload } from './setup-upload.ts';
 
@@ -85,23 +85,7 @@ export function onboardingRoutes(app: TypedApp, { onboarding }: { onboarding: On
         summary: 'Token usage (newest 200 rows and totals) and storage used against the quota',
         response: {
           200: Type.Object({
-            rows: Type.Array(
-              Type.Object({
-                id: Type.Integer(),
-                project_name: Nullable(Type.String()),
-                worker_id: Nullable(Type.Integer()),
-                model: Nullable(Type.String()),
-                input_tokens: Type.Integer(),
-                output_tokens: Type.Integer(),
-                cache_tokens: Type.Integer(),
-                total_tokens: Type.Integer(),
-                estimated: Type.Boolean({
-                  description:
-                    'a call cut by a crash or a stop, charged at its reservation (its worst case) instead of the provider answer',
-                }),
-                created_at: DateTime(),
-              }),
-            ),
+            rows: Type.Array(UsageRow),
             totals: Type.Object({ total: Type.Integer(), input: Type.Integer(), output: Type.Integer() }),
             storage: Type.Object(
               {

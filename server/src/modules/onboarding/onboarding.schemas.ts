@@ -1,6 +1,6 @@
 /** Request and answer schemas of the onboarding area (TypeBox: validates, serializes, documents). */
 import { type Static, Type } from 'typebox';
-import { DateTime, Nullable } from '../../http/schemas.ts';
+import { DateTime, named, Nullable } from '../../http/schemas.ts';
 import { WorkerCreateBody } from '../workers/workers.schemas.ts';
 
 /** The `config` JSON field of the multipart POST /onboarding/setup (its other parts are `files`). */
@@ -15,6 +15,26 @@ export const SetupConfig = Type.Object({
 export type SetupConfig = Static<typeof SetupConfig>;
 
 /** The checklist: steps, each step's state, counts and the timestamps of the record (all null when untouched). */
+/** One model call's usage as `GET /account/usage` lists it. */
+export const UsageRow = named(
+  'UsageRow',
+  Type.Object({
+    id: Type.Integer(),
+    project_name: Nullable(Type.String()),
+    worker_id: Nullable(Type.Integer()),
+    model: Nullable(Type.String()),
+    input_tokens: Type.Integer(),
+    output_tokens: Type.Integer(),
+    cache_tokens: Type.Integer(),
+    total_tokens: Type.Integer(),
+    estimated: Type.Boolean({
+      description:
+        'a call cut by a crash or a stop, charged at its reservation (its worst case) instead of the provider answer',
+    }),
+    created_at: DateTime(),
+  }),
+);
+
 export const Progress = Type.Object({
   steps: Type.Array(Type.String()),
   state: Type.Record(Type.String(), Type.String()),

@@ -1,5 +1,5 @@
 /**
- * Onboarding (specification, Account, onboarding, usage; States → Onboarding step; Events): the setup
+ * Onboarding (docs/api.md, The main resources): the setup
  * wizard with the trial, trial status, usage, the 5-step checklist and the video slots.
  */
 import type { Static } from 'typebox';
@@ -109,7 +109,8 @@ export function createOnboardingService(deps: {
      * POST /onboarding/setup: multipart `config` (SetupConfig JSON) + `files` (already saved under safe names).
      * A non-empty `llmKey` is stored as the account's key (sealed); an empty one with a verified e-mail and no
      * prior trial creates the project in trial mode with 100K tokens on the platform key.
-     * @returns `{ok, project, trial_activated, workers, files}`. @throws 400 `invalid_request`, 402 `plan_limit_reached`, 409.
+     * @returns `{ok, project, trial_activated, workers, files}`. @throws 400 `invalid_request`, 402
+     * `plan_limit_reached`, 409.
      */
     async setup(
       actor: Actor,
@@ -236,7 +237,9 @@ export function createOnboardingService(deps: {
       });
     },
 
-    /** POST /onboarding/replay: clears the dismissal (step state untouched); onboarding_replayed when one was cleared. */
+    /**
+     * POST /onboarding/replay: clears the dismissal (step state untouched); onboarding_replayed when one was cleared.
+     */
     async replay(actor: Actor) {
       return repo.transaction(async (tx) => {
         const cur = await repo.lockProgress(tx, actor.id);
@@ -281,9 +284,9 @@ export function createOnboardingService(deps: {
     },
 
     /**
-     * PUT /onboarding/videos (admin, checked here as well as on the route: 403 `admin_required`): stores only known slots, sanitized — `url` kept only when http(s)
-     * (else null), `seconds` a non-negative integer (else 0), `title` trimmed to 120 characters (empty: the
-     * default title). Writes onboarding_videos_updated `{slots}`.
+     * PUT /onboarding/videos (admin, checked here as well as on the route: 403 `admin_required`): stores only known
+     * slots, sanitized — `url` kept only when http(s) (else null), `seconds` a non-negative integer (else 0), `title`
+     * trimmed to 120 characters (empty: the default title). Writes onboarding_videos_updated `{slots}`.
      */
     async putVideos(actor: Actor, input: Record<string, unknown>) {
       requireAdmin(actor);

@@ -1,4 +1,7 @@
-/** Pins, learnings and the knowledge graph (specification: pins; Memory and knowledge). One service call each. */
+/**
+ * Pins, learnings and the knowledge graph (docs/ARCHITECTURE.md, Issues, skills, wiki, files, pins, learnings). One
+ * service call each.
+ */
 import { Type } from 'typebox';
 import { requireActor } from '../../http/auth.ts';
 import { errors } from '../../http/schemas.ts';

@@ -1,18 +1,24 @@
-/** Request and answer schemas of pins, learnings and the knowledge graph (specification: pins; Memory and knowledge). */
+/**
+ * Request and answer schemas of pins, learnings and the knowledge graph (docs/ARCHITECTURE.md, Issues, skills, wiki,
+ * files, pins, learnings).
+ */
 import { Type } from 'typebox';
-import { DateTime, Nullable, ProjectParam, projectIdParams } from '../../http/schemas.ts';
+import { DateTime, named, Nullable, projectIdParams, ProjectParam } from '../../http/schemas.ts';
 
 export { ProjectParam };
 export const PinParams = projectIdParams('the pin id');
-export const Pin = Type.Object({
-  id: Type.Integer(),
-  text: Type.String(),
-  issue_id: Nullable(Type.Integer()),
-  path: Nullable(Type.String()),
-  position: Type.Integer(),
-  created_by: Nullable(Type.String()),
-  created_at: DateTime(),
-});
+export const Pin = named(
+  'Pin',
+  Type.Object({
+    id: Type.Integer(),
+    text: Type.String(),
+    issue_id: Nullable(Type.Integer()),
+    path: Nullable(Type.String()),
+    position: Type.Integer(),
+    created_by: Nullable(Type.String()),
+    created_at: DateTime(),
+  }),
+);
 export const PinBody = Type.Object(
   {
     text: Type.String({ minLength: 1, maxLength: 5000 }),
@@ -22,14 +28,17 @@ export const PinBody = Type.Object(
   },
   { additionalProperties: false },
 );
-export const Learning = Type.Object({
-  id: Type.Integer(),
-  text: Type.String(),
-  source: Nullable(Type.String()),
-  tags: Type.Array(Type.String()),
-  author: Nullable(Type.String()),
-  created_at: DateTime(),
-});
+export const Learning = named(
+  'Learning',
+  Type.Object({
+    id: Type.Integer(),
+    text: Type.String(),
+    source: Nullable(Type.String()),
+    tags: Type.Array(Type.String()),
+    author: Nullable(Type.String()),
+    created_at: DateTime(),
+  }),
+);
 export const LearningBody = Type.Object(
   {
     text: Type.String({ minLength: 1, maxLength: 5000 }),

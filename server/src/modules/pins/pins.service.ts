@@ -1,6 +1,6 @@
 /**
- * Pinned notes, learnings and the knowledge graph of a project (specification: "Chat, messages, pins",
- * "Memory and knowledge"; a pin is `{text, issue_id?, path?}` and answers with its `id`).
+ * Pinned notes, learnings and the knowledge graph of a project (docs/ARCHITECTURE.md, Issues, skills, wiki, files,
+ * pins, learnings).
  *
  * - Pin: `{id, text, issue_id, path, position, created_by, created_at}`; `issue_id` must name an issue of
  *   the project, `path` a path inside the project directory (403 `path_outside_project` otherwise); new pins

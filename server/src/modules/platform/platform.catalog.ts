@@ -1,6 +1,6 @@
 /**
- * The platform secrets an administrator manages (specification, Platform settings: the allow-list), with what the
- * settings page shows of each. `CRM_SECRET` and `SECRET_ENCRYPTION_KEY` are never managed. Pure data and rules.
+ * The platform secrets an administrator manages (docs/ARCHITECTURE.md, Platform settings and their audit), with what
+ * the settings page shows of each. `CRM_SECRET` and `SECRET_ENCRYPTION_KEY` are never managed. Pure data and rules.
  */
 
 export type SettingCategory = 'llm' | 'oauth' | 'messenger' | 'email';

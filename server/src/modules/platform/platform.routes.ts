@@ -1,4 +1,7 @@
-/** Platform settings routes (specification, Platform settings (admin)): list, set, unset, test, restart, audit. */
+/**
+ * Platform settings routes (docs/ARCHITECTURE.md, Platform settings and their audit): list, set, unset, test, restart,
+ * audit.
+ */
 import type { FastifyRequest } from 'fastify';
 import type { TypedApp } from '../../http/typed-app.ts';
 import { requireActor } from '../../http/auth.ts';

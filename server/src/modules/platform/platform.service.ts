@@ -1,5 +1,5 @@
 /**
- * Platform settings (specification: Platform setting item, Platform audit entry, Platform settings (admin)): the
+ * Platform settings (docs/ARCHITECTURE.md, Platform settings and their audit): the
  * allow-listed platform secrets in the sealed secret store, tested against their vendors, and an append-only
  * audit of every change, test and restart. Values are never answered, logged or audited; the settings page sees
  * a preview (platform.catalog.ts `previewOf`) and the length.
@@ -18,7 +18,7 @@ import { modelFor } from '../models/model-tiers.ts';
 import { NEVER_MANAGED, PLATFORM_SETTINGS, previewOf, type SettingDef, settingDef } from './platform.catalog.ts';
 import type { PlatformRepo } from './platform.repo.ts';
 
-/** Time limit of a vendor test, in ms (specification, Limits → Platform settings: 8 s). */
+/** Time limit of a vendor test, in ms (docs/ARCHITECTURE.md, Platform settings and their audit). */
 export const TEST_TIMEOUT_MS = 8_000;
 
 /** Who made a request: for the audit. */

@@ -1,4 +1,7 @@
-/** Privacy routes (specification: Account erasure and export): erase the caller's account, export its data. */
+/**
+ * Privacy routes (docs/ARCHITECTURE.md, Privacy: export, erasure, retention): erase the caller's account, export its
+ * data.
+ */
 import { Type } from 'typebox';
 import { requireActor } from '../../http/auth.ts';
 import { errors } from '../../http/schemas.ts';

@@ -1,5 +1,5 @@
 /**
- * Privacy (specification: Account erasure and export, Limits → Data export, Retention), over the registry of
+ * Privacy (docs/ARCHITECTURE.md, Privacy: export, erasure, retention), over the registry of
  * personal data (lib/personal-data.ts) that every area contributes to in services.ts:
  *
  *  - export (`GET /api/auth/export`): a JSON document written to the download while it is read, section by
@@ -42,9 +42,6 @@ export type RetentionTable = keyof typeof RETENTION_DAYS;
 
 /** The export's top-level sections in the order they are written (the others follow in registry order). */
 const SECTION_ORDER = ['profile', 'account_settings', 'projects', 'auth_events', 'token_usage', 'arc_help_history'];
-
-/** How often each instance checks whether today's purge has been claimed. */
-const RETENTION_CHECK_MS = 3_600_000;
 
 export interface PrivacyDeps {
   repo: PrivacyRepo;
@@ -90,10 +87,9 @@ const utcDay = (d: Date) => d.toISOString().slice(0, 10);
 
 export function createPrivacyService(deps: PrivacyDeps) {
   const { repo, registry, log } = deps;
-  let timer: NodeJS.Timeout | undefined;
   let stopped = true;
   let checking: Promise<void> | undefined;
-  /** One check of the retention schedule at a time, none once stopped. */
+  /** One check at start (the hourly ones are the `privacy.retention_check` job's), none once stopped. */
   const tick = () => {
     if (stopped || checking) return;
     checking = scheduleRetention()
@@ -248,18 +244,17 @@ export function createPrivacyService(deps: PrivacyDeps) {
 
     scheduleRetention,
 
-    /** Lifecycle: check now and every hour whether today's purge is claimed; claim and queue it if not. */
+    /**
+     * Lifecycle: check now whether today's purge is claimed; claim and queue it if not. The hourly checks
+     * after it are pg-boss's schedule (`privacy.retention_check`, privacy.jobs.ts).
+     */
     start(): void {
       stopped = false;
       tick();
-      timer = setInterval(tick, RETENTION_CHECK_MS);
-      timer.unref();
     },
     /** Lifecycle: no further check; waits for one under way (before the job queue stops). */
     async stop(): Promise<void> {
       stopped = true;
-      if (timer) clearInterval(timer);
-      timer = undefined;
       await checking;
     },
   };

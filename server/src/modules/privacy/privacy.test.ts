@@ -360,6 +360,23 @@ describe('data export', () => {
 });
 
 describe('retention', () => {
+  it("checks every hour through pg-boss's schedule; the check claims and queues the day's purge", async () => {
+    const scheduled = await sql<{ cron: string; timezone: string }>`
+      select cron, timezone from pgboss.schedule where name = 'privacy.retention_check'`.execute(t.db);
+    expect(scheduled.rows).toEqual([{ cron: '0 * * * *', timezone: 'UTC' }]);
+    const today = new Date().toISOString().slice(0, 10);
+    const finishedToday = async () =>
+      (await t.db.selectFrom('retention_runs').select('finished_at').where('day', '=', today).executeTakeFirst())
+        ?.finished_at
+        ? true
+        : false;
+    // The check at start claimed today; forget that, and the scheduled job claims and runs it again.
+    await waitFor(finishedToday);
+    await t.db.deleteFrom('retention_runs').where('day', '=', today).execute();
+    await t.deps.jobs.send('privacy.retention_check', {});
+    await waitFor(finishedToday);
+  });
+
   it('purges back-dated rows past each retention, keeps newer ones, and is claimed once a day', async () => {
     // The purge queued at start has run (or runs now) before rows are back-dated.
     await waitFor(async () =>

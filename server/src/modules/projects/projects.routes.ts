@@ -1,6 +1,6 @@
 /**
- * Routes of the projects area (specification, Projects; Account → active issue). Each route translates
- * HTTP to one service call.
+ * Routes of the projects area (docs/ARCHITECTURE.md, Projects, workers, plan limits and onboarding). Each route
+ * translates HTTP to one service call.
  */
 import { Type } from 'typebox';
 import type { TypedApp } from '../../http/typed-app.ts';

@@ -1,6 +1,6 @@
 /** Request and answer schemas of the projects area (TypeBox). */
 import { Type } from 'typebox';
-import { DateTime, Nullable, ProjectParam } from '../../http/schemas.ts';
+import { DateTime, named, Nullable, ProjectParam } from '../../http/schemas.ts';
 import { Worker, WorkerCreateBody } from '../workers/workers.schemas.ts';
 
 export const NameParam = ProjectParam;
@@ -24,24 +24,27 @@ export const CreateProjectBody = Type.Object(
   },
 );
 
-export const Project = Type.Object({
-  id: Type.Integer(),
-  name: Type.String(),
-  display_name: Type.String(),
-  description: Type.String(),
-  icon: Nullable(Type.String()),
-  color: Nullable(Type.String()),
-  niche: Nullable(Type.String()),
-  team_preset: Nullable(Type.String()),
-  config: Type.Object({ modelMode: Type.String() }),
-  trial_mode: Type.Boolean(),
-  uses_platform_key: Type.Boolean(),
-  has_icon: Type.Boolean(),
-  owner_id: Type.Integer(),
-  worker_count: Type.Integer(),
-  created_at: DateTime(),
-  updated_at: DateTime(),
-});
+export const Project = named(
+  'Project',
+  Type.Object({
+    id: Type.Integer(),
+    name: Type.String(),
+    display_name: Type.String(),
+    description: Type.String(),
+    icon: Nullable(Type.String()),
+    color: Nullable(Type.String()),
+    niche: Nullable(Type.String()),
+    team_preset: Nullable(Type.String()),
+    config: Type.Object({ modelMode: Type.String() }),
+    trial_mode: Type.Boolean(),
+    uses_platform_key: Type.Boolean(),
+    has_icon: Type.Boolean(),
+    owner_id: Type.Integer(),
+    worker_count: Type.Integer(),
+    created_at: DateTime(),
+    updated_at: DateTime(),
+  }),
+);
 
 export const CreateAnswer = Type.Object({ ok: Type.Boolean(), project: Project, workers: Type.Array(Worker) });
 export const CreateWithTeamBody = Type.Object(

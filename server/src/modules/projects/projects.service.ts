@@ -1,5 +1,5 @@
 /**
- * Projects (specification, Projects; Authentication rules 5, 6, 10; Limits → Plans): creation in one
+ * Projects (docs/ARCHITECTURE.md, Projects, workers, plan limits and onboarding): creation in one
  * transaction with its workers, an optional messenger bot and its working directory; reads and settings;
  * logs and metrics from the activity log; the active-issue binding.
  */
@@ -49,7 +49,7 @@ const toView = (r: ProjectRow, workerCount: number): ProjectView => ({
   updated_at: r.updated_at,
 });
 
-/** Either create body shape of the specification. */
+/** Either create body shape (docs/api.md, The main resources: Projects). */
 export interface CreateProjectBody {
   displayName: string;
   projectName?: string;
@@ -408,7 +408,10 @@ export function createProjectsService(deps: ProjectsDeps) {
       };
     },
 
-    /** POST /projects/:name/active-issue `{issue_id, title?}`: record the binding and a `session_active_issue` event (source web). */
+    /**
+     * POST /projects/:name/active-issue `{issue_id, title?}`: record the binding and a `session_active_issue` event
+     * (source web).
+     */
     async bindActiveIssue(actor: Actor, name: string, body: { issue_id: number; title?: string }) {
       const p = await ref(actor, name);
       const title = body.title?.trim() || null;

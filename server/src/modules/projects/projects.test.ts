@@ -177,7 +177,7 @@ describe('access', () => {
 });
 
 describe('plan limits', () => {
-  it('free: 1 project; the second is 402 with the specification body', async () => {
+  it('free: 1 project; the second is 402 with the plan_limit_reached body', async () => {
     const u = await createUser(t, { plan: 'free' });
     expect((await create(u.token, { displayName: 'One', projectName: 'one' })).status).toBe(201);
     const res = await create(u.token, { displayName: 'Two', projectName: 'two' });

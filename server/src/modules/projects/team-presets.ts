@@ -1,6 +1,6 @@
 /**
  * Team presets: a project's starting team (`teamPreset`), and the keyword map of
- * `GET /projects/suggest-preset?niche=` (specification, Projects).
+ * `GET /projects/suggest-preset?niche=` (docs/ARCHITECTURE.md, Projects, workers, plan limits and onboarding).
  */
 
 /** Team preset id → worker preset ids (at most 5, so every team fits the free plan). */

@@ -1,5 +1,5 @@
 /**
- * The context a run starts with (specification: Issue updates for workers; Limits, Injected context):
+ * The context a run starts with (docs/ARCHITECTURE.md, Issues, skills, wiki, files, pins, learnings):
  * the worker's system prompt, then the project's rules (`protocol`), then the project manifest cut to
  * 8000 characters, then the index of the skills the worker may use (the project's own and the platform's, never
  * another user's published skill: skills.port.ts), bounded in entries and characters, then each skill named in
@@ -55,7 +55,10 @@ async function readManifest(dir: string): Promise<string | null> {
 
 /** A worker's context without the runtime's workspace section: what a run and the CLI's `arc init` share. */
 export interface WorkerContext {
-  /** System prompt, `# Project rules`, `# Project manifest`, `# Skills`, then one `## Skill: <name>` per auto-loaded skill. */
+  /**
+   * System prompt, `# Project rules`, `# Project manifest`, `# Skills`, then one `## Skill: <name>` per auto-loaded
+   * skill.
+   */
   parts: string[];
   /** The skills the worker may use (the project's own, then the platform's), names and descriptions. */
   skills: Array<{ name: string; description: string }>;

@@ -41,7 +41,7 @@ const worker = (over: Partial<{ system_prompt: string; context_assets: string[];
   ...over,
 });
 
-describe('the context a run starts with (specification: Limits, Injected context)', () => {
+describe('the context a run starts with (docs/ARCHITECTURE.md, Worker runtime)', () => {
   it('prompt, rules, manifest (≤ 8000 characters), skills list, auto-loaded skills (≤ 3000 each), workspace, in that order', async () => {
     fs.writeFileSync(path.join(dir, 'MANIFEST.md'), `M${'m'.repeat(MANIFEST_LIMIT + 500)}`);
     const skills = skillsPort([

@@ -3,7 +3,7 @@
  * process; an external agent CLI in a terminal session (inside the user's container) can be added
  * beside it behind the same interface.
  *
- * The built-in loop (specification: Workers, max_turns; Model tiers): model call → tool calls →
+ * The built-in loop (docs/ARCHITECTURE.md, Projects, workers, plan limits and onboarding): model call → tool calls →
  * tool results, at most `maxTurns` model calls that were kept. With a cascade (optimize mode) a call
  * that fails with an `EscalationClass` is repeated on the next model of the plan and does not count
  * as a turn; the failed call's tokens are still metered. Every model call goes through the run's metered call

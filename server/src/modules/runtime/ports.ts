@@ -9,7 +9,7 @@
  * `http/errors.ts` (NotFound, BadRequest, …); the tool turns them into an `is_error` tool result.
  */
 
-/** An issue as the agent sees it (specification: Issue). */
+/** An issue as the agent sees it (docs/ARCHITECTURE.md, Issues, skills, wiki, files, pins, learnings). */
 export interface IssueSummary {
   id: number;
   title: string;
@@ -35,7 +35,10 @@ export interface IssuesPort {
     /** The tool call creating it: made again after a crash, it answers the issue it created. */
     key?: string;
   }): Promise<IssueSummary>;
-  /** Take an issue: status in_progress and `assignee` (specification, Issue status). @throws NotFound */
+  /**
+   * Take an issue: status in_progress and `assignee` (docs/ARCHITECTURE.md, Issues, skills, wiki, files, pins,
+   * learnings). @throws NotFound
+   */
   take(p: { projectId: number; issueId: number; assignee: string }): Promise<IssueSummary>;
   /** Change fields of an issue, credited to `author`. @throws NotFound; BadRequest on an unknown status. */
   update(p: {

@@ -1,5 +1,5 @@
 /**
- * Run execution (specification: Workers → runtime; Usage row; Limits, Worker): the `runtime.run` job's work on
+ * Run execution (docs/ARCHITECTURE.md, Worker runtime): the `runtime.run` job's work on
  * a claimed run. Run management (submit, cancel, retry, list, the crash rule) is runtime.service.ts.
  *
  *  1. claim the run (queued → running, atomic: a duplicate delivery does nothing) and prepare it: the project

@@ -1,5 +1,5 @@
 /**
- * Worker runtime status (specification, States → Worker runtime status): pure rules shared by the runtime
+ * Worker runtime status (docs/ARCHITECTURE.md, Worker runtime): pure rules shared by the runtime
  * and the workers area.
  */
 

@@ -1,6 +1,6 @@
 /** Schemas of the worker runtime routes: messages, runs, restart, prompt generation. */
 import { Type } from 'typebox';
-import { DateTime, Nullable, ProjectParam, projectIdParams } from '../../http/schemas.ts';
+import { DateTime, named, Nullable, projectIdParams, ProjectParam } from '../../http/schemas.ts';
 
 export const NameParam = ProjectParam;
 export const RunParams = projectIdParams('the run id');
@@ -41,34 +41,37 @@ const Usage = Type.Object({
   cache_tokens: Type.Integer(),
   total_tokens: Type.Integer(),
 });
-export const Run = Type.Object({
-  id: Type.Integer(),
-  worker_id: Type.Integer(),
-  message_id: Type.Integer(),
-  status: RunStatus,
-  model: Nullable(Type.String()),
-  requested_model: Nullable(Type.String()),
-  cascade: Type.Boolean(),
-  turns: Type.Integer(),
-  tool_calls: Type.Array(
-    Type.Object({ turn: Type.Integer(), tool: Type.String(), is_error: Type.Boolean(), summary: Type.String() }),
-  ),
-  error: Nullable(Type.String()),
-  error_message: Nullable(Type.String()),
-  reply_message_id: Nullable(Type.Integer()),
-  reply: Nullable(Type.String()),
-  usage: Usage,
-  timings: Type.Object({
-    queue_ms: Nullable(Type.Integer()),
-    prep_ms: Nullable(Type.Integer()),
-    gen_ms: Nullable(Type.Integer()),
-    total_ms: Nullable(Type.Integer()),
+export const Run = named(
+  'Run',
+  Type.Object({
+    id: Type.Integer(),
+    worker_id: Type.Integer(),
+    message_id: Type.Integer(),
+    status: RunStatus,
+    model: Nullable(Type.String()),
+    requested_model: Nullable(Type.String()),
+    cascade: Type.Boolean(),
+    turns: Type.Integer(),
+    tool_calls: Type.Array(
+      Type.Object({ turn: Type.Integer(), tool: Type.String(), is_error: Type.Boolean(), summary: Type.String() }),
+    ),
+    error: Nullable(Type.String()),
+    error_message: Nullable(Type.String()),
+    reply_message_id: Nullable(Type.Integer()),
+    reply: Nullable(Type.String()),
+    usage: Usage,
+    timings: Type.Object({
+      queue_ms: Nullable(Type.Integer()),
+      prep_ms: Nullable(Type.Integer()),
+      gen_ms: Nullable(Type.Integer()),
+      total_ms: Nullable(Type.Integer()),
+    }),
+    retry_of: Nullable(Type.Integer()),
+    created_at: DateTime(),
+    started_at: Nullable(DateTime()),
+    finished_at: Nullable(DateTime()),
   }),
-  retry_of: Nullable(Type.Integer()),
-  created_at: DateTime(),
-  started_at: Nullable(DateTime()),
-  finished_at: Nullable(DateTime()),
-});
+);
 export const RunsQuery = Type.Object({
   limit: Type.Optional(
     Type.Integer({ minimum: 1, maximum: 200, default: 50, description: 'runs per page (default 50, at most 200)' }),

@@ -1,8 +1,7 @@
 /**
- * Run management of the worker runtime (specification: Chat, messages, pins; Worker runtime status; Limits,
- * Worker): messages become agent runs that execute as durable jobs (runtime.execution.ts executes them, every
- * model call metered through the model gateway); daily and trial budgets stop new runs; runs can be cancelled,
- * retried, listed, restarted and reconciled after a crash.
+ * Run management of the worker runtime (docs/ARCHITECTURE.md, Worker runtime): messages become agent runs that execute
+ * as durable jobs (runtime.execution.ts executes them, every model call metered through the model gateway); daily and
+ * trial budgets stop new runs; runs can be cancelled, retried, listed, restarted and reconciled after a crash.
  *
  * Durability: `submit` stores the user's message, one run row per worker and their jobs in ONE
  * transaction (the lifecycle starts the job queue before requests are served). The job handler claims its run

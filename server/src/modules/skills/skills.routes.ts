@@ -1,7 +1,7 @@
 /**
- * Skill routes (specification, Skills): global skills, project skills, forks, evolution and skill updates.
- * Global skills: any user reads and publishes; the publisher or an admin edits and deletes. Each route makes
- * one service call.
+ * Skill routes (docs/ARCHITECTURE.md, Issues, skills, wiki, files, pins, learnings): global skills, project skills,
+ * forks, evolution and skill updates. Global skills: any user reads and publishes; the publisher or an admin edits and
+ * deletes. Each route makes one service call.
  */
 import { requireActor } from '../../http/auth.ts';
 import { errors } from '../../http/schemas.ts';

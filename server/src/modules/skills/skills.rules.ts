@@ -3,6 +3,16 @@
  * publishes is visible to everyone (listed, searchable, forkable, installable) but reaches no worker's prompt
  * until a project installs or forks it, and one user can publish only a bounded number of skills of bounded size.
  */
+import { stringify } from 'yaml';
+
+/**
+ * The SKILL.md text of a skill: YAML front matter (`name`, `description`, written by the yaml package, so any
+ * description reads back as itself) between `---` lines, a blank line, then the content ending in a newline.
+ */
+export function skillFile(s: { name: string; description: string; content: string }): string {
+  const front = stringify({ name: s.name, description: s.description });
+  return `---\n${front}---\n\n${s.content}${s.content.endsWith('\n') ? '' : '\n'}`;
+}
 
 /** Global skills one user may have published at a time (administrators are not limited). */
 export const MAX_PUBLISHED_PER_USER = 50;

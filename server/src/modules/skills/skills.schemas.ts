@@ -1,6 +1,9 @@
-/** Request and answer schemas of skills, forks, evolution and skill updates (specification, Skills). */
+/**
+ * Request and answer schemas of skills, forks, evolution and skill updates (docs/ARCHITECTURE.md, Issues, skills, wiki,
+ * files, pins, learnings).
+ */
 import { Type } from 'typebox';
-import { DateTime, idParam, Nullable, ProjectParam, projectIdParams } from '../../http/schemas.ts';
+import { DateTime, idParam, named, Nullable, projectIdParams, ProjectParam } from '../../http/schemas.ts';
 
 /** A skill name: a lowercase slug (it names the folder `.skills/<name>/`). */
 export const SkillName = Type.String({
@@ -15,24 +18,27 @@ const Reason = Type.String({
   description: 'why it changed (kept in the evolution history)',
 });
 
-export const Skill = Type.Object({
-  id: Type.Integer(),
-  owner_project: Nullable(Type.String({ description: 'the owning project name; null for a global skill' })),
-  name: Type.String(),
-  description: Type.String(),
-  content: Type.String(),
-  version: Type.Integer(),
-  forked_from: Nullable(Type.Integer()),
-  forked_version: Nullable(Type.Integer()),
-  created_by: Nullable(
-    Type.Integer({
-      description:
-        'id of the user who created the skill (for a global skill: its publisher, who may change it); null once that account is gone',
-    }),
-  ),
-  created_at: DateTime(),
-  updated_at: DateTime(),
-});
+export const Skill = named(
+  'Skill',
+  Type.Object({
+    id: Type.Integer(),
+    owner_project: Nullable(Type.String({ description: 'the owning project name; null for a global skill' })),
+    name: Type.String(),
+    description: Type.String(),
+    content: Type.String(),
+    version: Type.Integer(),
+    forked_from: Nullable(Type.Integer()),
+    forked_version: Nullable(Type.Integer()),
+    created_by: Nullable(
+      Type.Integer({
+        description:
+          'id of the user who created the skill (for a global skill: its publisher, who may change it); null once that account is gone',
+      }),
+    ),
+    created_at: DateTime(),
+    updated_at: DateTime(),
+  }),
+);
 export const SkillList = Type.Object({ skills: Type.Array(Skill) });
 export const CreateBody = Type.Object(
   {
@@ -73,15 +79,18 @@ export const ForkBody = Type.Object(
   },
   { additionalProperties: false },
 );
-export const Version = Type.Object({
-  version: Type.Integer(),
-  name: Type.String(),
-  description: Type.String(),
-  content: Type.String(),
-  author: Type.String(),
-  reason: Type.String(),
-  created_at: DateTime(),
-});
+export const Version = named(
+  'SkillVersion',
+  Type.Object({
+    version: Type.Integer(),
+    name: Type.String(),
+    description: Type.String(),
+    content: Type.String(),
+    author: Type.String(),
+    reason: Type.String(),
+    created_at: DateTime(),
+  }),
+);
 export const Evolution = Type.Object({
   skill_id: Type.Integer(),
   versions: Type.Array(Version, { description: 'newest first' }),

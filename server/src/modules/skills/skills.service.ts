@@ -1,6 +1,7 @@
 /**
- * Skills (specification, Skills). Bodies are `{name, description, content, reason?}`; answers are the skill
- * with `id`, `owner_project` (the project's name, null for a global skill) and `created_by`.
+ * Skills (docs/ARCHITECTURE.md, Issues, skills, wiki, files, pins, learnings). Bodies are `{name, description, content,
+ * reason?}`; answers are the skill with `id`, `owner_project` (the project's name, null for a global skill) and
+ * `created_by`.
  *
  * - A skill is global (`owner_project` null) or belongs to one project; a project sees the global skills
  *   plus its own, never another project's.
@@ -31,7 +32,7 @@ import { atomicWrite } from '../../lib/atomic-write.ts';
 import { resolveInside } from '../../lib/paths.ts';
 import type { ProjectsRepo } from '../projects/projects.repo.ts';
 import type { SkillsRepo, UpdateStatus } from './skills.repo.ts';
-import { MAX_PUBLISHED_CONTENT, MAX_PUBLISHED_PER_USER, publishRefusal } from './skills.rules.ts';
+import { MAX_PUBLISHED_CONTENT, MAX_PUBLISHED_PER_USER, publishRefusal, skillFile } from './skills.rules.ts';
 import type * as S from './skills.schemas.ts';
 
 export interface SkillsDeps {
@@ -53,11 +54,6 @@ type SkillRow = StoredSkill & { project_name: string | null };
 
 const actorName = (actor: Actor) => actor.name || actor.email || `user ${actor.id}`;
 const notFound = () => new NotFound('Skill not found.', 'skill_not_found');
-
-/** The SKILL.md text: YAML front matter (name, description as a JSON string, valid YAML) then the content. */
-export function skillFile(s: { name: string; description: string; content: string }): string {
-  return `---\nname: ${s.name}\ndescription: ${JSON.stringify(s.description)}\n---\n\n${s.content}${s.content.endsWith('\n') ? '' : '\n'}`;
-}
 
 /** The skills service (see the module comment); built once by services.ts. */
 export function createSkillsService(deps: SkillsDeps) {
@@ -250,7 +246,9 @@ export function createSkillsService(deps: SkillsDeps) {
     return r;
   }
 
-  /** A skill `actor` may read: global, or of a project they own (admins: any). @throws NotFound, Forbidden `forbidden`. */
+  /**
+   * A skill `actor` may read: global, or of a project they own (admins: any). @throws NotFound, Forbidden `forbidden`.
+   */
   async function readable(actor: Actor, id: number): Promise<SkillRow> {
     const r = await row(id);
     if (!r) throw notFound();
@@ -336,7 +334,9 @@ export function createSkillsService(deps: SkillsDeps) {
     async get(actor: Actor, id: number): Promise<Skill> {
       return out(await readable(actor, id));
     },
-    /** Update by id: a global skill by its publisher or an admin; a project skill by the project's owner or an admin. */
+    /**
+     * Update by id: a global skill by its publisher or an admin; a project skill by the project's owner or an admin.
+     */
     async update(
       actor: Actor,
       id: number,

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fs from 'node:fs';
 import path from 'node:path';
+import { parse } from 'yaml';
 import { api, buildTestApp, createProject, createUser, type TestApp } from '../../../test/helpers.ts';
 import { createWorker, giveKey, waitRun } from '../../../test/runtime-fixtures.ts';
 import { startLlmStandIn } from '../../../test/standins/llm.ts';
@@ -61,7 +62,7 @@ describe('skills', () => {
     expect(g.body).toMatchObject({ owner_project: null, name: 'testing', version: 1, created_by: admin.id });
     globalId = g.body.id;
     const file = fs.readFileSync(path.join(t.dataDir, 'skills', 'testing', 'SKILL.md'), 'utf8');
-    expect(file).toContain('name: testing\ndescription: "How we test: \\"real\\""');
+    expect(parse(file.split('---\n')[1])).toEqual({ name: 'testing', description: 'How we test: "real"' });
     expect(file).toContain('Write tests first.');
     const list = await api(t.app, 'GET', '/api/crm/skills', { token: other.token });
     expect(list.body.skills.map((s: any) => s.name)).toContain('testing');

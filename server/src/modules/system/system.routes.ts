@@ -4,6 +4,7 @@
  */
 import { Type } from 'typebox';
 import { errors } from '../../http/schemas.ts';
+import { SERVICE_VERSION } from '../../lib/version.ts';
 import type { TypedApp } from '../../http/typed-app.ts';
 import type { SystemService } from './system.service.ts';
 
@@ -30,8 +31,19 @@ const CapabilitySchema = Type.Object({
 export function systemRoutes(app: TypedApp, { system }: { system: SystemService }): void {
   app.get(
     '/healthz',
-    { config: { auth: 'public' }, schema: { hide: true, response: { 200: Type.Object({ ok: Type.Boolean() }) } } },
-    async () => ({ ok: true }),
+    {
+      config: { auth: 'public' },
+      schema: {
+        hide: true,
+        response: {
+          200: Type.Object({
+            ok: Type.Boolean(),
+            version: Type.String({ description: "the service's release: package.json's version" }),
+          }),
+        },
+      },
+    },
+    async () => ({ ok: true, version: SERVICE_VERSION }),
   );
 
   app.get(

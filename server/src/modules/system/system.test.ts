@@ -33,10 +33,11 @@ afterAll(async () => {
 });
 
 describe('health and readiness', () => {
-  it('/healthz answers {ok:true} without a token', async () => {
+  it("/healthz answers {ok:true, version} without a token: package.json's version", async () => {
     const res = await api(t.app, 'GET', '/healthz');
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ ok: true });
+    const pkg = JSON.parse(fs.readFileSync(path.join(import.meta.dirname, '../../../../package.json'), 'utf8'));
+    expect(res.body).toEqual({ ok: true, version: pkg.version });
   });
 
   it('/readyz answers 200 with the database kind without a token', async () => {

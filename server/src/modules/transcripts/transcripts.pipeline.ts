@@ -1,6 +1,6 @@
 /**
- * The transcript pipeline (specification, Transcript job states): a durable job that runs one transcript at a
- * time across all instances.
+ * The transcript pipeline (docs/ARCHITECTURE.md, Meeting transcripts and voice dictation): a durable job that runs one
+ * transcript at a time across all instances.
  *
  * - **One at a time**: the `transcripts.pump` job takes the single-row lease `transcript_lease` (renewed every
  *   LEASE_RENEW_MS, valid LEASE_SECONDS) and then processes pending transcripts, oldest first, until none is
@@ -52,7 +52,9 @@ export const LEASE_RENEW_MS = 5_000;
 export const SWEEP_MS = 15_000;
 /** Interruptions a transcript survives; the next one fails it. */
 export const MAX_INTERRUPTIONS = 1;
-/** Files of the incoming folder untouched this long with no row are orphans (an upload still running touches its file). */
+/**
+ * Files of the incoming folder untouched this long with no row are orphans (an upload still running touches its file).
+ */
 export const ORPHAN_AGE_MS = 10 * 60_000;
 
 const RUNNING: ReadonlySet<string> = new Set(Object.values(STEP_STATES).map((s) => s.running[0]));

@@ -61,7 +61,7 @@ export function classifyUpload(
 /** The steps whose output is stored, in pipeline order (`finished_step`). */
 export type Step = 'audio' | 'transcript' | 'frames' | 'vision' | 'summary' | 'embedding';
 
-/** Every status of the transcript job (specification, Transcript job states). */
+/** Every status of the transcript job (docs/ARCHITECTURE.md, Meeting transcripts and voice dictation). */
 export const STATUSES = [
   'queued',
   'extracting_audio',
@@ -153,7 +153,7 @@ export function clock(ms: number): string {
   return h ? `${h}:${mm}:${ss}` : `${mm}:${ss}`;
 }
 
-/** The summary object (specification, Transcript summary object). */
+/** The summary object (docs/ARCHITECTURE.md, Meeting transcripts and voice dictation). */
 export interface TranscriptSummary {
   tldr: string;
   key_points: string[];
@@ -174,7 +174,7 @@ const strings = (v: unknown, max = 50): string[] =>
 
 /**
  * The summary object from a model's answer: the first JSON object in `text`, its fields coerced to the
- * specification's shape (unknown fields dropped). @returns null when there is no usable object (no `tldr`).
+ * summary's shape (unknown fields dropped). @returns null when there is no usable object (no `tldr`).
  */
 export function parseSummary(text: string, model: string, now: Date): TranscriptSummary | null {
   const start = text.indexOf('{');

@@ -1,6 +1,6 @@
-/** API shapes of meeting transcripts (specification: Transcript job, Transcript summary object, Vision frame list). */
+/** API shapes of meeting transcripts (docs/ARCHITECTURE.md, Meeting transcripts and voice dictation). */
 import { Type } from 'typebox';
-import { DateTime, FilePart, Nullable, ProjectName } from '../../http/schemas.ts';
+import { DateTime, FilePart, named, Nullable, ProjectName } from '../../http/schemas.ts';
 import { MAX_FRAMES, PAGE_DEFAULT, PAGE_MAX, STATUSES } from './transcripts.rules.ts';
 
 export const Status = Type.Unsafe<(typeof STATUSES)[number]>(
@@ -76,23 +76,29 @@ const Common = {
   finished_at: Nullable(DateTime()),
 };
 
-export const ListItem = Type.Object({
-  ...Common,
-  tldr: Nullable(Type.String({ description: 'the summary in one paragraph, once summarized' })),
-});
+export const ListItem = named(
+  'TranscriptListItem',
+  Type.Object({
+    ...Common,
+    tldr: Nullable(Type.String({ description: 'the summary in one paragraph, once summarized' })),
+  }),
+);
 
 export const List = Type.Object({
   items: Type.Array(ListItem),
   next_cursor: Nullable(Type.Integer({ description: 'pass as cursor for the next page; null on the last page' })),
 });
 
-export const Detail = Type.Object({
-  ...Common,
-  mime: Type.String(),
-  transcript_text: Nullable(Type.String()),
-  summary_json: Nullable(Summary),
-  frames_json: Nullable(Frames),
-});
+export const Detail = named(
+  'Transcript',
+  Type.Object({
+    ...Common,
+    mime: Type.String(),
+    transcript_text: Nullable(Type.String()),
+    summary_json: Nullable(Summary),
+    frames_json: Nullable(Frames),
+  }),
+);
 
 export const JobParams = Type.Object({
   name: ProjectName,

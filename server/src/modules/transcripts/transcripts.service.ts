@@ -1,5 +1,5 @@
 /**
- * Meeting transcripts (specification: Meeting transcripts; Transcript job; Limits → Transcripts). The owner of a
+ * Meeting transcripts (docs/ARCHITECTURE.md, Meeting transcripts and voice dictation). The owner of a
  * project or an admin uploads a recording; the pipeline (transcripts.pipeline.ts) turns it into text, frames
  * descriptions, a summary and a `transcript` document of the semantic index. Routes call one method each.
  */
@@ -189,7 +189,9 @@ export function createTranscriptsService(deps: {
       }
     },
 
-    /** `GET /projects/:name/transcripts`: newest first, `limit` (default 20), `cursor=<id>` → `{items, next_cursor}`. */
+    /**
+     * `GET /projects/:name/transcripts`: newest first, `limit` (default 20), `cursor=<id>` → `{items, next_cursor}`.
+     */
     async list(actor: Actor, name: string, q: { limit?: number; cursor?: number }): Promise<Static<typeof List>> {
       const project = await access.project(actor, name);
       const limit = q.limit ?? PAGE_DEFAULT;

@@ -390,11 +390,12 @@ export function createUsageRepo(db: Kysely<DB>) {
       await tx.updateTable('trials').set({ project_id: null }).where('project_id', '=', projectId).execute();
     },
 
-    /** Erasure: the user's reservations, usage rows (in any project) and trial. */
+    /** Erasure: the user's reservations, usage rows (in any project), trial and storage measure. */
     async eraseUser(tx: Transaction<DB>, userId: number): Promise<void> {
       await tx.deleteFrom('token_reservations').where('user_id', '=', userId).execute();
       await tx.deleteFrom('token_usage').where('user_id', '=', userId).execute();
       await tx.deleteFrom('trials').where('user_id', '=', userId).execute();
+      await tx.deleteFrom('storage_usage').where('user_id', '=', userId).execute();
     },
 
     /** Retention: delete usage rows older than `before`, in batches. @returns rows deleted. */

@@ -1,14 +1,14 @@
 /**
- * The one definition of plans, limits, daily token caps and the trial (specification: Limits → Plans,
- * Trial; Workers → runtime; Authentication rule 10). Pure rules, no I/O: the usage service applies them.
+ * The one definition of plans, limits, daily token caps and the trial (docs/ARCHITECTURE.md, Usage, budgets and the
+ * trial). Pure rules, no I/O: the usage service applies them.
  *
- * Choices where the specification is silent: `starter` 3 projects / 15 workers, `cloud` and
- * `starter_cloud` 5 / 25 (like `min`). Daily token caps: free 100K, starter 400K, starter_cloud 2M
- * (specified); min 1M, cloud 2M, max 5M (ours); beta unmetered.
+ * Choices of this service: `starter` 3 projects / 15 workers, `cloud` and
+ * `starter_cloud` 5 / 25 (like `min`). Daily token caps: free 100K, starter 400K, starter_cloud 2M,
+ * min 1M, cloud 2M, max 5M; beta unmetered.
  */
 import { PaymentRequired } from '../../http/errors.ts';
 
-/** Plan names of the specification (Plan names). */
+/** The plan names (docs/ARCHITECTURE.md, Plans and payments). */
 export const PLAN_NAMES = ['free', 'min', 'cloud', 'max', 'starter', 'starter_cloud', 'beta'] as const;
 export type PlanName = (typeof PLAN_NAMES)[number];
 
@@ -32,7 +32,7 @@ export const DAILY_TOKEN_CAPS: Record<string, number | null> = {
   beta: null,
 };
 
-/** Tokens a trial grants (specification, Limits → Trial: 100K), drawn through the platform key. */
+/** Tokens a trial grants (docs/ARCHITECTURE.md, Usage, budgets and the trial), drawn through the platform key. */
 export const TRIAL_TOKENS = 100_000;
 
 /** Who owns the budget: the owner's plan and role. */
@@ -43,19 +43,19 @@ export interface Owner {
 
 /**
  * The daily token cap of one worker for its owner. `null` = unmetered: plan `beta`, and admin owners
- * (the plan-limit bypass of Authentication rule 10). Unknown plans get the free cap.
+ * (the plan-limit bypass; docs/ARCHITECTURE.md, Usage, budgets and the trial). Unknown plans get the free cap.
  */
 export function dailyTokenCap(owner: Owner): number | null {
   if (owner.role === 'admin') return null;
   return owner.plan in DAILY_TOKEN_CAPS ? DAILY_TOKEN_CAPS[owner.plan] : DAILY_TOKEN_CAPS.free;
 }
 
-/** Plans that include a cloud container (specification, Cloud container status: provision needs the cloud plan). */
+/** Plans that include a cloud container (docs/ARCHITECTURE.md, Cloud containers). */
 export const CLOUD_PLANS: readonly string[] = ['cloud', 'starter_cloud'];
 
 /**
- * Whether an owner may have a cloud container: a cloud plan, or the plan-limit bypass of Authentication
- * rule 10 (admins and `beta` owners).
+ * Whether an owner may have a cloud container: a cloud plan, or the plan-limit bypass
+ * (admins and `beta` owners).
  */
 export function includesCloud(owner: Owner): boolean {
   return owner.role === 'admin' || owner.plan === 'beta' || CLOUD_PLANS.includes(owner.plan);
@@ -68,8 +68,8 @@ export function planLimits(plan: string): { projects: number; workers: number } 
 }
 
 /**
- * Check that an owner may add `add` projects / workers to `current` ones (specification, Limits → Plans:
- * exceeding any one limit blocks creation). Admins acting and `beta` owners bypass (rule 10).
+ * Check that an owner may add `add` projects / workers to `current` ones (docs/ARCHITECTURE.md, Usage, budgets and the
+ * trial). Admins acting and `beta` owners bypass it.
  * @throws PaymentRequired 402 `plan_limit_reached` `{reason: 'projects_limit'|'workers_limit', current, limit, plan}`.
  */
 export function assertPlanAllows(
@@ -181,11 +181,11 @@ export function estimateRequestTokens(req: {
   return estimatePromptTokens({ text, messages: req.messages.length }) + images * IMAGE_TOKENS;
 }
 
-/** Plans sold through the hosted checkout (specification, Plan names: checkout accepts `min` or `cloud`). */
+/** Plans sold through the hosted checkout (docs/ARCHITECTURE.md, Plans and payments). */
 export const CHECKOUT_PLANS = ['min', 'cloud'] as const;
 export type CheckoutPlan = (typeof CHECKOUT_PLANS)[number];
 
-/** Paid plans: cancelling or three failed payments drop them to free (specification, Plan changes). */
+/** Paid plans: cancelling or three failed payments drop them to free (docs/ARCHITECTURE.md, Plans and payments). */
 export const PAID_PLANS: readonly string[] = ['min', 'cloud', 'max', 'starter', 'starter_cloud'];
 
 /** Order of plans for upgrades: a checkout plan ranked above the current one is an upgrade. */
@@ -219,7 +219,7 @@ const GiB = 1024 * MiB;
 /**
  * Storage quota of each plan in bytes (docs/configuration.md, Storage quotas): every file a user's projects hold
  * (uploads, clones, writes through the API and agent tools), note sources, transcripts, wiki pages and the cloud
- * home count. `null` = no quota (beta). Ours; the specification is silent. `STORAGE_QUOTAS_MB` overrides them.
+ * home count. `null` = no quota (beta). Admins have none. `STORAGE_QUOTAS_MB` overrides them.
  */
 export const STORAGE_QUOTAS: Record<string, number | null> = {
   free: 1 * GiB,

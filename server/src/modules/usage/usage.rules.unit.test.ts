@@ -16,7 +16,7 @@ import {
   utcDayStart,
 } from './usage.rules.ts';
 
-describe('daily caps (specification: Workers → runtime)', () => {
+describe('daily caps (docs/ARCHITECTURE.md, Worker runtime)', () => {
   it('free 100K, starter 400K, starter_cloud 2M; beta and admin owners unmetered; unknown plans as free', () => {
     expect(dailyTokenCap({ plan: 'free', role: 'user' })).toBe(100_000);
     expect(dailyTokenCap({ plan: 'starter', role: 'user' })).toBe(400_000);
@@ -27,7 +27,7 @@ describe('daily caps (specification: Workers → runtime)', () => {
   });
 });
 
-describe('plan limits (specification: Limits → Plans)', () => {
+describe('plan limits (docs/ARCHITECTURE.md, Usage, budgets and the trial)', () => {
   it('free: 1 project and 5 workers; min: 5 or 25; max: 20 or 150; beta bypasses', () => {
     expect(planLimits('free')).toEqual({ projects: 1, workers: 5 });
     expect(planLimits('min')).toEqual({ projects: 5, workers: 25 });

@@ -1,5 +1,5 @@
 /**
- * The usage area (specification: Usage row, Trial status, Limits → Plans, Trial; Workers → runtime): the
+ * The usage area (docs/ARCHITECTURE.md, Usage, budgets and the trial): the
  * one owner of token usage, trial grants, plan lookups and daily caps. Runtime, workers, onboarding,
  * projects, help and billing ask it; nobody else writes or sums `token_usage`.
  *
@@ -29,7 +29,7 @@ import type { Metrics } from '../../lib/metrics.ts';
 /** How long a reservation lives when its call never settles (its process died), in ms. */
 export const RESERVATION_TTL_MS = 15 * 60_000;
 
-/** One LLM call to meter (specification, Usage row). */
+/** One LLM call to meter (docs/ARCHITECTURE.md, Usage, budgets and the trial). */
 export interface UsageCall {
   /** The user the call is billed to: the project owner, or the caller for account-level features. */
   userId: number;
@@ -46,7 +46,7 @@ export interface UsageCall {
   reservationId?: number | null;
 }
 
-/** The trial of a user (specification, Trial status). */
+/** The trial of a user (docs/ARCHITECTURE.md, Usage, budgets and the trial). */
 export interface TrialInfo {
   granted: boolean;
   total_granted: number;
@@ -75,7 +75,7 @@ export interface UsageDeps {
   metrics: Pick<Metrics, 'modelCall'>;
 }
 
-/** 429 `token_budget_exceeded` (specification, Workers → runtime; Limits → Trial). */
+/** 429 `token_budget_exceeded` (docs/ARCHITECTURE.md, Worker runtime). */
 export function budgetExceeded(b: Budget, workerId: number | null): TooManyRequests {
   return new TooManyRequests(
     'token_budget_exceeded',

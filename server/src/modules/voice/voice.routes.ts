@@ -1,4 +1,4 @@
-/** Voice dictation route (specification, Voice input). */
+/** Voice dictation route (docs/ARCHITECTURE.md, Meeting transcripts and voice dictation). */
 import { Type } from 'typebox';
 import { requireActor } from '../../http/auth.ts';
 import { errors, FilePart } from '../../http/schemas.ts';

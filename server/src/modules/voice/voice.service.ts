@@ -1,8 +1,8 @@
 /**
- * Voice dictation (specification: Voice input; Limits → Voice): a short clip (webm, ogg or wav, up to 25 MB)
- * streamed to a temporary file and sent to the speech server with the caller's locale as its language.
- * Seconds are estimated from the upload size (VOICE_BYTES_PER_SECOND) and counted per user per UTC day in the
- * database (3600 a day); at most 2 dictations of a user run at once, across instances.
+ * Voice dictation (docs/ARCHITECTURE.md, Meeting transcripts and voice dictation): a short clip (webm, ogg or wav, up
+ * to 25 MB) streamed to a temporary file and sent to the speech server with the caller's locale as its language.
+ * Seconds are estimated from the upload size (VOICE_BYTES_PER_SECOND) and counted per user per UTC day in the database
+ * (3600 a day); at most 2 dictations of a user run at once, across instances.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';

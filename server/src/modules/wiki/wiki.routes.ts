@@ -1,4 +1,7 @@
-/** Wiki routes (specification, Wiki): tree, read, save, ZIP download. One service call each. */
+/**
+ * Wiki routes (docs/ARCHITECTURE.md, Issues, skills, wiki, files, pins, learnings): tree, read, save, ZIP download. One
+ * service call each.
+ */
 import { Type } from 'typebox';
 import { requireActor } from '../../http/auth.ts';
 import { errors } from '../../http/schemas.ts';

@@ -1,6 +1,6 @@
 /**
- * The project wiki (specification, Wiki). Bodies: `PUT …/wiki/save` `{path, content}`; answers: tree
- * `{tree:[{path, title, children?}]}`, file `{path, content, updated_at}`.
+ * The project wiki (docs/ARCHITECTURE.md, Issues, skills, wiki, files, pins, learnings). Bodies: `PUT …/wiki/save`
+ * `{path, content}`; answers: tree `{tree:[{path, title, children?}]}`, file `{path, content, updated_at}`.
  *
  * Storage: pages live in the database (`wiki_pages`, authoritative), keyed by a relative path such as
  * `guides/setup.md`; folders are implied by the paths. Paths are validated like file paths (no `..`, no

@@ -1,5 +1,5 @@
 /**
- * The worker preset library (specification, Projects and workers → Worker preset: 13 presets).
+ * The worker preset library (docs/ARCHITECTURE.md, Projects, workers, plan limits and onboarding).
  * A preset's `model` is a tier key of `MODEL_TIERS` (models/model-tiers.ts, the one place tiers are
  * configured) resolved by `resolveModel`; its `tools` are names or groups of the agent's tool registry
  * (runtime/builtin-tools.ts).

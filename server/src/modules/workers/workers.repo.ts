@@ -126,7 +126,8 @@ const safeRelDir = (d: string) =>
 
 /**
  * Merge a preset (when `preset` is given) with the explicit fields and check the result.
- * Defaults: type terminal, max_turns 20 (specification, Worker), model the fallback tier's model.
+ * Defaults: type terminal, max_turns 20 (docs/ARCHITECTURE.md, Projects, workers, plan limits and onboarding), model
+ * the fallback tier's model.
  * @throws BadRequest `unknown_preset`, `invalid_worker` (no label, unsafe focus directory).
  */
 export function normalizeWorker(input: WorkerInput, where = 'worker') {

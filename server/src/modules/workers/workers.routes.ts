@@ -1,4 +1,7 @@
-/** Routes of the workers area (specification, Workers). Each route translates HTTP to one service call. */
+/**
+ * Routes of the workers area (docs/ARCHITECTURE.md, Projects, workers, plan limits and onboarding). Each route
+ * translates HTTP to one service call.
+ */
 import { Type } from 'typebox';
 import type { TypedApp } from '../../http/typed-app.ts';
 import { requireActor } from '../../http/auth.ts';
@@ -8,7 +11,7 @@ import type { WorkersService } from './workers.service.ts';
 import { readImageUpload } from './upload.ts';
 import * as S from './workers.schemas.ts';
 
-/** Avatars (specification, Limits → Avatars) and worker icons: 2 MB. */
+/** Avatars (docs/ARCHITECTURE.md, Projects, workers, plan limits and onboarding) and worker icons: 2 MB. */
 const IMAGE_MAX_BYTES = 2 * 1024 * 1024;
 
 export function workersRoutes(app: TypedApp, { workers }: { workers: WorkersService }): void {

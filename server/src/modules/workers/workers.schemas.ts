@@ -1,11 +1,14 @@
 /** Request and answer schemas of the workers area (TypeBox). */
 import { Type } from 'typebox';
-import { DateTime, Nullable, projectIdParams } from '../../http/schemas.ts';
+import { DateTime, named, Nullable, projectIdParams } from '../../http/schemas.ts';
 
 const Str = (max: number) => Type.String({ maxLength: max });
 const StrList = Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { maxItems: 100 });
 
-/** Worker fields (specification, Worker); `preset` fills the others from the preset library. */
+/**
+ * Worker fields (docs/ARCHITECTURE.md, Projects, workers, plan limits and onboarding); `preset` fills the others from
+ * the preset library.
+ */
 export const WorkerFields = {
   label: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
   icon: Type.Optional(Nullable(Str(200))),
@@ -34,41 +37,47 @@ export const WorkerUpdateBody = Type.Object(
   { additionalProperties: false },
 );
 
-export const Worker = Type.Object({
-  id: Type.Integer(),
-  label: Type.String(),
-  icon: Nullable(Type.String()),
-  type: Type.String(),
-  model: Nullable(Type.String()),
-  max_turns: Type.Integer(),
-  tools: Type.Array(Type.String()),
-  system_prompt: Type.String(),
-  focus_dirs: Type.Array(Type.String()),
-  context_assets: Type.Array(Type.String()),
-  prompt_style: Nullable(Type.String()),
-  avatar_pack: Type.String(),
-  role: Nullable(Type.String()),
-  mcp_servers: Type.Array(Type.String()),
-  position: Type.Integer(),
-  has_avatar: Type.Boolean(),
-  has_icon: Type.Boolean(),
-  bot_username: Nullable(Type.String()),
-  project_name: Type.String(),
-  created_at: DateTime(),
-  updated_at: DateTime(),
-});
+export const Worker = named(
+  'Worker',
+  Type.Object({
+    id: Type.Integer(),
+    label: Type.String(),
+    icon: Nullable(Type.String()),
+    type: Type.String(),
+    model: Nullable(Type.String()),
+    max_turns: Type.Integer(),
+    tools: Type.Array(Type.String()),
+    system_prompt: Type.String(),
+    focus_dirs: Type.Array(Type.String()),
+    context_assets: Type.Array(Type.String()),
+    prompt_style: Nullable(Type.String()),
+    avatar_pack: Type.String(),
+    role: Nullable(Type.String()),
+    mcp_servers: Type.Array(Type.String()),
+    position: Type.Integer(),
+    has_avatar: Type.Boolean(),
+    has_icon: Type.Boolean(),
+    bot_username: Nullable(Type.String()),
+    project_name: Type.String(),
+    created_at: DateTime(),
+    updated_at: DateTime(),
+  }),
+);
 
-export const WorkerListItem = Type.Object({
-  id: Type.Integer(),
-  label: Type.String(),
-  icon: Nullable(Type.String()),
-  type: Type.String(),
-  model: Nullable(Type.String()),
-  tools: Type.Array(Type.String()),
-  context_assets: Type.Array(Type.String()),
-  project_name: Type.String(),
-  owner_email: Type.Optional(Type.String()),
-});
+export const WorkerListItem = named(
+  'WorkerListItem',
+  Type.Object({
+    id: Type.Integer(),
+    label: Type.String(),
+    icon: Nullable(Type.String()),
+    type: Type.String(),
+    model: Nullable(Type.String()),
+    tools: Type.Array(Type.String()),
+    context_assets: Type.Array(Type.String()),
+    project_name: Type.String(),
+    owner_email: Type.Optional(Type.String()),
+  }),
+);
 
 export const Preset = Type.Object({
   id: Type.String(),

@@ -1,5 +1,5 @@
 /**
- * Workers (specification, Workers; Worker runtime status; Limits → Worker, Avatars, Bot name suggestions):
+ * Workers (docs/ARCHITECTURE.md, Projects, workers, plan limits and onboarding):
  * CRUD under the plan limits, presets, templates, order, icons and avatars, the messenger bot of a
  * worker (bind, read masked, remove, notify), activity feed and runtime figures.
  */
@@ -24,7 +24,7 @@ import { normalizeWorker, toWorkerView, type WorkerInput, type WorkerView, type 
 import { bindBot, maskBotToken, validateBotToken } from './bot-binding.ts';
 import { IMAGE_MIME, type ImageKind } from './workers.rules.ts';
 
-/** Activity-log types shown in a worker's feed (specification, Worker activity event). */
+/** Activity-log types shown in a worker's feed (docs/ARCHITECTURE.md, Worker runtime). */
 export const WORKER_ACTIVITY_TYPES = [
   'git_commit',
   'skill_loaded',
@@ -272,7 +272,10 @@ export function createWorkersService(deps: WorkersDeps) {
       return { ok: true, id };
     },
 
-    /** POST /projects/:name/workers/reorder `{order}`: listed ids first (unknown ids ignored), the rest appended in their order. */
+    /**
+     * POST /projects/:name/workers/reorder `{order}`: listed ids first (unknown ids ignored), the rest appended in
+     * their order.
+     */
     async reorder(actor: Actor, name: string, order: number[]) {
       const p = await access.project(actor, name);
       return repo.transaction(async (tx) => {

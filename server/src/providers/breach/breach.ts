@@ -1,5 +1,5 @@
 /**
- * Breached-password check through the k-anonymity range API (specification, Authentication rule 9):
+ * Breached-password check through the k-anonymity range API (docs/api.md, Authentication and tokens):
  * only the first 5 hex characters of the SHA-1 leave the process; `GET {base}/range/{PREFIX}` answers
  * `SUFFIX:COUNT` lines. The check passes (not breached) when the service does not answer within the
  * timeout or answers with an error: registration must not depend on a third party.

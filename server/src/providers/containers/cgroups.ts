@@ -15,7 +15,9 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 
-/** The caps of one user's sandbox (specification, Limits → Cloud), shared by its init, terminal and commands. */
+/**
+ * The caps of one user's sandbox (docs/ARCHITECTURE.md, Cloud containers), shared by its init, terminal and commands.
+ */
 export interface SandboxCaps {
   /** Processes and threads at most (`pids.max`). */
   pids: number;

@@ -3,7 +3,7 @@
  * `DOCKER_HOST`, else the local socket), on an isolated bridge network of its own (`crm-cloud-u<userId>`,
  * inter-container traffic off), from the image `CLOUD_IMAGE`.
  *
- * Caps (specification, Limits → Cloud): all capabilities dropped, `no-new-privileges`, 1.5 CPUs, 2 GB memory
+ * Caps (docs/ARCHITECTURE.md, Cloud containers): all capabilities dropped, `no-new-privileges`, 1.5 CPUs, 2 GB memory
  * (no extra swap), 200 processes. Pause is the engine's freeze (cgroup freezer); the terminal is an exec with
  * a TTY; commands are execs without one.
  */

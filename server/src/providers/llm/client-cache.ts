@@ -1,10 +1,14 @@
-/** A small per-key cache of SDK clients (a client holds its key and connection pool). */
-export function clientCache<C>(make: (apiKey: string) => C, max = 100): (apiKey: string) => C {
-  const clients = new Map<string, C>();
+import { LRUCache } from 'lru-cache';
+
+/**
+ * A small per-key cache of SDK clients (a client holds its key and connection pool): at most `max`, the least
+ * recently used one dropped when a new key needs room.
+ */
+export function clientCache<C extends object>(make: (apiKey: string) => C, max = 100): (apiKey: string) => C {
+  const clients = new LRUCache<string, C>({ max });
   return (apiKey) => {
     let c = clients.get(apiKey);
     if (!c) {
-      if (clients.size >= max) clients.clear();
       c = make(apiKey);
       clients.set(apiKey, c);
     }

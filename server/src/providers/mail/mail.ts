@@ -1,5 +1,5 @@
 /**
- * Transactional e-mail (specification, Authentication rule 11; docs/configuration.md, E-mail). Every message
+ * Transactional e-mail (docs/api.md, Authentication and tokens; docs/configuration.md, E-mail). Every message
  * carries `List-Unsubscribe` (link to `{app_url}/account?tab=notifications`),
  * `List-Unsubscribe-Post: List-Unsubscribe=One-Click` and a footer link to the same page.
  *

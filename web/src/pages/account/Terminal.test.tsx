@@ -7,14 +7,20 @@ const xterm = vi.hoisted(() => ({
   written: [] as string[],
   type: (_d: string) => {},
   resized: [] as [number, number][],
+  /** The size the fit addon finds for the box (the test changes it to resize the box). */
+  box: { cols: 100, rows: 30 },
 }));
 vi.mock('@xterm/xterm', () => ({
   Terminal: class {
-    cols: number;
-    rows: number;
-    constructor(o: { cols: number; rows: number }) {
-      this.cols = o.cols;
-      this.rows = o.rows;
+    cols = 80;
+    rows = 24;
+    private onResizeFns: Array<(s: { cols: number; rows: number }) => void> = [];
+    loadAddon(addon: { activate(t: unknown): void }) {
+      addon.activate(this);
+    }
+    onResize(fn: (s: { cols: number; rows: number }) => void) {
+      this.onResizeFns.push(fn);
+      return { dispose() {} };
     }
     open() {}
     focus() {}
@@ -29,6 +35,21 @@ vi.mock('@xterm/xterm', () => ({
       this.cols = c;
       this.rows = r;
       xterm.resized.push([c, r]);
+      for (const fn of this.onResizeFns) fn({ cols: c, rows: r });
+    }
+    dispose() {}
+  },
+}));
+/** A stand-in for the fit addon: resizes its terminal to `xterm.box` when that differs, like the addon. */
+vi.mock('@xterm/addon-fit', () => ({
+  FitAddon: class {
+    private term: any;
+    activate(term: unknown) {
+      this.term = term;
+    }
+    fit() {
+      const { cols, rows } = xterm.box;
+      if (cols !== this.term.cols || rows !== this.term.rows) this.term.resize(cols, rows);
     }
     dispose() {}
   },
@@ -63,12 +84,18 @@ class FakeSocket {
   }
 }
 
+/** The callback of the terminal box's ResizeObserver: call it to tell the terminal its box changed. */
+let observed: () => void = () => {};
+
 beforeEach(() => {
   localStorage.setItem('crm.token', 'tok');
   vi.stubGlobal('WebSocket', FakeSocket);
   vi.stubGlobal(
     'ResizeObserver',
     class {
+      constructor(fn: () => void) {
+        observed = fn;
+      }
       observe() {}
       disconnect() {}
     },
@@ -76,6 +103,7 @@ beforeEach(() => {
   vi.stubGlobal('fetch', async () => new Response('{}', { headers: { 'content-type': 'application/json' } }));
   xterm.written = [];
   xterm.resized = [];
+  xterm.box = { cols: 100, rows: 30 };
 });
 afterEach(() => {
   cleanup();
@@ -93,14 +121,21 @@ describe('cloud terminal', () => {
       </I18nProvider>,
     );
     const ws = FakeSocket.last;
-    expect(ws.url).toMatch(/^ws:\/\/[^/]+\/api\/crm\/ws\/cloud\/42\/terminal\?token=tok&cols=\d+&rows=\d+$/);
+    // The first size is the one the fit addon found for the box.
+    expect(ws.url).toMatch(/^ws:\/\/[^/]+\/api\/crm\/ws\/cloud\/42\/terminal\?token=tok&cols=100&rows=30$/);
     expect(screen.getByText('Connecting to your container…')).toBeTruthy();
     expect(screen.getByRole('application', { name: 'Terminal' })).toBeTruthy();
 
     act(() => ws.open());
-    expect(JSON.parse(ws.sent[0]!)).toMatchObject({ type: 'resize' });
+    expect(JSON.parse(ws.sent[0]!)).toEqual({ type: 'resize', cols: 100, rows: 30 });
     act(() => xterm.type('ls\r'));
     expect(JSON.parse(ws.sent[1]!)).toEqual({ type: 'input', data: 'ls\r' });
+    // The box grows: the addon fits the terminal again and the new size goes to the server; an unchanged box sends nothing.
+    xterm.box = { cols: 120, rows: 40 };
+    act(() => observed());
+    act(() => observed());
+    expect(ws.sent.slice(2).map((f) => JSON.parse(f))).toEqual([{ type: 'resize', cols: 120, rows: 40 }]);
+    ws.sent.splice(2);
     act(() => ws.onmessage?.({ data: 'file.txt\r\n$ ' }));
     expect(xterm.written).toContain('file.txt\r\n$ ');
 

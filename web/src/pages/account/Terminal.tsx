@@ -4,31 +4,14 @@
  * `{"type":"resize","cols","rows"}` whenever the box changes; the shell's output arrives as text frames.
  */
 import '@xterm/xterm/css/xterm.css';
+import { FitAddon } from '@xterm/addon-fit';
 import { Terminal as XTerm } from '@xterm/xterm';
 import { useEffect, useRef, useState } from 'react';
 import { useI18n } from '../../i18n';
 import { session } from '../../session';
-import { closeMessage, fitSize, inputFrame, resizeFrame, terminalUrl } from './logic';
+import { closeMessage, inputFrame, resizeFrame, terminalUrl } from './logic';
 
 const FONT = { family: 'ui-monospace, Menlo, Consolas, monospace', size: 14 };
-
-/** One character cell's size in px for the terminal's font (measured from a hidden sample). */
-function cellSize(): { width: number; height: number } {
-  const probe = document.createElement('span');
-  probe.textContent = 'W'.repeat(20);
-  Object.assign(probe.style, {
-    fontFamily: FONT.family,
-    fontSize: `${FONT.size}px`,
-    lineHeight: 'normal',
-    position: 'absolute',
-    visibility: 'hidden',
-    whiteSpace: 'pre',
-  });
-  document.body.append(probe);
-  const r = probe.getBoundingClientRect();
-  probe.remove();
-  return { width: r.width / 20 || 8.4, height: r.height || 17 };
-}
 
 /** The terminal of the container of the user whose chat id is `chatId`; `onClose` gets the close message. */
 export default function Terminal({ chatId, onClose }: { chatId: string; onClose: (message: string) => void }) {
@@ -44,21 +27,20 @@ export default function Terminal({ chatId, onClose }: { chatId: string; onClose:
     const el = box.current;
     const token = session.token();
     if (!el || !token) return;
-    const cell = cellSize();
-    const size = () => fitSize(el.clientWidth - 8, el.clientHeight - 8, cell.width, cell.height);
-    const first = size();
     const term = new XTerm({
-      cols: first.cols,
-      rows: first.rows,
       fontFamily: FONT.family,
       fontSize: FONT.size,
       cursorBlink: true,
       convertEol: false,
       screenReaderMode: true,
     });
+    // The size in cells that fills the box: xterm.js's fit addon, from the renderer's own cell size.
+    const fit = new FitAddon();
+    term.loadAddon(fit);
     term.open(el);
+    fit.fit();
     term.focus();
-    const ws = new WebSocket(terminalUrl(window.location, chatId, token, first.cols, first.rows));
+    const ws = new WebSocket(terminalUrl(window.location, chatId, token, term.cols, term.rows));
     ws.onopen = () => {
       setState('open');
       ws.send(resizeFrame(term.cols, term.rows));
@@ -73,15 +55,14 @@ export default function Terminal({ chatId, onClose }: { chatId: string; onClose:
     const input = term.onData((d) => {
       if (ws.readyState === WebSocket.OPEN) ws.send(inputFrame(d));
     });
-    const observer = new ResizeObserver(() => {
-      const { cols, rows } = size();
-      if (cols === term.cols && rows === term.rows) return;
-      term.resize(cols, rows);
+    const resized = term.onResize(({ cols, rows }) => {
       if (ws.readyState === WebSocket.OPEN) ws.send(resizeFrame(cols, rows));
     });
+    const observer = new ResizeObserver(() => fit.fit());
     observer.observe(el);
     return () => {
       observer.disconnect();
+      resized.dispose();
       input.dispose();
       ws.onclose = null;
       ws.close(1000);

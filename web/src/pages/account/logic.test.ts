@@ -4,7 +4,6 @@ import {
   checkoutReturn,
   closeMessage,
   cloudActions,
-  fitSize,
   inputFrame,
   linkOutcome,
   logsUrl,
@@ -40,11 +39,6 @@ describe('terminal frames', () => {
     expect(closeMessage(1006, '')).toMatch(/could not connect/);
     expect(closeMessage(1011, 'terminal_failed')).toBe('The terminal closed with an error: {reason}');
     expect(closeMessage(1000, '')).toBe('The terminal is closed.');
-  });
-  it('fits the terminal to its box', () => {
-    expect(fitSize(800, 340, 8, 17)).toEqual({ cols: 100, rows: 20 });
-    expect(fitSize(50, 10, 8, 17)).toEqual({ cols: 20, rows: 5 });
-    expect(fitSize(800, 340, 0, 0)).toEqual({ cols: 20, rows: 5 });
   });
 });
 

@@ -93,21 +93,6 @@ export function statusLabel(status: string): string {
   );
 }
 
-/**
- * The terminal's size in cells for a box of `width` × `height` px with cells of `cellWidth` × `cellHeight` px;
- * at least 20 × 5, at most 1000 × 1000.
- */
-export function fitSize(
-  width: number,
-  height: number,
-  cellWidth: number,
-  cellHeight: number,
-): { cols: number; rows: number } {
-  const fit = (px: number, cell: number, min: number) =>
-    Math.max(min, Math.min(1000, cell > 0 ? Math.floor(px / cell) : min));
-  return { cols: fit(width, cellWidth, 20), rows: fit(height, cellHeight, 5) };
-}
-
 /** The billing tab's address after a checkout of `plan` (the payer returns here; `checkout=` marks the return). */
 export const billingReturnPath = (plan: CheckoutPlan): string => `/account?tab=billing&checkout=${plan}`;
 
