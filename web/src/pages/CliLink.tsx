@@ -1,6 +1,7 @@
 import { useMutation } from '@tanstack/react-query';
 import { Link, useSearchParams } from 'react-router';
-import { api, ApiFailure, must } from '../api/client';
+import { ApiFailure } from '../api/client';
+import { confirmCliLink } from '../features/account/api';
 import { useMe } from '../auth';
 import { useI18n } from '../i18n';
 import { ErrorLine, PageTitle } from '../ui';
@@ -16,7 +17,7 @@ export default function CliLink() {
   const me = useMe();
   const [params] = useSearchParams();
   const code = (params.get('code') ?? '').trim();
-  const confirm = useMutation({ mutationFn: () => must(api.POST('/api/crm/cli/link/confirm', { body: { code } })) });
+  const confirm = useMutation({ mutationFn: () => confirmCliLink(code) });
   const outcome = linkOutcome(
     code,
     confirm.isSuccess,

@@ -1,28 +1,16 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
-import { api, must } from '../../api/client';
+import { issueQuery, issuesQuery, useCreateIssue, useLogIssue, useMoveIssue } from '../../features/issues/api';
 import { useI18n } from '../../i18n';
 import { ErrorLine, Field, Loading, Modal, Select, TextArea } from '../../ui';
 import { dropMove, STATUS_LABELS, STATUSES, toColumns, type Status } from './board';
-import type { TabProps } from './Project';
+import type { TabProps } from '../../features/projects/types';
 
 function IssueDetail({ project, id }: { project: string; id: number }) {
   const { t, date } = useI18n();
-  const qc = useQueryClient();
   const [message, setMessage] = useState('');
-  const path = { name: project, id };
-  const issue = useQuery({
-    queryKey: ['issue', project, id],
-    queryFn: () => must(api.GET('/api/crm/projects/{name}/issues/{id}', { params: { path } })),
-  });
-  const log = useMutation({
-    mutationFn: () =>
-      must(api.POST('/api/crm/projects/{name}/issues/{id}/log', { params: { path }, body: { message } })),
-    onSuccess: (data) => {
-      setMessage('');
-      qc.setQueryData(['issue', project, id], data);
-    },
-  });
+  const issue = useQuery(issueQuery(project, id));
+  const log = useLogIssue(project, id, { onSuccess: () => setMessage('') });
   if (!issue.data) return <Loading />;
   return (
     <div>
@@ -42,7 +30,7 @@ function IssueDetail({ project, id }: { project: string; id: number }) {
       <form
         onSubmit={(e) => {
           e.preventDefault();
-          log.mutate();
+          log.mutate(message);
         }}
       >
         <TextArea label={t('Add to the log')} required value={message} onChange={(e) => setMessage(e.target.value)} />
@@ -56,42 +44,19 @@ function IssueDetail({ project, id }: { project: string; id: number }) {
 /** The board: a column per status; drag a card to another column, or pick the status from its menu. */
 export default function Issues({ project }: TabProps) {
   const { t } = useI18n();
-  const qc = useQueryClient();
-  const key = ['issues', project];
-  const issues = useQuery({
-    queryKey: key,
-    queryFn: () =>
-      must(api.GET('/api/crm/projects/{name}/issues', { params: { path: { name: project }, query: { limit: 200 } } })),
-  });
+  const issues = useQuery(issuesQuery(project));
   const [open, setOpen] = useState<number | null>(null);
   const [creating, setCreating] = useState(false);
   const [title, setTitle] = useState('');
   const [priority, setPriority] = useState<'P0' | 'P1' | 'P2' | 'P3'>('P2');
   const [description, setDescription] = useState('');
   const [over, setOver] = useState<Status | null>(null);
-  const move = useMutation({
-    mutationFn: (v: { id: number; status: Status }) =>
-      must(
-        api.PUT('/api/crm/projects/{name}/issues/{id}', {
-          params: { path: { name: project, id: v.id } },
-          body: { status: v.status },
-        }),
-      ),
-    onSettled: () => qc.invalidateQueries({ queryKey: key }),
-  });
-  const create = useMutation({
-    mutationFn: () =>
-      must(
-        api.POST('/api/crm/projects/{name}/issues', {
-          params: { path: { name: project } },
-          body: { title, priority, ...(description ? { description } : {}) },
-        }),
-      ),
+  const move = useMoveIssue(project);
+  const create = useCreateIssue(project, {
     onSuccess: () => {
       setCreating(false);
       setTitle('');
       setDescription('');
-      qc.invalidateQueries({ queryKey: key });
     },
   });
   if (issues.isPending) return <Loading />;
@@ -164,7 +129,7 @@ export default function Issues({ project }: TabProps) {
         <form
           onSubmit={(e) => {
             e.preventDefault();
-            create.mutate();
+            create.mutate({ title, priority, ...(description ? { description } : {}) });
           }}
         >
           <Field label={t('Title')} required value={title} onChange={(e) => setTitle(e.target.value)} />

@@ -8,7 +8,7 @@ import { ErrorLine, Field, Loading, Modal, Select, TextArea } from '../../ui';
 import { chatBody, noteChatReducer, type GroundSource } from './notesChat';
 import { followProgress, uploadSource } from './notesTransfer';
 import { ACCEPT, checkFile, formatBytes, MB, sourcesToFollow } from './notesUpload';
-import type { TabProps } from './Project';
+import type { TabProps } from '../../features/projects/types';
 
 type NoteDetail = paths['/api/crm/projects/{name}/notes/{id}']['get']['responses'][200]['content']['application/json'];
 type Source = NoteDetail['sources'][number];

@@ -10,7 +10,7 @@ import { msg, useI18n } from '../../i18n';
 import { getSse } from '../../lib/sse';
 import { uploadWithProgress } from '../../lib/upload';
 import { ErrorLine, Field, Loading } from '../../ui';
-import type { TabProps } from './Project';
+import type { TabProps } from '../../features/projects/types';
 import {
   ACCEPT_ATTR,
   clock,
