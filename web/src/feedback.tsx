@@ -6,7 +6,8 @@
  */
 import { useMutation } from '@tanstack/react-query';
 import { useState } from 'react';
-import { api, must, type paths } from './api/client';
+import { type paths } from './api/client';
+import { sendFeedback, suggestTranslation } from './features/feedback/api';
 import { useI18n } from './i18n';
 import { ErrorLine, Field, Modal, Select, TextArea } from './ui';
 
@@ -39,11 +40,7 @@ function FeedbackForm({ onDone }: { onDone: () => void }) {
   const send = useMutation({
     mutationFn: () => {
       const project = projectOfPath(location.pathname);
-      return must(
-        api.POST('/api/crm/feedback', {
-          body: { ...form, ...(project ? { project } : {}), browser: navigator.userAgent.slice(0, 300) },
-        }),
-      );
+      return sendFeedback({ ...form, ...(project ? { project } : {}), browser: navigator.userAgent.slice(0, 300) });
     },
     onSuccess: onDone,
   });
@@ -94,19 +91,15 @@ function TranslationForm({ selected, onDone }: { selected: string; onDone: () =>
   const [severity, setSeverity] = useState<Severity>('minor');
   const send = useMutation({
     mutationFn: () =>
-      must(
-        api.POST('/api/crm/feedback/translation', {
-          body: {
-            // The button is offered only in a locale other than English.
-            locale: locale as TranslationLocale,
-            msgid,
-            suggestion,
-            severity,
-            ...(messages[msgid] ? { current_translation: messages[msgid] } : {}),
-            page_url: location.pathname,
-          },
-        }),
-      ),
+      suggestTranslation({
+        // The button is offered only in a locale other than English.
+        locale: locale as TranslationLocale,
+        msgid,
+        suggestion,
+        severity,
+        ...(messages[msgid] ? { current_translation: messages[msgid] } : {}),
+        page_url: location.pathname,
+      }),
     onSuccess: onDone,
   });
   return (

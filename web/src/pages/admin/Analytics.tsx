@@ -1,6 +1,14 @@
-import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
-import { api, must } from '../../api/client';
+import {
+  activityQuery,
+  cascadeQuery,
+  latencyQuery,
+  lifecycleQuery,
+  onboardingFunnelQuery,
+  wipeQuery,
+  wizardQuery,
+} from '../../features/admin/api';
 import { msg, useI18n } from '../../i18n';
 import { ErrorLine, Loading, Select } from '../../ui';
 import { DailyChart, HBarChart, Stat, useUnits } from './Bars';
@@ -65,11 +73,7 @@ function Lifecycle() {
   const units = useUnits();
   const [days, setDays] = useState(30);
   const [segment, setSegment] = useState('all');
-  const q = useQuery({
-    queryKey: ['admin-lifecycle', days],
-    queryFn: () => must(api.GET('/api/crm/analytics/lifecycle-funnel', { params: { query: { days } } })),
-    placeholderData: keepPreviousData,
-  });
+  const q = useQuery(lifecycleQuery(days));
   const seg = segment === 'all' ? null : q.data?.segments[segment];
   const steps = seg ? seg.steps : (q.data?.steps ?? []);
   const a = q.data?.acceptance;
@@ -176,16 +180,8 @@ function Lifecycle() {
 function Onboarding({ hours }: { hours: number }) {
   const { t, number } = useI18n();
   const units = useUnits();
-  const q = useQuery({
-    queryKey: ['admin-onboarding', hours],
-    queryFn: () => must(api.GET('/api/crm/analytics/onboarding-funnel', { params: { query: { hours } } })),
-    placeholderData: keepPreviousData,
-  });
-  const w = useQuery({
-    queryKey: ['admin-wizard', hours],
-    queryFn: () => must(api.GET('/api/crm/analytics/wizard-metrics', { params: { query: { hours } } })),
-    placeholderData: keepPreviousData,
-  });
+  const q = useQuery(onboardingFunnelQuery(hours));
+  const w = useQuery(wizardQuery(hours));
   const f = q.data;
   return (
     <>
@@ -270,11 +266,7 @@ function Onboarding({ hours }: { hours: number }) {
 
 function Activity({ days }: { days: number }) {
   const { t, number } = useI18n();
-  const q = useQuery({
-    queryKey: ['admin-activity', days],
-    queryFn: () => must(api.GET('/api/crm/analytics/activity', { params: { query: { days } } })),
-    placeholderData: keepPreviousData,
-  });
+  const q = useQuery(activityQuery(days));
   return (
     <section className="card analytics-block" aria-labelledby="activity-h">
       <h2 id="activity-h">{t('Activity')}</h2>
@@ -312,16 +304,8 @@ function Activity({ days }: { days: number }) {
 function Runtime({ days }: { days: number }) {
   const { t, number } = useI18n();
   const units = useUnits();
-  const lat = useQuery({
-    queryKey: ['admin-latency', days],
-    queryFn: () => must(api.GET('/api/crm/analytics/response-latency', { params: { query: { days } } })),
-    placeholderData: keepPreviousData,
-  });
-  const cas = useQuery({
-    queryKey: ['admin-cascade', days],
-    queryFn: () => must(api.GET('/api/crm/analytics/cascade', { params: { query: { days } } })),
-    placeholderData: keepPreviousData,
-  });
+  const lat = useQuery(latencyQuery(days));
+  const cas = useQuery(cascadeQuery(days));
   const stages = lat.data ? STAGES.map(([k, label]) => ({ k, label, s: lat.data.stages[k] })) : [];
   const widths = barWidths(stages.map((s) => s.s.p90 ?? 0));
   const byModel = cas.data?.byModel ?? [];
@@ -395,11 +379,7 @@ function Runtime({ days }: { days: number }) {
 function Wipe({ days }: { days: number }) {
   const { t, number } = useI18n();
   const units = useUnits();
-  const q = useQuery({
-    queryKey: ['admin-wipe', days],
-    queryFn: () => must(api.GET('/api/crm/admin/wipe-metrics', { params: { query: { days } } })),
-    placeholderData: keepPreviousData,
-  });
+  const q = useQuery(wipeQuery(days));
   const w = q.data;
   const workerWidths = barWidths(w?.by_worker.map((b) => b.render_count) ?? []);
   return (

@@ -1,6 +1,11 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
-import { api, must } from '../../api/client';
+import {
+  feedbackQuery,
+  translationStatsQuery,
+  translationsQuery,
+  useReviewTranslation,
+} from '../../features/admin/api';
 import { msg, useI18n } from '../../i18n';
 import { ErrorLine, Loading, Select } from '../../ui';
 
@@ -17,10 +22,7 @@ type LocaleCode = (typeof LOCALES)[number];
 
 function Reports() {
   const { t, date } = useI18n();
-  const q = useQuery({
-    queryKey: ['admin-feedback'],
-    queryFn: () => must(api.GET('/api/crm/admin/feedback', { params: { query: { limit: 100 } } })),
-  });
+  const q = useQuery(feedbackQuery());
   return (
     <section aria-labelledby="feedback-h">
       <h2 id="feedback-h">{t('Feedback reports')}</h2>
@@ -47,39 +49,20 @@ function Reports() {
 
 function Translations() {
   const { t, date, number } = useI18n();
-  const qc = useQueryClient();
   const [status, setStatus] = useState<Status>('open');
   const [locale, setLocale] = useState<LocaleCode | ''>('');
   const [done, setDone] = useState('');
-  const list = useQuery({
-    queryKey: ['admin-translations', status, locale],
-    queryFn: () =>
-      must(
-        api.GET('/api/crm/admin/translations', {
-          params: { query: { status, limit: 100, ...(locale ? { locale } : {}) } },
-        }),
+  const list = useQuery(translationsQuery(status, locale));
+  const stats = useQuery(translationStatsQuery());
+  const review = useReviewTranslation({
+    onSuccess: (patched) =>
+      setDone(
+        patched === null
+          ? t('Rejected.')
+          : patched
+            ? t('Accepted; the catalog is updated.')
+            : t('Accepted; no catalog holds this text.'),
       ),
-  });
-  const stats = useQuery({
-    queryKey: ['admin-translations-stats'],
-    queryFn: () => must(api.GET('/api/crm/admin/translations/stats')),
-  });
-  const review = useMutation({
-    mutationFn: async ({ id, accept }: { id: number; accept: boolean }) => {
-      if (accept) {
-        const r = await must(
-          api.POST('/api/crm/admin/translations/{id}/accept', { params: { path: { id } }, body: {} }),
-        );
-        return r.po_patched ? t('Accepted; the catalog is updated.') : t('Accepted; no catalog holds this text.');
-      }
-      await must(api.POST('/api/crm/admin/translations/{id}/reject', { params: { path: { id } }, body: {} }));
-      return t('Rejected.');
-    },
-    onSuccess: (text) => {
-      setDone(text);
-      void qc.invalidateQueries({ queryKey: ['admin-translations'] });
-      void qc.invalidateQueries({ queryKey: ['admin-translations-stats'] });
-    },
   });
   return (
     <section aria-labelledby="translations-h">

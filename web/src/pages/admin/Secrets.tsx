@@ -1,6 +1,14 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
-import { api, ApiFailure, must } from '../../api/client';
+import { ApiFailure } from '../../api/client';
+import {
+  auditQuery,
+  platformSettingsQuery,
+  useRestartSetting,
+  useSaveSetting,
+  useTestSetting,
+  type PlatformSetting,
+} from '../../features/admin/api';
 import { msg, useI18n } from '../../i18n';
 import { ErrorLine, Field, Loading } from '../../ui';
 
@@ -17,35 +25,14 @@ const REASON: Record<string, string> = {
   unreachable: msg('Vendor unreachable'),
 };
 
-type Item = Awaited<ReturnType<typeof loadSettings>>['items'][number];
-const loadSettings = () => must(api.GET('/api/crm/platform/settings'));
+type Item = PlatformSetting;
 
 function Setting({ item }: { item: Item }) {
   const { t, date } = useI18n();
-  const qc = useQueryClient();
   const [value, setValue] = useState('');
-  const refresh = () => {
-    void qc.invalidateQueries({ queryKey: ['platform-settings'] });
-    void qc.invalidateQueries({ queryKey: ['platform-audit'] });
-  };
-  const save = useMutation({
-    mutationFn: () =>
-      must(api.PUT('/api/crm/platform/settings/{name}', { params: { path: { name: item.name } }, body: { value } })),
-    onSuccess: () => {
-      setValue('');
-      refresh();
-    },
-  });
-  const test = useMutation({
-    mutationFn: () =>
-      must(api.POST('/api/crm/platform/settings/{name}/test', { params: { path: { name: item.name } } })),
-    onSettled: refresh,
-  });
-  const restart = useMutation({
-    mutationFn: () =>
-      must(api.POST('/api/crm/platform/settings/{name}/restart', { params: { path: { name: item.name } } })),
-    onSettled: refresh,
-  });
+  const save = useSaveSetting(item.name, () => setValue(''));
+  const test = useTestSetting(item.name);
+  const restart = useRestartSetting(item.name);
   const notTestable = test.error instanceof ApiFailure && test.error.status === 501;
   const id = `secret-${item.name}`;
   return (
@@ -93,7 +80,7 @@ function Setting({ item }: { item: Item }) {
         className="secret-form"
         onSubmit={(e) => {
           e.preventDefault();
-          save.mutate();
+          save.mutate(value);
         }}
       >
         <Field
@@ -158,12 +145,8 @@ function Setting({ item }: { item: Item }) {
 function Audit() {
   const { t, date } = useI18n();
   const [key, setKey] = useState('');
-  const q = useQuery({
-    queryKey: ['platform-audit', key],
-    queryFn: () =>
-      must(api.GET('/api/crm/platform/audit', { params: { query: { limit: 100, ...(key ? { key } : {}) } } })),
-  });
-  const settings = useQuery({ queryKey: ['platform-settings'], queryFn: loadSettings });
+  const q = useQuery(auditQuery(key));
+  const settings = useQuery(platformSettingsQuery());
   return (
     <section aria-labelledby="audit-h">
       <h2 id="audit-h">{t('Audit')}</h2>
@@ -224,7 +207,7 @@ function Audit() {
 /** Platform secrets (admin): previews, rotation, vendor test, restart, and the append-only audit. */
 export default function Secrets() {
   const { t } = useI18n();
-  const q = useQuery({ queryKey: ['platform-settings'], queryFn: loadSettings });
+  const q = useQuery(platformSettingsQuery());
   return (
     <div>
       <p className="muted">

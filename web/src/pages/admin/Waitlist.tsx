@@ -1,19 +1,17 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { api, must } from '../../api/client';
+import { useQuery } from '@tanstack/react-query';
+import {
+  cloudWaitlistQuery,
+  useDecideWaitlist,
+  useInviteFromCloudWaitlist,
+  waitlistQuery,
+} from '../../features/admin/api';
 import { useI18n } from '../../i18n';
 import { ErrorLine } from '../../ui';
 
 function BetaWaitlist() {
   const { t, date } = useI18n();
-  const qc = useQueryClient();
-  const list = useQuery({ queryKey: ['admin-waitlist'], queryFn: () => must(api.GET('/api/crm/admin/waitlist')) });
-  const decide = useMutation({
-    mutationFn: ({ id, ok }: { id: number; ok: boolean }) =>
-      ok
-        ? must(api.POST('/api/crm/admin/waitlist/{id}/approve', { params: { path: { id } } }))
-        : must(api.POST('/api/crm/admin/waitlist/{id}/reject', { params: { path: { id } } })),
-    onSuccess: () => qc.invalidateQueries({ queryKey: ['admin-waitlist'] }),
-  });
+  const list = useQuery(waitlistQuery());
+  const decide = useDecideWaitlist();
   return (
     <div>
       <ErrorLine error={list.error ?? decide.error} />
@@ -41,15 +39,8 @@ function BetaWaitlist() {
 
 function CloudWaitlist() {
   const { t, date, number } = useI18n();
-  const qc = useQueryClient();
-  const list = useQuery({
-    queryKey: ['admin-cloud-waitlist'],
-    queryFn: () => must(api.GET('/api/crm/cloud/waitlist')),
-  });
-  const invite = useMutation({
-    mutationFn: (user_id: number) => must(api.POST('/api/crm/cloud/waitlist/invite', { body: { user_id } })),
-    onSuccess: () => qc.invalidateQueries({ queryKey: ['admin-cloud-waitlist'] }),
-  });
+  const list = useQuery(cloudWaitlistQuery());
+  const invite = useInviteFromCloudWaitlist();
   const s = list.data?.stats;
   return (
     <div>
