@@ -2,7 +2,7 @@ import { cleanup, fireEvent, render, screen, waitFor } from '@testing-library/re
 import { useState } from 'react';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ApiFailure } from './api/client';
-import { projectOfPath } from './feedback';
+import { projectOfPath } from './features/feedback/logic';
 import { I18nProvider } from './i18n';
 import { TextArea } from './ui';
 import { joinDictation } from './lib/dictation';

@@ -5,7 +5,7 @@ import { confirmCliLink } from '../features/account/api';
 import { useMe } from '../auth';
 import { useI18n } from '../i18n';
 import { ErrorLine, PageTitle } from '../ui';
-import { linkOutcome } from './account/logic';
+import { linkOutcome } from '../features/account/logic';
 
 /**
  * The CLI link page `/cli/link?code=…` that `arc login` opens: shows the code to compare with the terminal, and

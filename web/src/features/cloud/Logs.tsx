@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'react';
-import { logsUrl } from '../../pages/account/logic';
+import { logsUrl } from '../account/logic';
 import { useI18n } from '../../i18n';
 import { session } from '../../session';
 

@@ -11,7 +11,13 @@ import {
 } from '../../features/billing/api';
 import { useI18n } from '../../i18n';
 import { ConfirmDialog, ErrorLine, Loading } from '../../ui';
-import { billingReturnPath, checkoutReturn, pollDone, subscriptionLabel, type CheckoutPlan } from './logic';
+import {
+  billingReturnPath,
+  checkoutReturn,
+  pollDone,
+  subscriptionLabel,
+  type CheckoutPlan,
+} from '../../features/account/logic';
 
 const POLL_MS = 2000;
 

@@ -18,7 +18,7 @@ import { useMe } from '../../auth';
 import { useI18n } from '../../i18n';
 import { ConfirmDialog, ErrorLine, Loading } from '../../ui';
 import { Logs } from '../../features/cloud/Logs';
-import { cloudActions, statusLabel } from './logic';
+import { cloudActions, statusLabel } from '../../features/account/logic';
 
 const Terminal = lazy(() => import('./Terminal'));
 

@@ -2,8 +2,9 @@ import { useQuery } from '@tanstack/react-query';
 import { dashboardQuery } from '../../features/admin/api';
 import { useI18n } from '../../i18n';
 import { ErrorLine, Loading } from '../../ui';
-import { HBarChart, Stat } from './Bars';
-import { countBars, formatBytes, pct } from './charts';
+import { HBarChart } from '../../features/admin/charts/HBarChart';
+import { Stat } from '../../features/admin/charts/Stat';
+import { countBars, formatBytes, pct } from '../../features/admin/charts/charts';
 
 /** The admin dashboard (`GET /api/crm/admin/dashboard`): host figures, users, containers, waitlists, events. */
 export default function Dashboard() {

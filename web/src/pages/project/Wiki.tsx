@@ -8,32 +8,7 @@ import { useI18n } from '../../i18n';
 import { ErrorLine, Field, Loading } from '../../ui';
 import { VoiceButton } from '../../voice';
 import type { TabProps } from '../../features/projects/types';
-
-interface Node {
-  path: string;
-  title: string;
-  children?: Node[];
-}
-
-function Tree({ nodes, onOpen, current }: { nodes: Node[]; onOpen: (p: string) => void; current: string }) {
-  return (
-    <ul className="tree">
-      {nodes.map((n) => (
-        <li key={n.path}>
-          <button
-            type="button"
-            className="link"
-            aria-current={n.path === current ? 'page' : undefined}
-            onClick={() => onOpen(n.path)}
-          >
-            {n.title}
-          </button>
-          {n.children?.length ? <Tree nodes={n.children} onOpen={onOpen} current={current} /> : null}
-        </li>
-      ))}
-    </ul>
-  );
-}
+import { Node, Tree } from '../../features/wiki/Tree';
 
 /** Markdown rendered to sanitized HTML (no scripts, no event handlers). */
 export function renderMarkdown(md: string): string {
