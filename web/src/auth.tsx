@@ -2,7 +2,7 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useSyncExternalStore, type ReactNode } from 'react';
 import { Navigate, useLocation } from 'react-router';
-import { api, must } from './api/client';
+import { meQuery } from './features/auth/api';
 import { session } from './session';
 
 export function useToken(): string | null {
@@ -11,12 +11,7 @@ export function useToken(): string | null {
 
 export function useMe() {
   const token = useToken();
-  return useQuery({
-    queryKey: ['me', token],
-    queryFn: () => must(api.GET('/api/auth/me')),
-    enabled: !!token,
-    staleTime: 60_000,
-  });
+  return useQuery(meQuery(token));
 }
 
 /** Clears cached data when the user signs out. */

@@ -2,11 +2,12 @@ import { cleanup, fireEvent, render, screen, waitFor } from '@testing-library/re
 import { useState } from 'react';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ApiFailure } from './api/client';
-import { projectOfPath } from './feedback';
+import { projectOfPath } from './features/feedback/logic';
 import { I18nProvider } from './i18n';
 import { TextArea } from './ui';
 import { joinDictation } from './lib/dictation';
-import { dictationError, insertIntoField, transcribe } from './voice';
+import { transcribe } from './features/voice/api';
+import { dictationError, insertIntoField } from './voice';
 
 describe('dictation text', () => {
   it('joins the text at the caret with single spaces, none at a line start or before a space', () => {

@@ -66,3 +66,7 @@ export function authHeaders(): Record<string, string> {
   const token = session.token();
   return token ? { authorization: `Bearer ${token}` } : {};
 }
+
+/** The JSON body of an operation, e.g. `JsonBody<'/api/crm/projects/create', 'post'>`. */
+export type JsonBody<P extends keyof paths, M extends 'post' | 'put' | 'patch' | 'delete'> =
+  NonNullable<paths[P][M]> extends { requestBody?: { content: { 'application/json': infer B } } } ? B : never;

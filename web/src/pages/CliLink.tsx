@@ -1,10 +1,11 @@
 import { useMutation } from '@tanstack/react-query';
 import { Link, useSearchParams } from 'react-router';
-import { api, ApiFailure, must } from '../api/client';
+import { ApiFailure } from '../api/client';
+import { confirmCliLink } from '../features/account/api';
 import { useMe } from '../auth';
 import { useI18n } from '../i18n';
 import { ErrorLine, PageTitle } from '../ui';
-import { linkOutcome } from './account/logic';
+import { linkOutcome } from '../features/account/logic';
 
 /**
  * The CLI link page `/cli/link?code=…` that `arc login` opens: shows the code to compare with the terminal, and
@@ -16,7 +17,7 @@ export default function CliLink() {
   const me = useMe();
   const [params] = useSearchParams();
   const code = (params.get('code') ?? '').trim();
-  const confirm = useMutation({ mutationFn: () => must(api.POST('/api/crm/cli/link/confirm', { body: { code } })) });
+  const confirm = useMutation({ mutationFn: () => confirmCliLink(code) });
   const outcome = linkOutcome(
     code,
     confirm.isSuccess,

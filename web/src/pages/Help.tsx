@@ -1,6 +1,6 @@
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
-import { api, must } from '../api/client';
+import { askHelp, helpUsageQuery } from '../features/help/api';
 import { useI18n } from '../i18n';
 import { ErrorLine, PageTitle, TextArea } from '../ui';
 
@@ -9,9 +9,9 @@ export default function Help() {
   const { t } = useI18n();
   const [message, setMessage] = useState('');
   const [log, setLog] = useState<{ role: 'user' | 'assistant'; text: string }[]>([]);
-  const usage = useQuery({ queryKey: ['help-usage'], queryFn: () => must(api.GET('/api/crm/help/usage')) });
+  const usage = useQuery(helpUsageQuery());
   const ask = useMutation({
-    mutationFn: (q: string) => must(api.POST('/api/crm/help/chat', { body: { message: q, history: log.slice(-10) } })),
+    mutationFn: (q: string) => askHelp(q, log.slice(-10)),
     onSuccess: (r, q) => {
       setLog((l) => [...l, { role: 'user', text: q }, { role: 'assistant', text: r.reply }]);
       setMessage('');

@@ -1,7 +1,13 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useQuery } from '@tanstack/react-query';
 import { Link } from 'react-router';
-import { api, must } from '../api/client';
 import { useMe } from '../auth';
+import {
+  progressQuery,
+  useDismissChecklist,
+  useReplayChecklist,
+  useStepEvent,
+  videosQuery,
+} from '../features/onboarding/api';
 import { msg, useI18n } from '../i18n';
 import { ErrorLine, Loading, PageTitle } from '../ui';
 
@@ -16,24 +22,12 @@ const STEPS: Record<string, { title: string; how: string; to: string }> = {
 
 export default function Onboarding() {
   const { t, date } = useI18n();
-  const qc = useQueryClient();
   const me = useMe();
-  const progress = useQuery({
-    queryKey: ['onboarding'],
-    queryFn: () => must(api.GET('/api/crm/onboarding/progress')),
-  });
-  const videos = useQuery({
-    queryKey: ['onboarding-videos'],
-    queryFn: () => must(api.GET('/api/crm/onboarding/videos')),
-  });
-  const set = (data: unknown) => qc.setQueryData(['onboarding'], data);
-  const event = useMutation({
-    mutationFn: (v: { step: string; status: 'completed' | 'skipped' }) =>
-      must(api.POST('/api/crm/onboarding/event', { body: { ...v, source: 'web' } })),
-    onSuccess: set,
-  });
-  const dismiss = useMutation({ mutationFn: () => must(api.POST('/api/crm/onboarding/dismiss')), onSuccess: set });
-  const replay = useMutation({ mutationFn: () => must(api.POST('/api/crm/onboarding/replay')), onSuccess: set });
+  const progress = useQuery(progressQuery());
+  const videos = useQuery(videosQuery());
+  const event = useStepEvent();
+  const dismiss = useDismissChecklist();
+  const replay = useReplayChecklist();
   if (progress.isPending) return <Loading />;
   if (progress.isError) return <ErrorLine error={progress.error} />;
   const p = progress.data;

@@ -1,31 +1,19 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link, useNavigate } from 'react-router';
-import { api, must } from '../api/client';
+import { projectsQuery, useCreateProject } from '../features/projects/api';
 import { useI18n } from '../i18n';
 import { ErrorLine, Field, Loading, Modal, PageTitle } from '../ui';
 import { slugify } from './projectName';
 
 export default function Projects() {
   const { t, date } = useI18n();
-  const qc = useQueryClient();
   const navigate = useNavigate();
-  const projects = useQuery({ queryKey: ['projects'], queryFn: () => must(api.GET('/api/crm/projects')) });
+  const projects = useQuery(projectsQuery());
   const [open, setOpen] = useState(false);
   const [displayName, setDisplayName] = useState('');
   const [description, setDescription] = useState('');
-  const create = useMutation({
-    mutationFn: () =>
-      must(
-        api.POST('/api/crm/projects/create', {
-          body: { displayName, projectName: slugify(displayName), ...(description ? { description } : {}) },
-        }),
-      ),
-    onSuccess: (r) => {
-      qc.invalidateQueries({ queryKey: ['projects'] });
-      navigate(`/projects/${r.project.name}`);
-    },
-  });
+  const create = useCreateProject({ onSuccess: (r) => navigate(`/projects/${r.project.name}`) });
   return (
     <section>
       <PageTitle
@@ -67,7 +55,11 @@ export default function Projects() {
         <form
           onSubmit={(e) => {
             e.preventDefault();
-            create.mutate();
+            create.mutate({
+              displayName,
+              projectName: slugify(displayName),
+              ...(description ? { description } : {}),
+            });
           }}
         >
           <Field

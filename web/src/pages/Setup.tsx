@@ -1,7 +1,9 @@
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useNavigate } from 'react-router';
-import { api, must } from '../api/client';
+import { suggestPresetQuery } from '../features/projects/api';
+import { setupProject } from '../features/onboarding/api';
+import { presetsQuery } from '../features/workers/api';
 import { useI18n } from '../i18n';
 import { ErrorLine, Field, PageTitle } from '../ui';
 import { slugify } from './projectName';
@@ -17,33 +19,18 @@ export default function Setup() {
   const [teamPreset, setTeamPreset] = useState('');
   const [keyMode, setKeyMode] = useState<'trial' | 'own'>('trial');
   const [llmKey, setLlmKey] = useState('');
-  const suggestion = useQuery({
-    queryKey: ['suggest-preset', niche],
-    queryFn: () => must(api.GET('/api/crm/projects/suggest-preset', { params: { query: { niche } } })),
-    enabled: step === 2 && niche.length > 1,
-  });
-  const presets = useQuery({ queryKey: ['team-presets'], queryFn: () => must(api.GET('/api/crm/workers/presets')) });
+  const suggestion = useQuery({ ...suggestPresetQuery(niche), enabled: step === 2 && niche.length > 1 });
+  const presets = useQuery(presetsQuery());
   const name = projectName || slugify(displayName);
   const setup = useMutation({
-    mutationFn: () => {
-      const config = {
+    mutationFn: () =>
+      setupProject({
         displayName,
         projectName: name,
         ...(niche ? { niche } : {}),
         teamPreset: teamPreset || suggestion.data?.preset_id || undefined,
         ...(keyMode === 'own' && llmKey ? { llmKey } : {}),
-      };
-      return must(
-        api.POST('/api/crm/onboarding/setup', {
-          body: { config: JSON.stringify(config) } as never,
-          bodySerializer: () => {
-            const fd = new FormData();
-            fd.append('config', JSON.stringify(config));
-            return fd;
-          },
-        }),
-      );
-    },
+      }),
     onSuccess: (r) => navigate(`/projects/${r.project.name}/workers`),
   });
   const teams = [

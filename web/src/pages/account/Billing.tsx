@@ -1,10 +1,23 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQuery } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
 import { useSearchParams } from 'react-router';
-import { api, ApiFailure, must } from '../../api/client';
+import { ApiFailure } from '../../api/client';
+import {
+  billingStatusQuery,
+  billingSummaryQuery,
+  startCheckout,
+  useCancelPlan,
+  useRefreshMe,
+} from '../../features/billing/api';
 import { useI18n } from '../../i18n';
-import { ErrorLine, Loading, Modal } from '../../ui';
-import { billingReturnPath, checkoutReturn, pollDone, subscriptionLabel, type CheckoutPlan } from './logic';
+import { ConfirmDialog, ErrorLine, Loading } from '../../ui';
+import {
+  billingReturnPath,
+  checkoutReturn,
+  pollDone,
+  subscriptionLabel,
+  type CheckoutPlan,
+} from '../../features/account/logic';
 
 const POLL_MS = 2000;
 
@@ -15,51 +28,31 @@ const POLL_MS = 2000;
  */
 export default function Billing() {
   const { t, number, date } = useI18n();
-  const qc = useQueryClient();
+  const refreshMe = useRefreshMe();
   const [params, setParams] = useSearchParams();
   const returned = checkoutReturn(params);
   const [tries, setTries] = useState(0);
   const [bought, setBought] = useState(false);
   const polling = !!returned && !bought && tries < 20;
-  const status = useQuery({
-    queryKey: ['billing-status'],
-    queryFn: () => must(api.GET('/api/crm/billing/status')),
-    refetchInterval: polling ? POLL_MS : false,
-  });
-  const summary = useQuery({
-    queryKey: ['billing-summary'],
-    queryFn: () => must(api.GET('/api/crm/account/billing-summary')),
-  });
+  const status = useQuery({ ...billingStatusQuery(), refetchInterval: polling ? POLL_MS : false });
+  const summary = useQuery(billingSummaryQuery());
   const plan = status.data?.plan;
   const done = !returned || pollDone(plan, returned, tries);
   useEffect(() => {
     if (!returned || !status.dataUpdatedAt) return;
     if (plan === returned) {
       setBought(true);
-      void qc.invalidateQueries({ queryKey: ['me'] });
+      refreshMe();
     }
     setTries((n) => n + 1);
-  }, [status.dataUpdatedAt, returned, plan, qc]);
+  }, [status.dataUpdatedAt, returned, plan, refreshMe]);
 
   const checkout = useMutation({
-    mutationFn: (p: CheckoutPlan) =>
-      must(
-        api.POST('/api/crm/billing/checkout-session', {
-          body: { plan: p, success_url: billingReturnPath(p), cancel_url: '/account?tab=billing' },
-        }),
-      ),
+    mutationFn: (p: CheckoutPlan) => startCheckout(p, billingReturnPath(p), '/account?tab=billing'),
     onSuccess: (r) => window.location.assign(r.url),
   });
   const [confirmCancel, setConfirmCancel] = useState(false);
-  const cancel = useMutation({
-    mutationFn: () => must(api.POST('/api/crm/billing/cancel')),
-    onSuccess: () => {
-      setConfirmCancel(false);
-      void qc.invalidateQueries({ queryKey: ['billing-status'] });
-      void qc.invalidateQueries({ queryKey: ['billing-summary'] });
-      void qc.invalidateQueries({ queryKey: ['me'] });
-    },
-  });
+  const cancel = useCancelPlan({ onSuccess: () => setConfirmCancel(false) });
 
   if (status.error) return <ErrorLine error={status.error} />;
   if (!status.data) return <Loading />;
@@ -215,22 +208,18 @@ export default function Billing() {
         </>
       )}
       <ErrorLine error={cancel.isError && !confirmCancel ? cancel.error : null} />
-      <Modal
+      <ConfirmDialog
         open={confirmCancel}
-        onOpenChange={setConfirmCancel}
         title={t('Cancel the {plan} plan?', { plan: s.plan })}
+        confirmLabel={t('Yes, cancel the plan')}
+        cancelLabel={t('Keep the plan')}
+        busy={cancel.isPending}
+        error={cancel.error}
+        onConfirm={() => cancel.mutate()}
+        onCancel={() => setConfirmCancel(false)}
       >
         <p>{t('Your account moves to the free plan now. This cannot be undone; you can buy a plan again later.')}</p>
-        <ErrorLine error={cancel.error} />
-        <div className="actions">
-          <button type="button" className="danger" disabled={cancel.isPending} onClick={() => cancel.mutate()}>
-            {t('Yes, cancel the plan')}
-          </button>
-          <button type="button" onClick={() => setConfirmCancel(false)}>
-            {t('Keep the plan')}
-          </button>
-        </div>
-      </Modal>
+      </ConfirmDialog>
     </div>
   );
 }

@@ -1,6 +1,6 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
-import { api, must } from '../../api/client';
+import { cliDevicesQuery, cliDownloadQuery, cliStatusQuery, useRevokeDevice } from '../../features/account/api';
 import { useI18n } from '../../i18n';
 import { ErrorLine, Loading, Select } from '../../ui';
 
@@ -13,25 +13,13 @@ type Platform = 'linux' | 'macos' | 'windows';
  */
 export default function Cli() {
   const { t, date } = useI18n();
-  const status = useQuery({
-    queryKey: ['cli-status'],
-    queryFn: () => must(api.GET('/api/crm/onboarding/cli-status')),
-  });
-  const devices = useQuery({ queryKey: ['cli-devices'], queryFn: () => must(api.GET('/api/crm/cli/devices')) });
-  const qc = useQueryClient();
+  const status = useQuery(cliStatusQuery());
+  const devices = useQuery(cliDevicesQuery());
   // Revoking a device's credential logs the CLI there out at its next call.
-  const revoke = useMutation({
-    mutationFn: (device_id: string) =>
-      must(api.DELETE('/api/crm/cli/devices/{device_id}', { params: { path: { device_id } } })),
-    onSuccess: () => qc.invalidateQueries({ queryKey: ['cli-devices'] }),
-  });
+  const revoke = useRevokeDevice();
   const [platform, setPlatform] = useState<Platform>('linux');
   const [shown, setShown] = useState<Platform | null>(null);
-  const install = useQuery({
-    queryKey: ['cli-download', shown],
-    queryFn: () => must(api.GET('/api/cli/download/{platform}', { params: { path: { platform: shown! } } })),
-    enabled: !!shown,
-  });
+  const install = useQuery(cliDownloadQuery(shown));
   return (
     <div>
       <h2>{t('Command-line client')}</h2>

@@ -1,67 +1,26 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { lazy, Suspense, useEffect, useRef, useState } from 'react';
+import { useQuery } from '@tanstack/react-query';
+import { lazy, Suspense, useState } from 'react';
 import { Link } from 'react-router';
-import { api, ApiFailure, must } from '../../api/client';
+import { ApiFailure } from '../../api/client';
+import { billingStatusQuery } from '../../features/billing/api';
+import {
+  cloudStatusQuery,
+  cloudWaitlistQuery,
+  useClaudeVerify,
+  useDeprovision,
+  useJoinCloudWaitlist,
+  useProvision,
+  useRefreshCloudStatus,
+  useSshKeygen,
+  useSshVerify,
+} from '../../features/cloud/api';
 import { useMe } from '../../auth';
 import { useI18n } from '../../i18n';
-import { session } from '../../session';
-import { ErrorLine, Loading, Modal } from '../../ui';
-import { cloudActions, logsUrl, statusLabel } from './logic';
+import { ConfirmDialog, ErrorLine, Loading } from '../../ui';
+import { Logs } from '../../features/cloud/Logs';
+import { cloudActions, statusLabel } from '../../features/account/logic';
 
 const Terminal = lazy(() => import('./Terminal'));
-
-/** Log lines kept on the page (older ones scroll away). */
-const LOG_KEEP = 500;
-
-/** Follows the container's log (SSE `/api/sse/cloud/:userId/logs`): `data: {line}` per line, `{closed:true}` at the end. */
-function Logs({ chatId }: { chatId: string }) {
-  const { t } = useI18n();
-  const [lines, setLines] = useState<string[]>([]);
-  const [state, setState] = useState<'following' | 'closed' | 'error'>('following');
-  const end = useRef<HTMLDivElement>(null);
-  useEffect(() => {
-    const token = session.token();
-    if (!token) return;
-    const es = new EventSource(logsUrl(chatId, token));
-    es.onmessage = (e) => {
-      let data: { line?: string; closed?: boolean };
-      try {
-        data = JSON.parse(e.data);
-      } catch {
-        return;
-      }
-      if (data.closed) {
-        setState('closed');
-        es.close();
-      } else if (typeof data.line === 'string') {
-        const line = data.line;
-        setLines((l) => [...l.slice(-(LOG_KEEP - 1)), line]);
-      }
-    };
-    es.onerror = () => {
-      setState((s) => (s === 'following' ? 'error' : s));
-      es.close();
-    };
-    return () => es.close();
-  }, [chatId]);
-  // A block body: in current Chromium scrollIntoView returns a Promise, which React would take for a clean-up.
-  useEffect(() => {
-    end.current?.scrollIntoView?.({ block: 'nearest' });
-  }, [lines]);
-  return (
-    <div>
-      <p className="muted" aria-live="polite">
-        {state === 'following' && t('Following the log…')}
-        {state === 'closed' && t('The container was removed; the log has ended.')}
-        {state === 'error' && t('The log stream stopped. Open it again to retry.')}
-      </p>
-      <pre className="cloud-log" tabIndex={0} aria-label={t('Container log')}>
-        {lines.length ? lines.join('\n') : t('No log lines in the last hour.')}
-        <div ref={end} />
-      </pre>
-    </div>
-  );
-}
 
 /**
  * The cloud container tab (`/account?tab=cloud`): the container's status and what it allows (create, remove
@@ -70,42 +29,24 @@ function Logs({ chatId }: { chatId: string }) {
  */
 export default function Cloud() {
   const { t, date } = useI18n();
-  const qc = useQueryClient();
   const me = useMe();
-  const billing = useQuery({ queryKey: ['billing-status'], queryFn: () => must(api.GET('/api/crm/billing/status')) });
-  const status = useQuery({
-    queryKey: ['cloud-status'],
-    queryFn: () => must(api.GET('/api/crm/cloud/status')),
-    // While the container is being created, look again every few seconds.
-    refetchInterval: (q) => (q.state.data?.status === 'provisioning' ? 3000 : false),
-  });
+  const billing = useQuery(billingStatusQuery());
+  const status = useQuery(cloudStatusQuery());
   const cloudPlan = billing.data?.features.cloud_container ?? false;
-  const waitlist = useQuery({
-    queryKey: ['cloud-waitlist'],
-    queryFn: () => must(api.GET('/api/crm/cloud/waitlist/status')),
-    enabled: !!billing.data && !cloudPlan,
-  });
-  const refresh = () => void qc.invalidateQueries({ queryKey: ['cloud-status'] });
-  const provision = useMutation({ mutationFn: () => must(api.POST('/api/crm/cloud/provision')), onSuccess: refresh });
+  const waitlist = useQuery({ ...cloudWaitlistQuery(), enabled: !!billing.data && !cloudPlan });
+  const refresh = useRefreshCloudStatus();
+  const provision = useProvision();
   const [confirmRemove, setConfirmRemove] = useState(false);
-  const deprovision = useMutation({
-    mutationFn: () => must(api.POST('/api/crm/cloud/deprovision')),
+  const deprovision = useDeprovision({
     onSuccess: () => {
       setConfirmRemove(false);
       setTerminal(false);
-      refresh();
     },
   });
-  const keygen = useMutation({ mutationFn: () => must(api.POST('/api/crm/cloud/ssh-keygen')) });
-  const sshVerify = useMutation({ mutationFn: () => must(api.POST('/api/crm/cloud/ssh-verify')), onSettled: refresh });
-  const claudeVerify = useMutation({
-    mutationFn: () => must(api.POST('/api/crm/cloud/claude-verify')),
-    onSettled: refresh,
-  });
-  const join = useMutation({
-    mutationFn: () => must(api.POST('/api/crm/cloud/waitlist', { body: {} })),
-    onSuccess: () => void qc.invalidateQueries({ queryKey: ['cloud-waitlist'] }),
-  });
+  const keygen = useSshKeygen();
+  const sshVerify = useSshVerify();
+  const claudeVerify = useClaudeVerify();
+  const join = useJoinCloudWaitlist();
   const [terminal, setTerminal] = useState(false);
   const [terminalNote, setTerminalNote] = useState('');
   const [logs, setLogs] = useState(false);
@@ -261,23 +202,18 @@ export default function Cloud() {
         </>
       )}
 
-      <Modal open={confirmRemove} onOpenChange={setConfirmRemove} title={t('Remove your cloud container?')}>
+      <ConfirmDialog
+        open={confirmRemove}
+        title={t('Remove your cloud container?')}
+        confirmLabel={t('Yes, remove it')}
+        cancelLabel={t('Keep it')}
+        busy={deprovision.isPending}
+        error={deprovision.error}
+        onConfirm={() => deprovision.mutate()}
+        onCancel={() => setConfirmRemove(false)}
+      >
         <p>{t('The container and everything in it are deleted. You can create a new, empty one later.')}</p>
-        <ErrorLine error={deprovision.error} />
-        <div className="actions">
-          <button
-            type="button"
-            className="danger"
-            disabled={deprovision.isPending}
-            onClick={() => deprovision.mutate()}
-          >
-            {t('Yes, remove it')}
-          </button>
-          <button type="button" onClick={() => setConfirmRemove(false)}>
-            {t('Keep it')}
-          </button>
-        </div>
-      </Modal>
+      </ConfirmDialog>
     </div>
   );
 }

@@ -1,6 +1,13 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQuery } from '@tanstack/react-query';
 import { useSearchParams } from 'react-router';
-import { api, must } from '../../api/client';
+import {
+  codehostQuery,
+  connectCodehost,
+  linkOidc,
+  oidcQuery,
+  useDisconnectCodehost,
+  useUnlinkOidc,
+} from '../../features/account/api';
 import { useI18n } from '../../i18n';
 import { ErrorLine } from '../../ui';
 
@@ -11,30 +18,14 @@ import { ErrorLine } from '../../ui';
  */
 export function Connections() {
   const { t } = useI18n();
-  const qc = useQueryClient();
   const [params] = useSearchParams();
-  const oidc = useQuery({ queryKey: ['account-oidc'], queryFn: () => must(api.GET('/api/crm/account/oidc')) });
-  const codehost = useQuery({
-    queryKey: ['account-codehost'],
-    queryFn: () => must(api.GET('/api/crm/account/codehost')),
-  });
+  const oidc = useQuery(oidcQuery());
+  const codehost = useQuery(codehostQuery());
   const go = (url: string) => window.location.assign(url);
-  const link = useMutation({
-    mutationFn: () => must(api.POST('/api/crm/account/oidc/link')),
-    onSuccess: (r) => go(r.authorize_url),
-  });
-  const unlink = useMutation({
-    mutationFn: () => must(api.DELETE('/api/crm/account/oidc')),
-    onSuccess: () => qc.invalidateQueries({ queryKey: ['account-oidc'] }),
-  });
-  const connect = useMutation({
-    mutationFn: () => must(api.POST('/api/crm/account/codehost/connect')),
-    onSuccess: (r) => go(r.authorize_url),
-  });
-  const disconnect = useMutation({
-    mutationFn: () => must(api.DELETE('/api/crm/account/codehost')),
-    onSuccess: () => qc.invalidateQueries({ queryKey: ['account-codehost'] }),
-  });
+  const link = useMutation({ mutationFn: linkOidc, onSuccess: (r) => go(r.authorize_url) });
+  const unlink = useUnlinkOidc();
+  const connect = useMutation({ mutationFn: connectCodehost, onSuccess: (r) => go(r.authorize_url) });
+  const disconnect = useDisconnectCodehost();
   const back = params.get('oidc_error') ?? params.get('codehost_error');
   if (!oidc.data?.configured && !codehost.data?.configured) return null;
   return (

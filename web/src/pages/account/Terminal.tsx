@@ -9,7 +9,7 @@ import { Terminal as XTerm } from '@xterm/xterm';
 import { useEffect, useRef, useState } from 'react';
 import { useI18n } from '../../i18n';
 import { session } from '../../session';
-import { closeMessage, inputFrame, resizeFrame, terminalUrl } from './logic';
+import { closeMessage, inputFrame, resizeFrame, terminalUrl } from '../../features/account/logic';
 
 const FONT = { family: 'ui-monospace, Menlo, Consolas, monospace', size: 14 };
 

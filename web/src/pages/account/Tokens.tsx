@@ -1,6 +1,7 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
-import { api, must } from '../../api/client';
+import { tokensQuery, useCreateToken, useRevokeToken } from '../../features/account/api';
+import { projectsQuery } from '../../features/projects/api';
 import { useMe } from '../../auth';
 import { useI18n } from '../../i18n';
 import { ErrorLine, Field, Loading, Select } from '../../ui';
@@ -14,38 +15,21 @@ type Scope = 'read' | 'write' | 'admin';
  */
 export default function Tokens() {
   const { t, date } = useI18n();
-  const qc = useQueryClient();
   const me = useMe();
-  const tokens = useQuery({ queryKey: ['tokens'], queryFn: () => must(api.GET('/api/crm/account/tokens')) });
-  const projects = useQuery({ queryKey: ['projects'], queryFn: () => must(api.GET('/api/crm/projects')) });
+  const tokens = useQuery(tokensQuery());
+  const projects = useQuery(projectsQuery());
   const [name, setName] = useState('');
   const [scopes, setScopes] = useState<Scope[]>(['read']);
   const [project, setProject] = useState('');
   const [days, setDays] = useState('90');
   const [shown, setShown] = useState<string | null>(null);
-  const refresh = () => qc.invalidateQueries({ queryKey: ['tokens'] });
-  const create = useMutation({
-    mutationFn: () =>
-      must(
-        api.POST('/api/crm/account/tokens', {
-          body: {
-            name,
-            scopes,
-            project: project || null,
-            ...(days ? { expires_in_days: Number(days) } : {}),
-          },
-        }),
-      ),
+  const create = useCreateToken({
     onSuccess: (r) => {
       setShown(r.token);
       setName('');
-      refresh();
     },
   });
-  const revoke = useMutation({
-    mutationFn: (id: number) => must(api.DELETE('/api/crm/account/tokens/{id}', { params: { path: { id } } })),
-    onSuccess: refresh,
-  });
+  const revoke = useRevokeToken();
   const toggle = (s: Scope) => setScopes((cur) => (cur.includes(s) ? cur.filter((x) => x !== s) : [...cur, s]));
   const offered: Scope[] = me.data?.role === 'admin' ? ['read', 'write', 'admin'] : ['read', 'write'];
   return (
@@ -60,7 +44,12 @@ export default function Tokens() {
         onSubmit={(e) => {
           e.preventDefault();
           setShown(null);
-          create.mutate();
+          create.mutate({
+            name,
+            scopes,
+            project: project || null,
+            ...(days ? { expires_in_days: Number(days) } : {}),
+          });
         }}
       >
         <Field

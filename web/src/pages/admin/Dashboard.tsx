@@ -1,18 +1,15 @@
 import { useQuery } from '@tanstack/react-query';
-import { api, must } from '../../api/client';
+import { dashboardQuery } from '../../features/admin/api';
 import { useI18n } from '../../i18n';
 import { ErrorLine, Loading } from '../../ui';
-import { HBarChart, Stat } from './Bars';
-import { countBars, formatBytes, pct } from './charts';
+import { HBarChart } from '../../features/admin/charts/HBarChart';
+import { Stat } from '../../features/admin/charts/Stat';
+import { countBars, formatBytes, pct } from '../../features/admin/charts/charts';
 
 /** The admin dashboard (`GET /api/crm/admin/dashboard`): host figures, users, containers, waitlists, events. */
 export default function Dashboard() {
   const { t, number, date } = useI18n();
-  const q = useQuery({
-    queryKey: ['admin-dashboard'],
-    queryFn: () => must(api.GET('/api/crm/admin/dashboard')),
-    refetchInterval: 30_000,
-  });
+  const q = useQuery(dashboardQuery());
   if (q.error) return <ErrorLine error={q.error} />;
   if (!q.data) return <Loading />;
   const d = q.data;

@@ -1,30 +1,23 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
-import { api, must } from '../../api/client';
+import { invitesQuery, useCreateInvites, useRevokeInvite } from '../../features/admin/api';
 import { useI18n } from '../../i18n';
 import { ErrorLine, Field } from '../../ui';
 
 /** Invite codes: create (with a note), list, revoke. */
 export default function Invites() {
   const { t, date } = useI18n();
-  const qc = useQueryClient();
   const [count, setCount] = useState(1);
   const [note, setNote] = useState('');
-  const invites = useQuery({ queryKey: ['admin-invites'], queryFn: () => must(api.GET('/api/crm/admin/invites')) });
-  const create = useMutation({
-    mutationFn: () => must(api.POST('/api/crm/admin/invites', { body: { count, ...(note ? { note } : {}) } })),
-    onSuccess: () => qc.invalidateQueries({ queryKey: ['admin-invites'] }),
-  });
-  const revoke = useMutation({
-    mutationFn: (code: string) => must(api.DELETE('/api/crm/admin/invites/{code}', { params: { path: { code } } })),
-    onSuccess: () => qc.invalidateQueries({ queryKey: ['admin-invites'] }),
-  });
+  const invites = useQuery(invitesQuery());
+  const create = useCreateInvites();
+  const revoke = useRevokeInvite();
   return (
     <div>
       <form
         onSubmit={(e) => {
           e.preventDefault();
-          create.mutate();
+          create.mutate({ count, ...(note ? { note } : {}) });
         }}
       >
         <Field

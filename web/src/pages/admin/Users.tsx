@@ -1,5 +1,5 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { api, must } from '../../api/client';
+import { useQuery } from '@tanstack/react-query';
+import { useSetPlan, usersQuery } from '../../features/admin/api';
 import { useI18n } from '../../i18n';
 import { ErrorLine } from '../../ui';
 
@@ -8,13 +8,8 @@ const PLANS = ['free', 'starter', 'min', 'cloud', 'starter_cloud', 'max', 'beta'
 /** Users with their role, plan (changeable) and verification. */
 export default function Users() {
   const { t, date } = useI18n();
-  const qc = useQueryClient();
-  const users = useQuery({ queryKey: ['admin-users'], queryFn: () => must(api.GET('/api/crm/admin/users')) });
-  const plan = useMutation({
-    mutationFn: (v: { id: number; plan: (typeof PLANS)[number] }) =>
-      must(api.POST('/api/crm/admin/users/{id}/plan', { params: { path: { id: v.id } }, body: { plan: v.plan } })),
-    onSuccess: () => qc.invalidateQueries({ queryKey: ['admin-users'] }),
-  });
+  const users = useQuery(usersQuery());
+  const plan = useSetPlan();
   return (
     <div>
       <ErrorLine error={users.error ?? plan.error} />

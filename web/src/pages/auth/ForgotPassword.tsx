@@ -1,13 +1,13 @@
 import { useMutation } from '@tanstack/react-query';
 import { useState } from 'react';
-import { api, must } from '../../api/client';
+import { forgotPassword } from '../../features/auth/api';
 import { useI18n } from '../../i18n';
 import { ErrorLine, Field, PageTitle } from '../../ui';
 
 export default function ForgotPassword() {
   const { t } = useI18n();
   const [email, setEmail] = useState('');
-  const send = useMutation({ mutationFn: () => must(api.POST('/api/auth/forgot-password', { body: { email } })) });
+  const send = useMutation({ mutationFn: () => forgotPassword(email) });
   return (
     <section className="narrow">
       <PageTitle>{t('Reset your password')}</PageTitle>

@@ -1,5 +1,5 @@
 import { useQuery } from '@tanstack/react-query';
-import { api, must } from '../../api/client';
+import { oidcConfigQuery } from '../../features/auth/api';
 import { useI18n } from '../../i18n';
 
 /**
@@ -17,11 +17,7 @@ export function IdpButton({
   register?: boolean;
 }) {
   const { t } = useI18n();
-  const config = useQuery({
-    queryKey: ['oidc-config'],
-    queryFn: () => must(api.GET('/api/auth/oidc/config')),
-    staleTime: 60_000,
-  });
+  const config = useQuery(oidcConfigQuery());
   if (!config.data?.enabled) return null;
   const q = new URLSearchParams();
   if (inviteCode?.trim()) q.set('invite_code', inviteCode.trim());

@@ -1,7 +1,7 @@
 import { useMutation } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link, useNavigate, useSearchParams } from 'react-router';
-import { api, must } from '../../api/client';
+import { login as signIn } from '../../features/auth/api';
 import { useI18n } from '../../i18n';
 import { session } from '../../session';
 import { ErrorLine, Field, PageTitle } from '../../ui';
@@ -19,7 +19,7 @@ export default function Login() {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const login = useMutation({
-    mutationFn: () => must(api.POST('/api/auth/login', { body: { email, password } })),
+    mutationFn: () => signIn({ email, password }),
     onSuccess: (r) => {
       session.signIn(r.token);
       navigate(safeNext(params.get('next')), { replace: true });

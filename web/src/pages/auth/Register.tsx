@@ -1,7 +1,7 @@
 import { useMutation } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link, useNavigate, useSearchParams } from 'react-router';
-import { api, must } from '../../api/client';
+import { register as signUp } from '../../features/auth/api';
 import { useI18n } from '../../i18n';
 import { session } from '../../session';
 import { ErrorLine, Field, PageTitle } from '../../ui';
@@ -15,7 +15,7 @@ export default function Register() {
   const set = (k: keyof typeof form) => (e: React.ChangeEvent<HTMLInputElement>) =>
     setForm({ ...form, [k]: e.target.value });
   const register = useMutation({
-    mutationFn: () => must(api.POST('/api/auth/register', { body: form })),
+    mutationFn: () => signUp(form),
     onSuccess: (r) => {
       session.signIn(r.token);
       navigate('/onboarding?welcome=1', { replace: true });

@@ -1,7 +1,7 @@
 import { useMutation } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link, useSearchParams } from 'react-router';
-import { api, must } from '../../api/client';
+import { resetPassword } from '../../features/auth/api';
 import { useI18n } from '../../i18n';
 import { ErrorLine, Field, PageTitle } from '../../ui';
 
@@ -11,8 +11,7 @@ export default function ResetPassword() {
   const [params] = useSearchParams();
   const [password, setPassword] = useState('');
   const reset = useMutation({
-    mutationFn: () =>
-      must(api.POST('/api/auth/reset-password', { body: { token: params.get('token') ?? '', password } })),
+    mutationFn: () => resetPassword({ token: params.get('token') ?? '', password }),
   });
   return (
     <section className="narrow">

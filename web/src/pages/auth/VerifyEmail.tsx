@@ -1,8 +1,7 @@
-import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useRef } from 'react';
 import { Link, useSearchParams } from 'react-router';
-import { api, must } from '../../api/client';
 import { useMe } from '../../auth';
+import { useVerifyEmail } from '../../features/auth/api';
 import { useI18n } from '../../i18n';
 import { ErrorLine, PageTitle } from '../../ui';
 
@@ -12,19 +11,15 @@ import { ErrorLine, PageTitle } from '../../ui';
  */
 export default function VerifyEmail() {
   const { t } = useI18n();
-  const qc = useQueryClient();
   const me = useMe();
   const [params] = useSearchParams();
   const token = params.get('token') ?? '';
   const sent = useRef('');
-  const verify = useMutation({
-    mutationFn: () => must(api.POST('/api/auth/verify-email', { body: { token } })),
-    onSettled: () => qc.invalidateQueries({ queryKey: ['me'] }),
-  });
+  const verify = useVerifyEmail();
   useEffect(() => {
     if (token && sent.current !== token) {
       sent.current = token;
-      verify.mutate();
+      verify.mutate(token);
     }
   }, [token, verify]);
   const verified = verify.isSuccess || (verify.isError && me.data?.email_verified);

@@ -1,6 +1,6 @@
 import { useMutation } from '@tanstack/react-query';
 import { useState } from 'react';
-import { api, must } from '../../api/client';
+import { joinWaitlist } from '../../features/auth/api';
 import { useI18n } from '../../i18n';
 import { ErrorLine, Field, PageTitle, TextArea } from '../../ui';
 
@@ -9,7 +9,7 @@ export default function Waitlist() {
   const [email, setEmail] = useState('');
   const [message, setMessage] = useState('');
   const apply = useMutation({
-    mutationFn: () => must(api.POST('/api/auth/waitlist', { body: { email, ...(message ? { message } : {}) } })),
+    mutationFn: () => joinWaitlist({ email, ...(message ? { message } : {}) }),
   });
   return (
     <section className="narrow">

@@ -1,11 +1,12 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link } from 'react-router';
-import { api, must } from '../../api/client';
+import { useCreateToken } from '../../features/account/api';
+import { mcpServersQuery, useAddMcpServer, useRemoveMcpServer } from '../../features/agents/api';
 import { useI18n } from '../../i18n';
 import { ErrorLine, Field, Loading } from '../../ui';
 import { agentSnippets } from './agentConfig';
-import type { TabProps } from './Project';
+import type { TabProps } from '../../features/projects/types';
 
 /**
  * The agents tab (`/projects/<name>/agents`): how to connect a coding agent to this project over MCP (a token
@@ -14,51 +15,14 @@ import type { TabProps } from './Project';
  */
 export default function Agents({ project }: TabProps) {
   const { t, date } = useI18n();
-  const qc = useQueryClient();
   const [token, setToken] = useState<string | null>(null);
-  const make = useMutation({
-    mutationFn: () =>
-      must(
-        api.POST('/api/crm/account/tokens', {
-          body: { name: `agent: ${project}`.slice(0, 100), scopes: ['read', 'write'], project, expires_in_days: 90 },
-        }),
-      ),
-    onSuccess: (r) => {
-      setToken(r.token);
-      void qc.invalidateQueries({ queryKey: ['tokens'] });
-    },
-  });
+  const make = useCreateToken({ onSuccess: (r) => setToken(r.token) });
   const snippets = agentSnippets(window.location.origin, token ?? '<access token>');
 
-  const path = { name: project };
-  const servers = useQuery({
-    queryKey: ['mcp-servers', project],
-    queryFn: () => must(api.GET('/api/crm/projects/{name}/mcp-servers', { params: { path } })),
-  });
-  const refresh = () => qc.invalidateQueries({ queryKey: ['mcp-servers', project] });
+  const servers = useQuery(mcpServersQuery(project));
   const [form, setForm] = useState({ name: '', url: '', header: '', value: '' });
-  const add = useMutation({
-    mutationFn: () =>
-      must(
-        api.POST('/api/crm/projects/{name}/mcp-servers', {
-          params: { path },
-          body: {
-            name: form.name,
-            url: form.url,
-            ...(form.header ? { headers: { [form.header]: form.value } } : {}),
-          },
-        }),
-      ),
-    onSuccess: () => {
-      setForm({ name: '', url: '', header: '', value: '' });
-      refresh();
-    },
-  });
-  const remove = useMutation({
-    mutationFn: (id: number) =>
-      must(api.DELETE('/api/crm/projects/{name}/mcp-servers/{id}', { params: { path: { name: project, id } } })),
-    onSuccess: refresh,
-  });
+  const add = useAddMcpServer(project, { onSuccess: () => setForm({ name: '', url: '', header: '', value: '' }) });
+  const remove = useRemoveMcpServer(project);
 
   return (
     <div>
@@ -69,7 +33,18 @@ export default function Agents({ project }: TabProps) {
         )}{' '}
         <Link to="/account?tab=tokens">{t('Manage your tokens')}</Link>
       </p>
-      <button type="button" className="primary" onClick={() => make.mutate()}>
+      <button
+        type="button"
+        className="primary"
+        onClick={() =>
+          make.mutate({
+            name: `agent: ${project}`.slice(0, 100),
+            scopes: ['read', 'write'],
+            project,
+            expires_in_days: 90,
+          })
+        }
+      >
         {t('Create a token for this project')}
       </button>
       <ErrorLine error={make.error} />
@@ -107,7 +82,11 @@ export default function Agents({ project }: TabProps) {
       <form
         onSubmit={(e) => {
           e.preventDefault();
-          add.mutate();
+          add.mutate({
+            name: form.name,
+            url: form.url,
+            ...(form.header ? { headers: { [form.header]: form.value } } : {}),
+          });
         }}
       >
         <Field

@@ -1,37 +1,26 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useQuery } from '@tanstack/react-query';
 import { useEffect, useReducer, useRef, useState } from 'react';
 import { Link } from 'react-router';
-import { api, ApiFailure, must } from '../../api/client';
+import { ApiFailure } from '../../api/client';
+import { chatHistoryQuery, useSendToWorkers } from '../../features/chat/api';
+import { runtimeQuery, workersQuery } from '../../features/workers/api';
 import { useI18n } from '../../i18n';
 import { postSse } from '../../lib/sse';
 import { ErrorLine, Loading } from '../../ui';
 import { VoiceButton } from '../../voice';
 import { chatReducer, emptyChat } from './chatState';
-import type { TabProps } from './Project';
+import type { TabProps } from '../../features/projects/types';
 
 /** Chat with one worker (the reply streams in), or send one message to several workers at once (runs). */
 export default function Chat({ project }: TabProps) {
   const { t, number } = useI18n();
-  const qc = useQueryClient();
-  const workers = useQuery({
-    queryKey: ['workers', project],
-    queryFn: () => must(api.GET('/api/crm/projects/{name}/workers', { params: { path: { name: project } } })),
-  });
+  const workers = useQuery(workersQuery(project));
   const [selected, setSelected] = useState<number[]>([]);
   const [text, setText] = useState('');
   const [state, dispatch] = useReducer(chatReducer, emptyChat);
   const abort = useRef<AbortController | null>(null);
   const workerId = selected.length === 1 ? selected[0] : (workers.data?.workers[0]?.id ?? 0);
-  const history = useQuery({
-    queryKey: ['chat-history', project, workerId],
-    queryFn: () =>
-      must(
-        api.GET('/api/crm/projects/{name}/chat/history', {
-          params: { path: { name: project }, query: { worker_id: workerId, limit: 50 } },
-        }),
-      ),
-    enabled: workerId > 0,
-  });
+  const history = useQuery({ ...chatHistoryQuery(project, workerId), enabled: workerId > 0 });
   useEffect(() => {
     if (history.data)
       dispatch({
@@ -39,31 +28,11 @@ export default function Chat({ project }: TabProps) {
         lines: history.data.messages.map((m) => ({ key: `h${m.id}`, role: m.role, text: m.content })),
       });
   }, [history.data]);
-  const runtime = useQuery({
-    queryKey: ['runtime', project, workerId],
-    queryFn: () =>
-      must(
-        api.GET('/api/crm/projects/{name}/workers/{id}/runtime', { params: { path: { name: project, id: workerId } } }),
-      ),
-    enabled: workerId > 0,
-    refetchInterval: 15_000,
-  });
+  const runtime = useQuery({ ...runtimeQuery(project, workerId), enabled: workerId > 0 });
   const [sending, setSending] = useState(false);
-  const parallel = useMutation({
-    mutationFn: () =>
-      must(
-        api.POST('/api/crm/projects/{name}/message', {
-          params: { path: { name: project } },
-          body: { worker_ids: selected, text },
-        }),
-      ),
-    onSuccess: () => {
-      setText('');
-      qc.invalidateQueries({ queryKey: ['runs', project] });
-    },
-  });
+  const parallel = useSendToWorkers(project, { onSuccess: () => setText('') });
   async function send() {
-    if (selected.length > 1) return parallel.mutate();
+    if (selected.length > 1) return parallel.mutate({ worker_ids: selected, text });
     const message = text.trim();
     if (!message || !workerId) return;
     setText('');

@@ -1,70 +1,28 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useQuery } from '@tanstack/react-query';
 import { useRef, useState } from 'react';
-import { api, must } from '../../api/client';
+import { filesQuery, useMakeFolder, useReadFile, useSaveFile, useUploadFile } from '../../features/files/api';
 import { useI18n } from '../../i18n';
 import { ErrorLine, Loading } from '../../ui';
 import { VoiceButton } from '../../voice';
-import type { TabProps } from './Project';
+import type { TabProps } from '../../features/projects/types';
 
 /** The project's working folder: browse, open and edit text files, make folders, upload. */
 export default function Files({ project }: TabProps) {
   const { t, date, number } = useI18n();
-  const qc = useQueryClient();
   const [dir, setDir] = useState('');
   const [open, setOpen] = useState<string | null>(null);
   const [draft, setDraft] = useState('');
   const textRef = useRef<HTMLTextAreaElement>(null);
-  const pathParams = { name: project };
-  const list = useQuery({
-    queryKey: ['files', project, dir],
-    queryFn: () =>
-      must(
-        api.GET('/api/crm/projects/{name}/files', { params: { path: pathParams, query: dir ? { path: dir } : {} } }),
-      ),
-  });
-  const read = useMutation({
-    mutationFn: (p: string) =>
-      must(api.GET('/api/crm/projects/{name}/files/read', { params: { path: pathParams, query: { path: p } } })),
+  const list = useQuery(filesQuery(project, dir));
+  const read = useReadFile(project, {
     onSuccess: (data, p) => {
       setOpen(p);
       setDraft(typeof data === 'string' ? data : data.encoding === 'utf8' ? data.content : t('(binary file)'));
     },
   });
-  const save = useMutation({
-    mutationFn: () =>
-      must(
-        api.PUT('/api/crm/projects/{name}/files/save', {
-          params: { path: pathParams },
-          body: { path: open!, content: draft },
-        }),
-      ),
-    onSuccess: () => qc.invalidateQueries({ queryKey: ['files', project] }),
-  });
-  const mkdir = useMutation({
-    mutationFn: (name: string) =>
-      must(
-        api.POST('/api/crm/projects/{name}/files/mkdir', {
-          params: { path: pathParams },
-          body: { path: dir ? `${dir}/${name}` : name },
-        }),
-      ),
-    onSuccess: () => qc.invalidateQueries({ queryKey: ['files', project] }),
-  });
-  const upload = useMutation({
-    mutationFn: (file: File) => {
-      const fd = new FormData();
-      if (dir) fd.append('path', dir);
-      fd.append('file', file);
-      return must(
-        api.POST('/api/crm/projects/{name}/files/upload', {
-          params: { path: pathParams },
-          body: {} as never,
-          bodySerializer: () => fd,
-        }),
-      );
-    },
-    onSuccess: () => qc.invalidateQueries({ queryKey: ['files', project] }),
-  });
+  const save = useSaveFile(project);
+  const mkdir = useMakeFolder(project);
+  const upload = useUploadFile(project);
   const up = dir.includes('/') ? dir.slice(0, dir.lastIndexOf('/')) : '';
   return (
     <div className="split">
@@ -80,7 +38,7 @@ export default function Files({ project }: TabProps) {
             type="button"
             onClick={() => {
               const name = window.prompt(t('Folder name'));
-              if (name) mkdir.mutate(name);
+              if (name) mkdir.mutate(dir ? `${dir}/${name}` : name);
             }}
           >
             {t('New folder')}
@@ -90,7 +48,7 @@ export default function Files({ project }: TabProps) {
             <input
               type="file"
               className="sr-only"
-              onChange={(e) => e.target.files?.[0] && upload.mutate(e.target.files[0])}
+              onChange={(e) => e.target.files?.[0] && upload.mutate({ dir, file: e.target.files[0] })}
             />
           </label>
         </div>
@@ -127,7 +85,7 @@ export default function Files({ project }: TabProps) {
           </div>
           <textarea id="file-text" ref={textRef} rows={20} value={draft} onChange={(e) => setDraft(e.target.value)} />
           <ErrorLine error={save.error} />
-          <button type="button" className="primary" onClick={() => save.mutate()}>
+          <button type="button" className="primary" onClick={() => save.mutate({ path: open!, content: draft })}>
             {t('Save')}
           </button>
         </div>

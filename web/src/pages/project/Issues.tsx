@@ -1,97 +1,28 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
-import { api, must } from '../../api/client';
+import { issuesQuery, useCreateIssue, useMoveIssue } from '../../features/issues/api';
 import { useI18n } from '../../i18n';
 import { ErrorLine, Field, Loading, Modal, Select, TextArea } from '../../ui';
-import { dropMove, STATUS_LABELS, STATUSES, toColumns, type Status } from './board';
-import type { TabProps } from './Project';
-
-function IssueDetail({ project, id }: { project: string; id: number }) {
-  const { t, date } = useI18n();
-  const qc = useQueryClient();
-  const [message, setMessage] = useState('');
-  const path = { name: project, id };
-  const issue = useQuery({
-    queryKey: ['issue', project, id],
-    queryFn: () => must(api.GET('/api/crm/projects/{name}/issues/{id}', { params: { path } })),
-  });
-  const log = useMutation({
-    mutationFn: () =>
-      must(api.POST('/api/crm/projects/{name}/issues/{id}/log', { params: { path }, body: { message } })),
-    onSuccess: (data) => {
-      setMessage('');
-      qc.setQueryData(['issue', project, id], data);
-    },
-  });
-  if (!issue.data) return <Loading />;
-  return (
-    <div>
-      <p className="muted">
-        #{issue.data.id} · {issue.data.priority} · {t(STATUS_LABELS[issue.data.status])}
-        {issue.data.assignee ? ` · ${issue.data.assignee}` : ''}
-      </p>
-      <p className="pre">{issue.data.description}</p>
-      <h3>{t('Activity log')}</h3>
-      <ul className="feed">
-        {(issue.data.activity as { message?: string; author?: string | null; ts?: string }[]).map((a, i) => (
-          <li key={i}>
-            <time>{date(a.ts ?? null)}</time> {a.author && <strong>{a.author}</strong>} {a.message}
-          </li>
-        ))}
-      </ul>
-      <form
-        onSubmit={(e) => {
-          e.preventDefault();
-          log.mutate();
-        }}
-      >
-        <TextArea label={t('Add to the log')} required value={message} onChange={(e) => setMessage(e.target.value)} />
-        <ErrorLine error={log.error} />
-        <button type="submit">{t('Add')}</button>
-      </form>
-    </div>
-  );
-}
+import { dropMove, STATUS_LABELS, STATUSES, toColumns, type Status } from '../../features/issues/board';
+import type { TabProps } from '../../features/projects/types';
+import { IssueDetail } from '../../features/issues/IssueDetail';
 
 /** The board: a column per status; drag a card to another column, or pick the status from its menu. */
 export default function Issues({ project }: TabProps) {
   const { t } = useI18n();
-  const qc = useQueryClient();
-  const key = ['issues', project];
-  const issues = useQuery({
-    queryKey: key,
-    queryFn: () =>
-      must(api.GET('/api/crm/projects/{name}/issues', { params: { path: { name: project }, query: { limit: 200 } } })),
-  });
+  const issues = useQuery(issuesQuery(project));
   const [open, setOpen] = useState<number | null>(null);
   const [creating, setCreating] = useState(false);
   const [title, setTitle] = useState('');
   const [priority, setPriority] = useState<'P0' | 'P1' | 'P2' | 'P3'>('P2');
   const [description, setDescription] = useState('');
   const [over, setOver] = useState<Status | null>(null);
-  const move = useMutation({
-    mutationFn: (v: { id: number; status: Status }) =>
-      must(
-        api.PUT('/api/crm/projects/{name}/issues/{id}', {
-          params: { path: { name: project, id: v.id } },
-          body: { status: v.status },
-        }),
-      ),
-    onSettled: () => qc.invalidateQueries({ queryKey: key }),
-  });
-  const create = useMutation({
-    mutationFn: () =>
-      must(
-        api.POST('/api/crm/projects/{name}/issues', {
-          params: { path: { name: project } },
-          body: { title, priority, ...(description ? { description } : {}) },
-        }),
-      ),
+  const move = useMoveIssue(project);
+  const create = useCreateIssue(project, {
     onSuccess: () => {
       setCreating(false);
       setTitle('');
       setDescription('');
-      qc.invalidateQueries({ queryKey: key });
     },
   });
   if (issues.isPending) return <Loading />;
@@ -164,7 +95,7 @@ export default function Issues({ project }: TabProps) {
         <form
           onSubmit={(e) => {
             e.preventDefault();
-            create.mutate();
+            create.mutate({ title, priority, ...(description ? { description } : {}) });
           }}
         >
           <Field label={t('Title')} required value={title} onChange={(e) => setTitle(e.target.value)} />

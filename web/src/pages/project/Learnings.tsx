@@ -1,38 +1,19 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
-import { api, must } from '../../api/client';
+import { learningsQuery, useAddLearning } from '../../features/learnings/api';
 import { useI18n } from '../../i18n';
 import { ErrorLine, Field, Loading } from '../../ui';
-import type { TabProps } from './Project';
+import type { TabProps } from '../../features/projects/types';
 
 export default function Learnings({ project }: TabProps) {
   const { t, date } = useI18n();
-  const qc = useQueryClient();
   const [text, setText] = useState('');
   const [tags, setTags] = useState('');
-  const path = { name: project };
-  const list = useQuery({
-    queryKey: ['learnings', project],
-    queryFn: () => must(api.GET('/api/crm/projects/{name}/learnings', { params: { path } })),
-  });
-  const add = useMutation({
-    mutationFn: () =>
-      must(
-        api.POST('/api/crm/projects/{name}/learnings', {
-          params: { path },
-          body: {
-            text,
-            tags: tags
-              .split(',')
-              .map((s) => s.trim())
-              .filter(Boolean),
-          },
-        }),
-      ),
+  const list = useQuery(learningsQuery(project));
+  const add = useAddLearning(project, {
     onSuccess: () => {
       setText('');
       setTags('');
-      qc.invalidateQueries({ queryKey: ['learnings', project] });
     },
   });
   if (list.isPending) return <Loading />;
@@ -56,7 +37,13 @@ export default function Learnings({ project }: TabProps) {
       <form
         onSubmit={(e) => {
           e.preventDefault();
-          add.mutate();
+          add.mutate({
+            text,
+            tags: tags
+              .split(',')
+              .map((s) => s.trim())
+              .filter(Boolean),
+          });
         }}
       >
         <Field label={t('What was learned')} required value={text} onChange={(e) => setText(e.target.value)} />

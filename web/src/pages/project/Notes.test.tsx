@@ -4,8 +4,8 @@ import { createMemoryRouter, RouterProvider } from 'react-router';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { I18nProvider } from '../../i18n';
 import Notes, { noteIdOf } from './Notes';
-import { uploadSource } from './notesTransfer';
-import { MB } from './notesUpload';
+import { uploadSource } from '../../features/notes/notesTransfer';
+import { MB } from '../../features/notes/notesUpload';
 
 type Answer = [number, unknown];
 

@@ -1,32 +1,16 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
-import { api, must } from '../../api/client';
+import { pinsQuery, useAddPin, useRemovePin } from '../../features/pins/api';
 import { useI18n } from '../../i18n';
 import { ErrorLine, Field, Loading } from '../../ui';
-import type { TabProps } from './Project';
+import type { TabProps } from '../../features/projects/types';
 
 export default function Pins({ project }: TabProps) {
   const { t, date } = useI18n();
-  const qc = useQueryClient();
   const [text, setText] = useState('');
-  const path = { name: project };
-  const pins = useQuery({
-    queryKey: ['pins', project],
-    queryFn: () => must(api.GET('/api/crm/projects/{name}/pins', { params: { path } })),
-  });
-  const refresh = () => qc.invalidateQueries({ queryKey: ['pins', project] });
-  const add = useMutation({
-    mutationFn: () => must(api.POST('/api/crm/projects/{name}/pins', { params: { path }, body: { text } })),
-    onSuccess: () => {
-      setText('');
-      refresh();
-    },
-  });
-  const remove = useMutation({
-    mutationFn: (id: number) =>
-      must(api.DELETE('/api/crm/projects/{name}/pins/{id}', { params: { path: { name: project, id } } })),
-    onSuccess: refresh,
-  });
+  const pins = useQuery(pinsQuery(project));
+  const add = useAddPin(project, { onSuccess: () => setText('') });
+  const remove = useRemovePin(project);
   if (pins.isPending) return <Loading />;
   return (
     <div>
@@ -43,7 +27,7 @@ export default function Pins({ project }: TabProps) {
       <form
         onSubmit={(e) => {
           e.preventDefault();
-          add.mutate();
+          add.mutate(text);
         }}
       >
         <Field

@@ -2,13 +2,10 @@
 import { useQuery } from '@tanstack/react-query';
 import { lazy, Suspense, type ComponentType } from 'react';
 import { NavLink, useParams } from 'react-router';
-import { api, must } from '../../api/client';
+import { projectQuery } from '../../features/projects/api';
+import type { TabProps } from '../../features/projects/types';
 import { msg, useI18n } from '../../i18n';
 import { ErrorLine, Loading, PageTitle } from '../../ui';
-
-export interface TabProps {
-  project: string;
-}
 
 const TABS: [string, string, ComponentType<TabProps>][] = [
   ['workers', msg('Workers'), lazy(() => import('./Workers'))],
@@ -29,10 +26,7 @@ const TABS: [string, string, ComponentType<TabProps>][] = [
 export default function Project() {
   const { t } = useI18n();
   const { name = '', tab = 'workers' } = useParams();
-  const project = useQuery({
-    queryKey: ['project', name],
-    queryFn: () => must(api.GET('/api/crm/projects/{name}', { params: { path: { name } } })),
-  });
+  const project = useQuery(projectQuery(name));
   const current = TABS.find(([id]) => id === tab) ?? TABS[0];
   const Tab = current[2];
   if (project.isPending) return <Loading />;

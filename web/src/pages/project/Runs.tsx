@@ -1,31 +1,15 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { api, must } from '../../api/client';
+import { useQuery } from '@tanstack/react-query';
+import { runsQuery, useCancelRun, useRetryRun } from '../../features/runs/api';
 import { useI18n } from '../../i18n';
 import { ErrorLine, Loading } from '../../ui';
-import type { TabProps } from './Project';
+import type { TabProps } from '../../features/projects/types';
 
 /** Run history: newest first, refreshed while any run is queued or running; cancel and retry. */
 export default function Runs({ project }: TabProps) {
   const { t, date } = useI18n();
-  const qc = useQueryClient();
-  const runs = useQuery({
-    queryKey: ['runs', project],
-    queryFn: () =>
-      must(api.GET('/api/crm/projects/{name}/runs', { params: { path: { name: project }, query: { limit: 50 } } })),
-    refetchInterval: (q) =>
-      q.state.data?.runs.some((r) => r.status === 'queued' || r.status === 'running') ? 2000 : false,
-  });
-  const refresh = () => qc.invalidateQueries({ queryKey: ['runs', project] });
-  const cancel = useMutation({
-    mutationFn: (id: number) =>
-      must(api.POST('/api/crm/projects/{name}/runs/{id}/cancel', { params: { path: { name: project, id } } })),
-    onSuccess: refresh,
-  });
-  const retry = useMutation({
-    mutationFn: (id: number) =>
-      must(api.POST('/api/crm/projects/{name}/runs/{id}/retry', { params: { path: { name: project, id } } })),
-    onSuccess: refresh,
-  });
+  const runs = useQuery(runsQuery(project));
+  const cancel = useCancelRun(project);
+  const retry = useRetryRun(project);
   if (runs.isPending) return <Loading />;
   return (
     <div>

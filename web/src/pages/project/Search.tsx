@@ -1,10 +1,10 @@
 import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link } from 'react-router';
-import { api, must } from '../../api/client';
+import { searchQuery } from '../../features/search/api';
 import { useI18n } from '../../i18n';
 import { ErrorLine, Field, Loading } from '../../ui';
-import type { TabProps } from './Project';
+import type { TabProps } from '../../features/projects/types';
 
 /** Where a hit lives in the app: issues on the board, wiki pages in the wiki, skills in skills. */
 export function hitLink(project: string, docType: string): string {
@@ -17,14 +17,7 @@ export default function Search({ project }: TabProps) {
   const { t } = useI18n();
   const [q, setQ] = useState('');
   const [query, setQuery] = useState('');
-  const hits = useQuery({
-    queryKey: ['rag', project, query],
-    queryFn: () =>
-      must(
-        api.GET('/api/crm/projects/{name}/rag/search', { params: { path: { name: project }, query: { q: query } } }),
-      ),
-    enabled: !!query,
-  });
+  const hits = useQuery(searchQuery(project, query));
   return (
     <div>
       <form

@@ -1,53 +1,29 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
-import { api, must } from '../../api/client';
+import {
+  globalSkillsQuery,
+  projectSkillsQuery,
+  skillUpdatesQuery,
+  useCreateSkill,
+  useDecideSkillUpdate,
+  useDeleteSkill,
+  useForkSkill,
+} from '../../features/skills/api';
 import { useI18n } from '../../i18n';
 import { ErrorLine, Field, Loading, TextArea } from '../../ui';
-import type { TabProps } from './Project';
+import type { TabProps } from '../../features/projects/types';
 
 /** Project skills, the global catalog (fork into the project) and updates of forks waiting for approval. */
 export default function Skills({ project }: TabProps) {
   const { t } = useI18n();
-  const qc = useQueryClient();
-  const path = { name: project };
-  const own = useQuery({
-    queryKey: ['skills', project],
-    queryFn: () => must(api.GET('/api/crm/projects/{name}/skills', { params: { path } })),
-  });
-  const global = useQuery({ queryKey: ['skills-global'], queryFn: () => must(api.GET('/api/crm/skills')) });
-  const updates = useQuery({
-    queryKey: ['skill-updates', project],
-    queryFn: () => must(api.GET('/api/crm/skill-updates', { params: { query: { project, status: 'pending' } } })),
-  });
-  const refresh = () => {
-    qc.invalidateQueries({ queryKey: ['skills', project] });
-    qc.invalidateQueries({ queryKey: ['skill-updates', project] });
-  };
+  const own = useQuery(projectSkillsQuery(project));
+  const global = useQuery(globalSkillsQuery());
+  const updates = useQuery(skillUpdatesQuery(project));
   const [form, setForm] = useState({ name: '', description: '', content: '' });
-  const create = useMutation({
-    mutationFn: () => must(api.POST('/api/crm/projects/{name}/skills', { params: { path }, body: form })),
-    onSuccess: () => {
-      setForm({ name: '', description: '', content: '' });
-      refresh();
-    },
-  });
-  const fork = useMutation({
-    mutationFn: (skill_id: number) =>
-      must(api.POST('/api/crm/projects/{name}/skill-forks', { params: { path }, body: { skill_id } })),
-    onSuccess: refresh,
-  });
-  const remove = useMutation({
-    mutationFn: (id: number) =>
-      must(api.DELETE('/api/crm/projects/{name}/skills/{id}', { params: { path: { name: project, id } } })),
-    onSuccess: refresh,
-  });
-  const decide = useMutation({
-    mutationFn: ({ id, ok }: { id: number; ok: boolean }) =>
-      ok
-        ? must(api.POST('/api/crm/skill-updates/{id}/approve', { params: { path: { id } } }))
-        : must(api.POST('/api/crm/skill-updates/{id}/reject', { params: { path: { id } } })),
-    onSuccess: refresh,
-  });
+  const create = useCreateSkill(project, { onSuccess: () => setForm({ name: '', description: '', content: '' }) });
+  const fork = useForkSkill(project);
+  const remove = useDeleteSkill(project);
+  const decide = useDecideSkillUpdate(project);
   if (own.isPending) return <Loading />;
   return (
     <div className="split">
@@ -88,7 +64,7 @@ export default function Skills({ project }: TabProps) {
         <form
           onSubmit={(e) => {
             e.preventDefault();
-            create.mutate();
+            create.mutate(form);
           }}
         >
           <Field

@@ -1,38 +1,14 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useQuery } from '@tanstack/react-query';
 import DOMPurify from 'dompurify';
 import { marked } from 'marked';
 import { useEffect, useMemo, useRef, useState } from 'react';
-import { api, authHeaders, must } from '../../api/client';
+import { authHeaders } from '../../api/client';
+import { useSaveWikiPage, wikiPageQuery, wikiTreeQuery } from '../../features/wiki/api';
 import { useI18n } from '../../i18n';
 import { ErrorLine, Field, Loading } from '../../ui';
 import { VoiceButton } from '../../voice';
-import type { TabProps } from './Project';
-
-interface Node {
-  path: string;
-  title: string;
-  children?: Node[];
-}
-
-function Tree({ nodes, onOpen, current }: { nodes: Node[]; onOpen: (p: string) => void; current: string }) {
-  return (
-    <ul className="tree">
-      {nodes.map((n) => (
-        <li key={n.path}>
-          <button
-            type="button"
-            className="link"
-            aria-current={n.path === current ? 'page' : undefined}
-            onClick={() => onOpen(n.path)}
-          >
-            {n.title}
-          </button>
-          {n.children?.length ? <Tree nodes={n.children} onOpen={onOpen} current={current} /> : null}
-        </li>
-      ))}
-    </ul>
-  );
-}
+import type { TabProps } from '../../features/projects/types';
+import { Node, Tree } from '../../features/wiki/Tree';
 
 /** Markdown rendered to sanitized HTML (no scripts, no event handlers). */
 export function renderMarkdown(md: string): string {
@@ -42,38 +18,16 @@ export function renderMarkdown(md: string): string {
 /** The wiki: page tree, a Markdown editor with live preview, and the ZIP download of every page. */
 export default function Wiki({ project }: TabProps) {
   const { t, date } = useI18n();
-  const qc = useQueryClient();
   const [path, setPath] = useState('');
   const [draft, setDraft] = useState('');
   const mdRef = useRef<HTMLTextAreaElement>(null);
   const [newPath, setNewPath] = useState('');
-  const tree = useQuery({
-    queryKey: ['wiki-tree', project],
-    queryFn: () => must(api.GET('/api/crm/projects/{name}/wiki/tree', { params: { path: { name: project } } })),
-  });
-  const file = useQuery({
-    queryKey: ['wiki-file', project, path],
-    queryFn: () =>
-      must(api.GET('/api/crm/projects/{name}/wiki/file', { params: { path: { name: project }, query: { path } } })),
-    enabled: !!path,
-    retry: false,
-  });
+  const tree = useQuery(wikiTreeQuery(project));
+  const file = useQuery({ ...wikiPageQuery(project, path), enabled: !!path });
   useEffect(() => {
     if (file.data) setDraft(file.data.content);
   }, [file.data]);
-  const save = useMutation({
-    mutationFn: () =>
-      must(
-        api.PUT('/api/crm/projects/{name}/wiki/save', {
-          params: { path: { name: project } },
-          body: { path, content: draft },
-        }),
-      ),
-    onSuccess: (data) => {
-      qc.setQueryData(['wiki-file', project, path], data);
-      qc.invalidateQueries({ queryKey: ['wiki-tree', project] });
-    },
-  });
+  const save = useSaveWikiPage(project);
   const preview = useMemo(() => renderMarkdown(draft), [draft]);
   async function download() {
     const res = await fetch(`/api/crm/projects/${encodeURIComponent(project)}/wiki/download`, {
@@ -136,7 +90,12 @@ export default function Wiki({ project }: TabProps) {
             </div>
           </div>
           <ErrorLine error={save.error} />
-          <button type="button" className="primary" onClick={() => save.mutate()} disabled={save.isPending}>
+          <button
+            type="button"
+            className="primary"
+            onClick={() => save.mutate({ path, content: draft })}
+            disabled={save.isPending}
+          >
             {t('Save')}
           </button>
         </div>

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { safeNext } from '../auth/Login';
 import { slugify } from '../projectName';
-import { dropMove, STATUSES, toColumns } from './board';
+import { dropMove, STATUSES, toColumns } from '../../features/issues/board';
 import { chatReducer, emptyChat } from './chatState';
 import { moveItem } from './reorder';
 import { hitLink } from './Search';
@@ -82,7 +82,7 @@ describe('small rules', () => {
 
 describe('translation suggestions', () => {
   it('finds the message of the selected text by its translation, or by its English msgid', async () => {
-    const { msgidForText } = await import('../../feedback');
+    const { msgidForText } = await import('../../features/feedback/logic');
     const messages = { Save: 'Зберегти', Open: 'Відкриті' };
     expect(msgidForText(messages, ' Зберегти ')).toBe('Save');
     expect(msgidForText(messages, 'Open')).toBe('Open');

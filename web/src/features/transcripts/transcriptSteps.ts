@@ -3,11 +3,31 @@
  * embedded or not), which one is done, current, failed or still to come for a progress event, and which
  * files may be uploaded. No I/O; tested in transcriptSteps.test.ts.
  */
-import { ACCEPTED } from '../../../../server/src/modules/transcripts/transcripts.rules.ts';
+import {
+  ACCEPTED,
+  TRANSCRIPT_UPLOAD_LIMIT_BYTES,
+} from '../../../../server/src/modules/transcripts/transcripts.rules.ts';
 import { msg } from '../../i18n';
 
-/** Accepted extensions and their MIME types: the service's own table. */
-export { ACCEPTED };
+/** Accepted extensions and their MIME types, and the largest upload in bytes: the service's own table. */
+export { ACCEPTED, TRANSCRIPT_UPLOAD_LIMIT_BYTES };
+
+/** The accepted extensions as a list for people, e.g. "mp3, wav … webm or mkv" (`locale`: a BCP-47 tag). */
+export function acceptedList(locale: string): string {
+  return new Intl.ListFormat(locale, { type: 'disjunction' }).format(Object.keys(ACCEPTED));
+}
+
+/** A byte count as B, KB, MB or GB, one decimal at most, the number formatted by `number`. */
+export function sizeText(bytes: number, number: (n: number) => string): string {
+  const units = ['B', 'KB', 'MB', 'GB'];
+  let v = bytes;
+  let i = 0;
+  while (v >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  return `${number(Math.round(v * 10) / 10)} ${units[i]}`;
+}
 
 /** The steps shown, in pipeline order (the job's running statuses, plus waiting and the end). */
 export type StepId =

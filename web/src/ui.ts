@@ -1,0 +1,13 @@
+/**
+ * The shared pieces of the UI, one component per file under components/ and exported here together: labelled
+ * fields (Field, TextArea with dictation, Select), the error line, the page title, the dialog (Radix), the
+ * confirm dialog (the one yes/no question before a destructive step) and the loading line.
+ */
+export { ConfirmDialog } from './components/ConfirmDialog';
+export { ErrorLine } from './components/ErrorLine';
+export { Field } from './components/Field';
+export { Loading } from './components/Loading';
+export { Modal } from './components/Modal';
+export { PageTitle } from './components/PageTitle';
+export { Select } from './components/Select';
+export { TextArea } from './components/TextArea';
