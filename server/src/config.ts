@@ -109,6 +109,8 @@ export const EnvSchema = Type.Object({
   CLOUD_CODEHOST_SSH: Type.Optional(Type.String({ pattern: '^(|[A-Za-z0-9._-]+@[A-Za-z0-9.-]+)$' })),
   CLOUD_TERMINAL_IDLE_MS: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,7}$' })),
   CLOUD_ALLOW_UNCAPPED: Bool01,
+  CLOUD_EGRESS_FIREWALL: Type.Optional(Type.Union([Type.Literal('nft'), Type.Literal('external'), Type.Literal('')])),
+  CLOUD_SECCOMP_PROFILE: Type.Optional(Type.String()),
   // Messenger workers' pollers (long polling of bound bots).
   MESSENGER_POLL_TIMEOUT_S: Type.Optional(
     Type.String({ pattern: '^([1-9]|[1-4][0-9]|50)$', description: 'a whole number of seconds from 1 to 50' }),
@@ -228,9 +230,18 @@ export interface Config {
   /**
    * Cloud containers: the Docker image (`CLOUD_IMAGE`), the code host's SSH login tested by ssh-verify
    * (`CLOUD_CODEHOST_SSH`), the terminal socket's idle timeout (`CLOUD_TERMINAL_IDLE_MS`, 120 s), and whether
-   * sandboxes may run without kernel caps where the server cannot enforce them (`CLOUD_ALLOW_UNCAPPED`, off).
+   * sandboxes may run without kernel caps where the server cannot enforce them (`CLOUD_ALLOW_UNCAPPED`, off);
+   * for the `docker` runtime, who loads the egress guard (`CLOUD_EGRESS_FIREWALL`: `nft` this service, default, or
+   * `external` the operator) and the system-call profile's path on a Podman engine's host (`CLOUD_SECCOMP_PROFILE`).
    */
-  cloud: { image: string; codehostSsh: string; terminalIdleMs: number; allowUncapped: boolean };
+  cloud: {
+    image: string;
+    codehostSsh: string;
+    terminalIdleMs: number;
+    allowUncapped: boolean;
+    egressFirewall: 'nft' | 'external';
+    seccompProfile: string | undefined;
+  };
   trustProxy: boolean;
   disableMessengerNotify: boolean;
   /** The built web UI's folder (`index.html`, `assets/`); `undefined`: the checkout's `web/dist`. */
@@ -411,6 +422,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       codehostSsh: nonEmpty(e.CLOUD_CODEHOST_SSH) ?? 'git@github.com',
       terminalIdleMs: e.CLOUD_TERMINAL_IDLE_MS ? Number(e.CLOUD_TERMINAL_IDLE_MS) : 120_000,
       allowUncapped: truthy(e.CLOUD_ALLOW_UNCAPPED),
+      egressFirewall: e.CLOUD_EGRESS_FIREWALL === 'external' ? ('external' as const) : ('nft' as const),
+      seccompProfile: nonEmpty(e.CLOUD_SECCOMP_PROFILE),
     },
     trustProxy: truthy(e.TRUST_PROXY),
     disableMessengerNotify: truthy(e.CRM_DISABLE_MESSENGER_NOTIFY),
