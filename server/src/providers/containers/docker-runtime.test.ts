@@ -39,6 +39,13 @@ describe('docker runtime', () => {
     expect(dockerConnection('tcp://10.0.0.2:2376')).toEqual({ protocol: 'http', host: '10.0.0.2', port: 2376 });
   });
 
+  it('refuses a remote engine unless the operator guards its egress (CLOUD_EGRESS_FIREWALL=external)', async () => {
+    const remote = createDockerRuntime({ dockerHost: 'tcp://127.0.0.1:9', image });
+    await expect(remote.create(1)).rejects.toMatchObject({ code: 'container_caps_unavailable' });
+    const external = createDockerRuntime({ dockerHost: 'tcp://127.0.0.1:9', image, egressFirewall: 'external' });
+    await expect(external.create(1)).rejects.toMatchObject({ code: 'container_runtime_unavailable' });
+  });
+
   it('creates a capped container on its own network, execs, freezes, resumes, removes', async (ctx) => {
     if (skip) ctx.skip();
     const c = await runtime.create(userId);

@@ -144,8 +144,16 @@ export function createDockerRuntime(opts: DockerRuntimeOptions): ContainerRuntim
     check,
 
     async create(userId) {
+      const guard = opts.egressFirewall ?? 'nft';
+      // A guard loaded on this host does not guard an engine elsewhere.
+      if (guard === 'nft' && opts.dockerHost && !opts.dockerHost.startsWith('unix://'))
+        throw new RuntimeUnavailable(
+          "This server cannot enforce the cloud containers' network limits.",
+          'DOCKER_HOST names a remote engine: load cloud-egress.nft on its host and set CLOUD_EGRESS_FIREWALL=external',
+          'container_caps_unavailable',
+        );
       await check();
-      if ((opts.egressFirewall ?? 'nft') === 'nft') await loadEgressFirewall(opts.nftPath);
+      if (guard === 'nft') await loadEgressFirewall(opts.nftPath);
       const name = nameOf(userId);
       const securityOpt = ['no-new-privileges', await seccompOpt()];
       try {
