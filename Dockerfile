@@ -13,23 +13,28 @@ FROM ${BASE_IMAGE} AS build
 ENV DEBIAN_FRONTEND=noninteractive
 # A registry reached through a TLS-inspecting proxy: a CA bundle inside the build that npm trusts (a base image
 # that has it, or mounted with `podman build -v <bundle>:/run/npm-ca.crt:ro --build-arg NPM_CONFIG_CAFILE=…`).
-# Debian's Node.js only runs npm here: the service runs on the Node.js that `npm ci` installs into node_modules
-# (the `node` package, pinned in package.json). Debian's npm 9 installs npm 10 (the install needs npm 10 or
-# later: npm 9 drops the platform's optional native packages of the web UI's bundler).
+# Debian's Node.js and npm 9 only bootstrap: they install, globally, the Node.js of package.json (the `node`
+# package) and npm 10, which then make the install (npm 9, or npm on Node.js 18, leaves out the platform's
+# optional native packages of the web UI's bundler). The service runs on the `node` of its own node_modules.
 ARG NPM_CONFIG_CAFILE
+# npm 10 is run by its path (Debian's `npm` command would hand over to Debian's npm 9 again).
+ENV NPM10=/usr/local/lib/node_modules/npm/bin/npm-cli.js
 RUN apt-get update \
  && apt-get install -y --no-install-recommends nodejs npm git ca-certificates \
- && rm -rf /var/lib/apt/lists/* \
- && npm install -g --no-audit --no-fund npm@10.9.9 \
- && test "$(npm --version)" = 10.9.9
+ && rm -rf /var/lib/apt/lists/*
+COPY package.json /tmp/package.json
+RUN npm install -g --no-audit --no-fund "node@$(node -p 'require("/tmp/package.json").dependencies.node')" npm@10.9.9 \
+ && test "$(/usr/local/bin/node -p process.version)" = "v$(node -p 'require("/tmp/package.json").dependencies.node')" \
+ && test "$(/usr/local/bin/node "$NPM10" --version)" = 10.9.9
+ENV PATH=/usr/local/bin:/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin
 WORKDIR /src
 COPY . .
 # The full install builds the web UI (npm's `prepare`); the explicit build fails the image when it fails.
-RUN npm ci --no-audit --no-fund \
+RUN node "$NPM10" ci --no-audit --no-fund \
  && node_modules/.bin/node web/build.js \
  && test -f web/dist/index.html
 # The production install: dev dependencies go (the web UI stays built, its sources unchanged).
-RUN npm ci --omit=dev --no-audit --no-fund \
+RUN node "$NPM10" ci --omit=dev --no-audit --no-fund \
  && rm -rf /root/.npm \
  && test -x node_modules/.bin/node
 
