@@ -67,6 +67,11 @@ export function dockerConnection(host: string | undefined): Docker.DockerOptions
 
 const statusOf = (err: unknown) => (err as { statusCode?: number }).statusCode;
 
+/**
+ * The `docker` runtime over `opts` (nothing is contacted until first use). `create` refuses with
+ * RuntimeUnavailable `container_caps_unavailable` when the egress guard cannot be put in place (docs/configuration.md,
+ * "Cloud sandbox caps"), `container_runtime_unavailable` when the engine does not answer or refuses the container.
+ */
 export function createDockerRuntime(opts: DockerRuntimeOptions): ContainerRuntime {
   const docker = new Docker({ ...dockerConnection(opts.dockerHost), timeout: 30_000 });
 
