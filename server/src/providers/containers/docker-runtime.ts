@@ -14,6 +14,7 @@
  */
 import Docker from 'dockerode';
 import { PassThrough } from 'node:stream';
+import { Header } from 'tar';
 import {
   type ContainerRuntime,
   type ExecResult,
@@ -63,6 +64,21 @@ export function dockerConnection(host: string | undefined): Docker.DockerOptions
   if (host.startsWith('unix://')) return { socketPath: host.slice('unix://'.length) };
   const u = new URL(host.replace(/^tcp:/, 'http:'));
   return { protocol: u.protocol === 'https:' ? 'https' : 'http', host: u.hostname, port: Number(u.port || 2375) };
+}
+
+/** A tar archive of one folder, `home/user/`, owned by uid and gid 1000 (mode 0755). */
+function homeArchive(): Buffer {
+  const block = Buffer.alloc(512);
+  new Header({
+    path: 'home/user/',
+    type: 'Directory',
+    mode: 0o755,
+    uid: 1000,
+    gid: 1000,
+    size: 0,
+    mtime: new Date(0),
+  }).encode(block, 0);
+  return Buffer.concat([block, Buffer.alloc(1024)]);
 }
 
 const statusOf = (err: unknown) => (err as { statusCode?: number }).statusCode;
@@ -216,9 +232,10 @@ export function createDockerRuntime(opts: DockerRuntimeOptions): ContainerRuntim
             RestartPolicy: { Name: 'unless-stopped' },
           },
         });
+        // The home of user 1000, before the start (the image need not have one, and user 1000 cannot make it
+        // under a root-owned /home): the engine unpacks it with the owner the archive names.
+        await c.putArchive(homeArchive(), { path: '/' });
         await c.start();
-        // The home of user 1000 (the image need not have one).
-        await runExec(c.id, ['sh', '-c', 'mkdir -p /home/user 2>/dev/null || true'], 10_000);
         return { containerId: c.id, serverIp: '127.0.0.1', port: null, internalPort: null };
       } catch (err) {
         if (err instanceof RuntimeUnavailable) throw err;
