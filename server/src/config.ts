@@ -126,6 +126,8 @@ export const EnvSchema = Type.Object({
   CLOUD_LOG_KEEP_LINES: Type.Optional(
     Type.String({ pattern: '^[1-9][0-9]{1,6}$', description: 'lines, 10 to 9999999' }),
   ),
+  CLOUD_EGRESS_FIREWALL: Type.Optional(Type.Union([Type.Literal('nft'), Type.Literal('external'), Type.Literal('')])),
+  CLOUD_SECCOMP_PROFILE: Type.Optional(Type.String()),
   // Messenger workers' pollers (long polling of bound bots).
   MESSENGER_POLL_TIMEOUT_S: Type.Optional(
     Type.String({ pattern: '^([1-9]|[1-4][0-9]|50)$', description: 'a whole number of seconds from 1 to 50' }),
@@ -245,7 +247,9 @@ export interface Config {
   /**
    * Cloud containers: the Docker image (`CLOUD_IMAGE`), the code host's SSH login tested by ssh-verify
    * (`CLOUD_CODEHOST_SSH`), the terminal socket's idle timeout (`CLOUD_TERMINAL_IDLE_MS`, 120 s), and whether
-   * sandboxes may run without kernel caps where the server cannot enforce them (`CLOUD_ALLOW_UNCAPPED`, off).
+   * sandboxes may run without kernel caps where the server cannot enforce them (`CLOUD_ALLOW_UNCAPPED`, off);
+   * for the `docker` runtime, who loads the egress guard (`CLOUD_EGRESS_FIREWALL`: `nft` this service, default, or
+   * `external` the operator) and the system-call profile's path on a Podman engine's host (`CLOUD_SECCOMP_PROFILE`).
    */
   cloud: {
     image: string;
@@ -258,6 +262,8 @@ export interface Config {
     logLinesPerSecond: number;
     /** Log lines kept per user (`CLOUD_LOG_KEEP_LINES`, 2000): older ones are dropped as new ones come. */
     logKeepLines: number;
+    egressFirewall: 'nft' | 'external';
+    seccompProfile: string | undefined;
   };
   trustProxy: boolean;
   disableMessengerNotify: boolean;
@@ -448,6 +454,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       logLinesPerSecond: e.CLOUD_LOG_LINES_PER_S ? Number(e.CLOUD_LOG_LINES_PER_S) : 50,
       logKeepLines: e.CLOUD_LOG_KEEP_LINES ? Number(e.CLOUD_LOG_KEEP_LINES) : 2000,
       allowUncapped: truthy(e.CLOUD_ALLOW_UNCAPPED),
+      egressFirewall: e.CLOUD_EGRESS_FIREWALL === 'external' ? ('external' as const) : ('nft' as const),
+      seccompProfile: nonEmpty(e.CLOUD_SECCOMP_PROFILE),
     },
     trustProxy: truthy(e.TRUST_PROXY),
     disableMessengerNotify: truthy(e.CRM_DISABLE_MESSENGER_NOTIFY),

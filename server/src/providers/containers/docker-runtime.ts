@@ -1,14 +1,20 @@
 /**
  * The `docker` container runtime: one container per user through the Docker Engine API (`dockerode`;
- * `DOCKER_HOST`, else the local socket), on an isolated bridge network of its own (`crm-cloud-u<userId>`,
- * inter-container traffic off), from the image `CLOUD_IMAGE`.
+ * `DOCKER_HOST`, else the local socket; Docker or Podman's compatible service), on an isolated bridge network
+ * of its own (`crm-cloud-u<userId>`, host interface `crm-u<userId>`, inter-container traffic off), from the
+ * image `CLOUD_IMAGE`.
  *
- * Caps (docs/ARCHITECTURE.md, Cloud containers): all capabilities dropped, `no-new-privileges`, 1.5 CPUs, 2 GB memory
- * (no extra swap), 200 processes. Pause is the engine's freeze (cgroup freezer); the terminal is an exec with
- * a TTY; commands are execs without one.
+ * Caps (docs/configuration.md, "Cloud sandbox caps"; the same as the `process` runtime's): all capabilities
+ * dropped, `no-new-privileges`, 1.5 CPUs, 2 GB memory (no extra swap), 200 processes, and a system-call profile
+ * that refuses new user namespaces (egress-firewall.ts: sent inline to Docker; to Podman, which takes a path on
+ * its host, as `CLOUD_SECCOMP_PROFILE`). Egress: the nftables guard of egress-firewall.ts refuses the engine's
+ * host and private ranges from the `crm-u*` bridges; with `CLOUD_EGRESS_FIREWALL=nft` (default) the runtime loads
+ * it on this host before each container is made, with `external` the operator has loaded it on the engine's host.
+ * Pause is the engine's freeze (cgroup freezer); the terminal is an exec with a TTY; commands are execs without one.
  */
 import Docker from 'dockerode';
 import { PassThrough } from 'node:stream';
+import { Header } from 'tar';
 import {
   type ContainerRuntime,
   type ExecResult,
@@ -17,13 +23,38 @@ import {
   type ShellSession,
   tailOutput,
 } from './runtime.ts';
+import { bridgeNameOf, loadEgressFirewall, SECCOMP_PROFILE_PATH, seccompProfileText } from './egress-firewall.ts';
 
 export interface DockerRuntimeOptions {
   /** `DOCKER_HOST`: `unix:///path`, `tcp://host:port` or `http://host:port`; unset: the local socket. */
   dockerHost?: string;
   /** The image of the containers (it must exist on the engine or be pullable by it). */
   image: string;
+  /**
+   * Who puts the egress guard in place (`CLOUD_EGRESS_FIREWALL`): `nft` (default) the runtime, on this host, before
+   * each container is made; `external` the operator, on the engine's host.
+   */
+  egressFirewall?: 'nft' | 'external';
+  /** The system-call profile's path on a Podman engine's host (`CLOUD_SECCOMP_PROFILE`; default the shipped file). */
+  seccompProfilePath?: string;
+  /** The nft binary (default `nft` on the PATH). */
+  nftPath?: string;
 }
+
+/** The caps of every container (docs/configuration.md, "Cloud sandbox caps"). */
+export const DOCKER_CAPS = {
+  pids: 200,
+  memoryBytes: 2 * 1024 * 1024 * 1024,
+  nanoCpus: 1_500_000_000,
+  /** Open files (soft, hard). */
+  nofile: [4096, 8192],
+  /**
+   * Processes of the container's uid across the whole host (RLIMIT_NPROC counts per host uid, so it is set high:
+   * the 200-process cap above is the one that holds; 32768 also stays under the limit an engine without
+   * CAP_SYS_RESOURCE may raise it to).
+   */
+  nproc: 32768,
+} as const;
 
 const nameOf = (userId: number) => `crm-cloud-u${userId}`;
 
@@ -35,8 +66,28 @@ export function dockerConnection(host: string | undefined): Docker.DockerOptions
   return { protocol: u.protocol === 'https:' ? 'https' : 'http', host: u.hostname, port: Number(u.port || 2375) };
 }
 
+/** A tar archive of one folder, `home/user/`, owned by uid and gid 1000 (mode 0755). */
+function homeArchive(): Buffer {
+  const block = Buffer.alloc(512);
+  new Header({
+    path: 'home/user/',
+    type: 'Directory',
+    mode: 0o755,
+    uid: 1000,
+    gid: 1000,
+    size: 0,
+    mtime: new Date(0),
+  }).encode(block, 0);
+  return Buffer.concat([block, Buffer.alloc(1024)]);
+}
+
 const statusOf = (err: unknown) => (err as { statusCode?: number }).statusCode;
 
+/**
+ * The `docker` runtime over `opts` (nothing is contacted until first use). `create` refuses with
+ * RuntimeUnavailable `container_caps_unavailable` when the egress guard cannot be put in place (docs/configuration.md,
+ * "Cloud sandbox caps"), `container_runtime_unavailable` when the engine does not answer or refuses the container.
+ */
 export function createDockerRuntime(opts: DockerRuntimeOptions): ContainerRuntime {
   const docker = new Docker({ ...dockerConnection(opts.dockerHost), timeout: 30_000 });
 
@@ -50,6 +101,19 @@ export function createDockerRuntime(opts: DockerRuntimeOptions): ContainerRuntim
       throw unavailable(err);
     }
   };
+
+  /** Whether the engine is Podman's Docker-compatible service (it takes the profile as a path, not inline). */
+  let podman: Promise<boolean> | undefined;
+  const isPodman = () =>
+    (podman ??= docker.version().then(
+      (v) => (v.Components ?? []).some((c) => /podman/i.test(c.Name)),
+      (err) => {
+        podman = undefined;
+        throw unavailable(err);
+      },
+    ));
+  const seccompOpt = async () =>
+    `seccomp=${(await isPodman()) ? (opts.seccompProfilePath ?? SECCOMP_PROFILE_PATH) : seccompProfileText()}`;
 
   /** Run an exec and collect its demultiplexed output. */
   const runExec = async (
@@ -101,23 +165,41 @@ export function createDockerRuntime(opts: DockerRuntimeOptions): ContainerRuntim
     check,
 
     async create(userId) {
+      const guard = opts.egressFirewall ?? 'nft';
+      // A guard loaded on this host does not guard an engine elsewhere.
+      if (guard === 'nft' && opts.dockerHost && !opts.dockerHost.startsWith('unix://'))
+        throw new RuntimeUnavailable(
+          "This server cannot enforce the cloud containers' network limits.",
+          'DOCKER_HOST names a remote engine: load cloud-egress.nft on its host and set CLOUD_EGRESS_FIREWALL=external',
+          'container_caps_unavailable',
+        );
       await check();
+      if (guard === 'nft') await loadEgressFirewall(opts.nftPath);
       const name = nameOf(userId);
+      const securityOpt = ['no-new-privileges', await seccompOpt()];
       try {
-        const nets = await docker.listNetworks({ filters: { name: [name] } });
-        if (!nets.some((n) => n.Name === name)) {
-          await docker.createNetwork({
-            Name: name,
-            Driver: 'bridge',
-            Options: { 'com.docker.network.bridge.enable_icc': 'false' },
-            Labels: { 'crm.cloud.user': String(userId) },
-          });
-        }
-        // A leftover container of the same name (a failed earlier attempt) is replaced.
+        // A leftover container of the same name (a failed earlier attempt) is replaced, and so is its network:
+        // one made before the egress guard matched its bridge by name would not be guarded.
         await docker
           .getContainer(name)
           .remove({ force: true })
           .catch(() => {});
+        await docker
+          .getNetwork(name)
+          .remove()
+          .catch((err) => {
+            if (statusOf(err) !== 404) throw err;
+          });
+        await docker.createNetwork({
+          Name: name,
+          Driver: 'bridge',
+          Options: {
+            'com.docker.network.bridge.enable_icc': 'false',
+            // The host interface the egress guard matches (crm-u*).
+            'com.docker.network.bridge.name': bridgeNameOf(userId),
+          },
+          Labels: { 'crm.cloud.user': String(userId) },
+        });
         const c = await docker.createContainer({
           name,
           Image: opts.image,
@@ -125,22 +207,35 @@ export function createDockerRuntime(opts: DockerRuntimeOptions): ContainerRuntim
           Hostname: name,
           User: '1000:1000',
           WorkingDir: '/tmp',
-          Env: ['HOME=/home/user', 'TERM=xterm-256color', 'LANG=C.UTF-8'],
+          Env: [
+            'PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin',
+            'HOME=/home/user',
+            'TERM=xterm-256color',
+            'LANG=C.UTF-8',
+          ],
           Labels: { 'crm.cloud.user': String(userId) },
           HostConfig: {
             NetworkMode: name,
+            // The engine's init (docker-init, Podman's catatonit) as PID 1 reaps orphans: without it a fork
+            // flood's exited processes stay as zombies and hold the process cap.
+            Init: true,
             CapDrop: ['ALL'],
-            SecurityOpt: ['no-new-privileges'],
-            NanoCpus: 1_500_000_000,
-            Memory: 2 * 1024 * 1024 * 1024,
-            MemorySwap: 2 * 1024 * 1024 * 1024,
-            PidsLimit: 200,
+            SecurityOpt: securityOpt,
+            NanoCpus: DOCKER_CAPS.nanoCpus,
+            Memory: DOCKER_CAPS.memoryBytes,
+            MemorySwap: DOCKER_CAPS.memoryBytes,
+            PidsLimit: DOCKER_CAPS.pids,
+            Ulimits: [
+              { Name: 'nofile', Soft: DOCKER_CAPS.nofile[0], Hard: DOCKER_CAPS.nofile[1] },
+              { Name: 'nproc', Soft: DOCKER_CAPS.nproc, Hard: DOCKER_CAPS.nproc },
+            ],
             RestartPolicy: { Name: 'unless-stopped' },
           },
         });
+        // The home of user 1000, before the start (the image need not have one, and user 1000 cannot make it
+        // under a root-owned /home): the engine unpacks it with the owner the archive names.
+        await c.putArchive(homeArchive(), { path: '/' });
         await c.start();
-        // The home of user 1000 (the image need not have one).
-        await runExec(c.id, ['sh', '-c', 'mkdir -p /home/user 2>/dev/null || true'], 10_000);
         return { containerId: c.id, serverIp: '127.0.0.1', port: null, internalPort: null };
       } catch (err) {
         if (err instanceof RuntimeUnavailable) throw err;

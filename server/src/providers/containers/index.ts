@@ -15,7 +15,12 @@ export function createContainerRuntime(
   log?: { warn(o: object, m: string): void },
 ): ContainerRuntime {
   if (config.containerRuntime === 'docker')
-    return createDockerRuntime({ dockerHost: config.dockerHost, image: config.cloud.image });
+    return createDockerRuntime({
+      dockerHost: config.dockerHost,
+      image: config.cloud.image,
+      egressFirewall: config.cloud.egressFirewall,
+      seccompProfilePath: config.cloud.seccompProfile,
+    });
   if (config.containerRuntime === 'process')
     return createProcessRuntime({
       dataDir: config.dataDir,
