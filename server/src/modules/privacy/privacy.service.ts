@@ -25,9 +25,8 @@ import type { PersonalData } from '../../lib/personal-data.ts';
 import type { AccountsRepo } from '../accounts/accounts.repo.ts';
 import type { ProjectsRepo } from '../projects/projects.repo.ts';
 import type { PrivacyRepo } from './privacy.repo.ts';
+import { ERASE_CONFIRMATION } from './privacy.rules.ts';
 
-/** The exact text the erasure needs in `confirm`. */
-export const ERASE_CONFIRMATION = 'DELETE MY ACCOUNT';
 /** Exports per user in any 24 hours. */
 export const EXPORTS_PER_DAY = 3;
 /** Days each kind of row is kept by the daily purge. */

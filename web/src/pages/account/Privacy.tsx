@@ -6,9 +6,7 @@ import { eraseAccount } from '../../features/auth/api';
 import { useI18n } from '../../i18n';
 import { session } from '../../session';
 import { ErrorLine, Field } from '../../ui';
-
-/** The exact text the erasure asks for. */
-export const ERASE_CONFIRM = 'DELETE MY ACCOUNT';
+import { ERASE_CONFIRMATION } from '../../../../server/src/modules/privacy/privacy.rules.ts';
 
 /** The export and erasure tab: download the JSON export, erase the account (typing the exact text). */
 export default function Privacy() {
@@ -48,7 +46,7 @@ export default function Privacy() {
       <p>
         {t('This erases {email} and every project you own. It cannot be undone. Type {confirm} to confirm.', {
           email: me.data?.email ?? '',
-          confirm: ERASE_CONFIRM,
+          confirm: ERASE_CONFIRMATION,
         })}
       </p>
       <form
@@ -64,7 +62,7 @@ export default function Privacy() {
           onChange={(e) => setConfirm(e.target.value)}
         />
         <ErrorLine error={erase.error} />
-        <button type="submit" className="danger" disabled={confirm !== ERASE_CONFIRM || erase.isPending}>
+        <button type="submit" className="danger" disabled={confirm !== ERASE_CONFIRMATION || erase.isPending}>
           {t('Delete my account')}
         </button>
       </form>
