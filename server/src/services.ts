@@ -417,6 +417,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     embedder: deps.embeddings,
     models,
     log,
+    globalDocsSynced: () => knowledge.globalDocsSynced(),
   });
 
   // Outside MCP servers of a project: registered here, their tools offered to the workers naming them.
