@@ -7,7 +7,7 @@
  * (no extra swap), 200 processes. Pause is the engine's freeze (cgroup freezer); the terminal is an exec with
  * a TTY; commands are execs without one.
  */
-import Docker from 'dockerode';
+import type Docker from 'dockerode';
 import { PassThrough } from 'node:stream';
 import {
   type ContainerRuntime,
@@ -38,13 +38,19 @@ export function dockerConnection(host: string | undefined): Docker.DockerOptions
 const statusOf = (err: unknown) => (err as { statusCode?: number }).statusCode;
 
 export function createDockerRuntime(opts: DockerRuntimeOptions): ContainerRuntime {
-  const docker = new Docker({ ...dockerConnection(opts.dockerHost), timeout: 30_000 });
+  // dockerode is imported at first use (~0.4 s and ~30 MiB of every start otherwise, Docker or not).
+  let client: Promise<Docker> | undefined;
+  const engine = () =>
+    (client ??= import('dockerode').then(
+      ({ default: Dockerode }) => new Dockerode({ ...dockerConnection(opts.dockerHost), timeout: 30_000 }),
+    ));
 
   const unavailable = (err: unknown) =>
     new RuntimeUnavailable('The Docker engine does not answer.', (err as Error).message?.slice(0, 500) ?? '');
 
   const check = async () => {
     try {
+      const docker = await engine();
       await docker.ping();
     } catch (err) {
       throw unavailable(err);
@@ -58,6 +64,7 @@ export function createDockerRuntime(opts: DockerRuntimeOptions): ContainerRuntim
     timeoutMs: number,
     input?: string,
   ): Promise<ExecResult> => {
+    const docker = await engine();
     const c = docker.getContainer(containerId);
     const exec = await c.exec({
       Cmd: argv,
@@ -104,6 +111,7 @@ export function createDockerRuntime(opts: DockerRuntimeOptions): ContainerRuntim
       await check();
       const name = nameOf(userId);
       try {
+        const docker = await engine();
         const nets = await docker.listNetworks({ filters: { name: [name] } });
         if (!nets.some((n) => n.Name === name)) {
           await docker.createNetwork({
@@ -150,6 +158,7 @@ export function createDockerRuntime(opts: DockerRuntimeOptions): ContainerRuntim
 
     async inspect(containerId): Promise<LiveState> {
       try {
+        const docker = await engine();
         const info = await docker.getContainer(containerId).inspect();
         if (info.State.Paused) return 'paused';
         return info.State.Running ? 'running' : 'stopped';
@@ -160,6 +169,9 @@ export function createDockerRuntime(opts: DockerRuntimeOptions): ContainerRuntim
     },
 
     async pause(containerId) {
+      const docker = await engine().catch((err) => {
+        throw unavailable(err);
+      });
       await docker
         .getContainer(containerId)
         .pause()
@@ -170,6 +182,9 @@ export function createDockerRuntime(opts: DockerRuntimeOptions): ContainerRuntim
     },
 
     async resume(containerId) {
+      const docker = await engine().catch((err) => {
+        throw unavailable(err);
+      });
       await docker
         .getContainer(containerId)
         .unpause()
@@ -180,6 +195,9 @@ export function createDockerRuntime(opts: DockerRuntimeOptions): ContainerRuntim
 
     async remove(containerId, userId) {
       // By id, or by its name when the id is not known (erasure after the row is gone).
+      const docker = await engine().catch((err) => {
+        throw unavailable(err);
+      });
       await docker
         .getContainer(containerId || nameOf(userId))
         .remove({ force: true, v: true })
@@ -197,6 +215,7 @@ export function createDockerRuntime(opts: DockerRuntimeOptions): ContainerRuntim
     exec: (containerId, _userId, argv, o = {}) => runExec(containerId, argv, o.timeoutMs ?? 30_000, o.input),
 
     async shell(containerId, _userId, size): Promise<ShellSession> {
+      const docker = await engine();
       const c = docker.getContainer(containerId);
       const exec = await c.exec({
         Cmd: [
