@@ -11,7 +11,8 @@ import vm from 'node:vm';
 import type { DB } from './types.ts';
 import type { PGlite as PGliteType } from '@electric-sql/pglite';
 import { lockDataDir } from './data-dir-lock.ts';
-import { readSeed, seedPath, writeSeed } from './pglite-seed.ts';
+import { readSeed, schemaKey, seedPath, writeSeed } from './pglite-seed.ts';
+import { migrations } from './migrations/index.ts';
 import { Lock, PGliteDialect } from './pglite-dialect.ts';
 import { assertNoOpenTransaction, GuardedKysely } from './tx-guard.ts';
 
@@ -53,8 +54,9 @@ export interface OpenOptions {
   /** Embedded only: a data-dir tarball to start from (tests clone a migrated template this way). */
   loadDataDir?: Blob;
   /**
-   * Embedded on disk only: start a new data directory from the seed image (db/pglite-seed.ts) instead of running
-   * initdb, and write that image when there is none yet (default true).
+   * Embedded on disk only: start a new data directory from a seed image (db/pglite-seed.ts: the migrated one when it
+   * matches, else the bare one) instead of running initdb, and write the bare image when there is none yet (default
+   * true).
    */
   seed?: boolean;
   /** Server only: pool size (default 10). */
@@ -123,8 +125,11 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
     const { PGlite } = await import('@electric-sql/pglite');
     const { vector } = await import('@electric-sql/pglite-pgvector');
     const created = dir !== undefined && !opts.loadDataDir && !fs.existsSync(path.join(dir, 'PG_VERSION'));
-    const seedFile = created && opts.seed !== false ? seedPath(PGLITE_SETTINGS) : undefined;
-    const seed = readSeed(seedFile);
+    const useSeed = created && opts.seed !== false;
+    const seedFile = useSeed ? seedPath(PGLITE_SETTINGS) : undefined;
+    // The schema image when it matches these migrations, else the bare one.
+    const seed =
+      (useSeed ? readSeed(seedPath(PGLITE_SETTINGS, schemaKey(migrations))) : undefined) ?? readSeed(seedFile);
     const loadDataDir = opts.loadDataDir ?? seed;
     pglite = await PGlite.create({
       ...(dir ? { dataDir: dir } : {}),
@@ -135,7 +140,8 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
     await pglite.exec('create extension if not exists vector');
     if (created) {
       // initdb ran here: keep its result (before any table exists) as the seed image of the next new data directory,
-      // frozen and checkpointed so a copy starts without replaying WAL.
+      // frozen and checkpointed so a copy starts without replaying WAL. (A seed image of 40–60 MiB is garbage too once
+      // unpacked: collected below.)
       if (seedFile && !seed) {
         await pglite.exec('vacuum freeze analyze');
         await pglite.exec('checkpoint');

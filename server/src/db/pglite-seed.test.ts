@@ -1,9 +1,12 @@
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openDatabase, PGLITE_SETTINGS } from './database.ts';
-import { seedPath } from './pglite-seed.ts';
+import { migrateToLatest } from './migrate.ts';
+import { migrations } from './migrations/index.ts';
+import { schemaKey, seedPath } from './pglite-seed.ts';
 
 // The seed image belongs to the embedded database on disk, so this file always opens PGlite in a DATA_DIR.
 const dirs: string[] = [];
@@ -47,6 +50,34 @@ describe('a new embedded data directory starts from the seed image', () => {
       const own = await systemId(false);
       expect(own).not.toBe(await systemId());
       expect(first).toMatch(/^\d+$/);
+    },
+  );
+
+  it(
+    'npm install makes the schema image: a new data directory has every migration and the job queue schema',
+    {
+      timeout: 180_000,
+    },
+    async () => {
+      execFileSync(process.execPath, ['--import', 'tsx', 'server/src/seed-cli.ts'], { stdio: 'pipe' });
+      expect(fs.existsSync(seedPath(PGLITE_SETTINGS, schemaKey(migrations))!)).toBe(true);
+      const database = await openDatabase({ url: undefined, dataDir: newDir() });
+      try {
+        expect(await migrateToLatest(database.db)).toEqual([]);
+        const boss = await sql<{
+          n: number;
+        }>`select count(*)::int as n from pg_namespace where nspname = 'pgboss'`.execute(database.db);
+        expect(boss.rows[0].n).toBe(1);
+      } finally {
+        await database.close();
+      }
+      // Without the images, the migrations run.
+      const own = await openDatabase({ url: undefined, dataDir: newDir(), seed: false });
+      try {
+        expect((await migrateToLatest(own.db)).length).toBe(Object.keys(migrations).length);
+      } finally {
+        await own.close();
+      }
     },
   );
 });
