@@ -49,6 +49,8 @@ const config = loadConfig({
   DATABASE_URL: 'memory://',
   BREACH_CHECK_URL: 'off',
   LLM_BASE_URL: s.anthropicUrl,
+  // N messages of one user at once: the per-user message limit (60/1m by default) is not what is measured here.
+  RATE_LIMIT_MESSAGES: `${N * 10}/1m`,
 });
 const database = await openDatabase({ url: config.databaseUrl, dataDir });
 await migrateToLatest(database.db);
