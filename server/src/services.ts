@@ -768,6 +768,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
       await sage.start();
       await transcriptPipeline.start();
       await instances.takeOverDead();
+      knowledge.startBackground(); // the global documents, not waited for
     },
     /** On close: stop sweeps and runs of this process, then the queue (running jobs finish first), then the bus. */
     async stop(): Promise<void> {

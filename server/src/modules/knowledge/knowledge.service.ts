@@ -138,7 +138,7 @@ export function createKnowledgeService(deps: KnowledgeDeps) {
   };
 
   /**
-   * Index the global documents after start, in the background (`start` does not wait: on a new database this is
+   * Index the global documents after start, in the background (`startBackground`; on a new database this is
    * ~1.6 s of a start, measured with bench/startup.ts). Unchanged pages cost one lookup each (content hash); removed
    * pages are dropped. A page that cannot be indexed now (a remote embedder is down) is handed to the durable job
    * queue, which retries it. `stop` ends the loop between two pages and waits for it, so no indexing runs at shutdown.
@@ -165,10 +165,18 @@ export function createKnowledgeService(deps: KnowledgeDeps) {
   };
 
   return {
-    /** Start step: the index (HNSW, stale documents); then the global documents, in the background. */
+    /** Start step: the index (HNSW, stale documents). */
     async start(): Promise<void> {
       closing = false;
       await startIndex();
+    },
+
+    /**
+     * Last start step: index the global documents in the background (not waited for). Started after every other
+     * start step, which it would otherwise slow down: the embedded database has one connection.
+     */
+    startBackground(): void {
+      if (closing) return;
       synced = syncGlobalDocs().catch((err) =>
         log.warn({ err: (err as Error).message }, 'global documents could not be indexed'),
       );
