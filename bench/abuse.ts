@@ -14,7 +14,7 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import WebSocket from 'ws';
 import { startLlmStandIn } from '../server/test/standins/llm.ts';
-import { ROOT, startNode, stop, table } from './lib/util.ts';
+import { ROOT, startNode, stop, table, benchLine } from './lib/util.ts';
 
 const duration = Number(process.env.BENCH_DURATION ?? 15);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 10);
@@ -229,6 +229,12 @@ try {
       ],
     ),
   );
+  benchLine('abuse', {
+    me_p99_ratio: +ratio(base.meP99, abused.meP99),
+    me_rps_ratio: +ratio(base.meRps, abused.meRps),
+    chat_p99_ratio: +ratio(base.chatP99, abused.chatP99),
+    baseline: 'the same figures with no abuse, same run',
+  });
 } finally {
   abusing = false;
   for (const s of sockets) s.terminate();

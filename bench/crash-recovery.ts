@@ -17,7 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { startLlmStandIn } from '../server/test/standins/llm.ts';
 import { client, startService, type ServiceProcess } from '../server/test/service-process.ts';
-import { median, table } from './lib/util.ts';
+import { median, table, benchLine } from './lib/util.ts';
 
 const cycles = Number(process.env.CRASH_CYCLES ?? 3);
 const perCycle = Number(process.env.CRASH_MESSAGES ?? 20);
@@ -88,6 +88,12 @@ try {
       `\nkill → every run terminal: median ${Math.round(median(recoveries))} ms, worst ${Math.round(Math.max(...recoveries))} ms (${recoveries.length} of ${cycles} cycles recovered within ${timeoutMs / 1000} s)`,
     );
   console.log(`runs: ${[...states].map(([k, n]) => `${k} ${n}`).join(', ')}; model calls ${llm.modelCalls().length}`);
+  benchLine('crash-recovery', {
+    recovery_median_ms: recoveries.length ? Math.round(median(recoveries)) : null,
+    recovery_worst_ms: recoveries.length ? Math.round(Math.max(...recoveries)) : null,
+    recovered: `${recoveries.length}/${cycles}`,
+    baseline: 'none (kill -9 to every run terminal)',
+  });
 } finally {
   await svc.term();
   await llm.close();

@@ -9,6 +9,7 @@
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { startBenchServer } from './setup.ts';
+import { benchLine } from './lib/util.ts';
 
 v8.setFlagsFromString('--expose-gc');
 const gc = vm.runInNewContext('gc') as () => void;
@@ -111,4 +112,14 @@ console.log(
 console.log(
   `  ratio streamed / baseline: time ${(streamed.ms / inMemory.ms).toFixed(2)}, peak heap ${(streamed.heap / inMemory.heap).toFixed(2)}`,
 );
+benchLine('export', {
+  ratio: +(streamed.ms / inMemory.ms).toFixed(2),
+  heap_ratio: +(streamed.heap / inMemory.heap).toFixed(2),
+  streamed_ms: Math.round(streamed.ms),
+  baseline_ms: Math.round(inMemory.ms),
+  streamed_heap_mib: +mb(streamed.heap),
+  baseline_heap_mib: +mb(inMemory.heap),
+  baseline: 'same rows read in one query each, serialized in memory (time: lower is better)',
+  aim: 'ratio <= 1.2, flat heap',
+});
 await s.close();

@@ -8,6 +8,7 @@ import autocannon from 'autocannon';
 import Fastify from 'fastify';
 import { createIssuesRepo } from '../server/src/modules/issues/issues.repo.ts';
 import { startBenchServer } from './setup.ts';
+import { benchLine } from './lib/util.ts';
 
 const ISSUES = 10_000;
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 10);
@@ -80,5 +81,12 @@ console.log(
 console.log(
   `  ratio CRM/bare: ${(result.requests.average / baseline.requests.average).toFixed(2)} (throughput), ${(result.latency.p99 / Math.max(1, baseline.latency.p99)).toFixed(2)} (p99)`,
 );
+benchLine('issues-list', {
+  ratio: +(result.requests.average / baseline.requests.average).toFixed(2),
+  p99_ratio: +(result.latency.p99 / Math.max(1, baseline.latency.p99)).toFixed(2),
+  real: { rps: Math.round(result.requests.average), p99: result.latency.p99 },
+  bare: { rps: Math.round(baseline.requests.average), p99: baseline.latency.p99 },
+  baseline: 'bare route, same SQL (page and count)',
+});
 await bare.close();
 await s.close();

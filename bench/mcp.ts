@@ -7,6 +7,7 @@
  */
 import autocannon from 'autocannon';
 import { startBenchServer } from './setup.ts';
+import { benchLine } from './lib/util.ts';
 
 const ISSUES = 1_000;
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 10);
@@ -68,4 +69,10 @@ console.log(`  REST GET …/issues:          ${line(rest)}`);
 console.log(
   `  ratio MCP/REST: ${(mcp.requests.average / rest.requests.average).toFixed(2)} (throughput), ${(mcp.latency.p50 / Math.max(1, rest.latency.p50)).toFixed(2)} (p50)`,
 );
+benchLine('mcp', {
+  ratio: +(mcp.requests.average / rest.requests.average).toFixed(2),
+  mcp: { rps: Math.round(mcp.requests.average), p50: mcp.latency.p50, p99: mcp.latency.p99 },
+  rest: { rps: Math.round(rest.requests.average), p50: rest.latency.p50, p99: rest.latency.p99 },
+  baseline: 'the REST route of the same list (same SQL)',
+});
 await s.close();

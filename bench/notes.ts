@@ -13,6 +13,7 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
 import { startBenchServer } from './setup.ts';
+import { benchLine } from './lib/util.ts';
 
 const SIZE = Number(process.env.NOTES_BENCH_BYTES ?? 1024 * 1024 * 1024);
 const SOURCES = 100;
@@ -124,4 +125,10 @@ const done = await s.db
 console.log(
   `${SOURCES} Markdown sources: added in ${addedMs.toFixed(0)} ms, all processed after ${allMs.toFixed(0)} ms (${((SOURCES * 1000) / allMs).toFixed(1)} sources/s; ${done.n} done)`,
 );
+benchLine('notes', {
+  upload_ratio: +(diskMs / uploadMs).toFixed(2),
+  upload_peak_rss_growth_mib: +mb(peak - idle),
+  sources_per_s: +((SOURCES * 1000) / allMs).toFixed(1),
+  baseline: 'writing the same bytes to disk (throughput: higher is better)',
+});
 await s.close();

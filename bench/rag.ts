@@ -24,6 +24,7 @@ import { createKnowledgeIndex } from '../server/src/modules/knowledge/knowledge.
 import { createKnowledgeRepo } from '../server/src/modules/knowledge/knowledge.repo.ts';
 import { createLocalEmbedder } from '../server/src/providers/embeddings/index.ts';
 import { createJobQueue } from '../server/src/jobs/queue.ts';
+import { benchLine } from './lib/util.ts';
 
 const CHUNKS = Number(process.env.BENCH_CHUNKS ?? 100_000);
 const QUERIES = Number(process.env.BENCH_QUERIES ?? 200);
@@ -289,6 +290,15 @@ async function main() {
         `| ${r.database} | ${r.vector} | ${r.chunks} | ${f(r.incRate, 0)} | ${f(r.rate, 0)}; ${f(r.buildSeconds)} | ${f(r.p50)} | ${f(r.p95)} | ${f(r.recallProject, 3)} | ${f(r.recallAll, 3)} | ${r.note} |`,
     ),
   ];
+  for (const r of rows)
+    benchLine(`rag (${r.database})`, {
+      search_p50_ms: +f(r.p50),
+      search_p95_ms: +f(r.p95),
+      recall_project: +f(r.recallProject, 3),
+      recall_all: +f(r.recallAll, 3),
+      index_chunks_per_s: Math.round(r.incRate),
+      baseline: 'recall against an exact scan of the same candidates',
+    });
   process.stdout.write(
     `\nRAG benchmark: ${QUERIES} queries, k = 6, local embedder (256 dimensions)\n\n${lines.join('\n')}\n`,
   );

@@ -25,6 +25,7 @@ import { modelFor } from '../server/src/modules/models/model-tiers.ts';
 import { makeSceneVideo } from '../server/test/media-fixtures.ts';
 import { startLlmStandIn } from '../server/test/standins/llm.ts';
 import { startSpeechStandIn } from '../server/test/standins/speech.ts';
+import { benchLine } from './lib/util.ts';
 
 const silent: any = { info() {}, warn() {}, error() {}, debug() {}, trace() {}, fatal() {}, child: () => silent };
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'crm-bench-transcripts-'));
@@ -189,6 +190,7 @@ async function direct(file: string, video: boolean) {
 
 const mb = (n: number) => (n / 1024 / 1024).toFixed(1);
 console.log('meeting transcripts (embedded database; speech and LLM stand-ins on 127.0.0.1; one process):');
+const ratios: Record<string, number> = {};
 for (const [label, file, name, type, video] of [
   ['10-minute WAV (44.1 kHz stereo, 101 MB)', wav, 'meeting.wav', 'audio/wav', false],
   ['2-minute MP4, 5 scene changes', mp4, 'demo.mp4', 'video/mp4', true],
@@ -197,6 +199,7 @@ for (const [label, file, name, type, video] of [
   const p = await throughPipeline(file, name, type);
   const base2 = await direct(file, video);
   const b = (base + base2) / 2;
+  ratios[video ? 'video_ratio' : 'audio_ratio'] = +(p.ms / b).toFixed(2);
   console.log(
     `  ${label}: pipeline ${p.ms.toFixed(0)} ms${video ? ` (${p.frames} frames)` : ''}, direct ${b.toFixed(0)} ms → ratio ${(p.ms / b).toFixed(2)}×`,
   );
@@ -221,6 +224,11 @@ console.log(
   `  upload of ${mb(fs.statSync(big).size)} MB: status ${up.status}, ${ms.toFixed(0)} ms; peak RSS ${mb(peak)} MB, idle ${mb(idle)} MB → +${mb(peak - idle)} MB`,
 );
 
+benchLine('transcripts', {
+  ...ratios,
+  upload_peak_rss_growth_mib: +mb(peak - idle),
+  baseline: 'the same ffmpeg commands, speech and model calls made directly (time: lower is better)',
+});
 await app.close();
 await database.close();
 await llm.close();

@@ -4,6 +4,7 @@
  * Run: npx tsx bench/wiki-zip.ts
  */
 import { startBenchServer } from './setup.ts';
+import { benchLine } from './lib/util.ts';
 
 const PAGES = 1000;
 const s = await startBenchServer('wiki');
@@ -40,4 +41,10 @@ console.log(
 console.log(
   `  status ${res.status}  time: ${ms.toFixed(0)} ms  zip: ${mb(bytes)} MB  peak RSS: ${mb(peak)} MB (before the download: ${mb(baseline)} MB, +${mb(peak - baseline)} MB)`,
 );
+benchLine('wiki-zip', {
+  ms: Math.round(ms),
+  zip_mib: +mb(bytes),
+  peak_rss_growth_mib: +mb(peak - baseline),
+  baseline: 'none (absolute figures)',
+});
 await s.close();

@@ -17,6 +17,7 @@ import { buildApp } from '../server/src/app.ts';
 import { createDeps } from '../server/src/deps.ts';
 import { WORKER_COLUMNS } from '../server/src/modules/workers/workers.repo.ts';
 import { WORKER_PRESETS } from '../server/src/modules/workers/presets.ts';
+import { benchLine } from './lib/util.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const silent: any = {
@@ -113,6 +114,13 @@ console.log(
   `ratio: ${(full.requests.average / base.requests.average).toFixed(2)} (aim >= 0.60; ${SECONDS} s each, 10 connections, embedded database)`,
 );
 
+benchLine('workers-list', {
+  ratio: +(full.requests.average / base.requests.average).toFixed(2),
+  real: { rps: Math.round(full.requests.average), p99: full.latency.p99 },
+  bare: { rps: Math.round(base.requests.average), p99: base.latency.p99 },
+  baseline: 'bare route, same SQL',
+  aim: '>= 0.6',
+});
 await bare.close();
 await app.close();
 await database.close();

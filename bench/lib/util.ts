@@ -29,17 +29,22 @@ export interface Started {
 export async function startNode(
   script: string,
   env: Record<string, string>,
-  opts: { readyPath?: string; timeoutMs?: number } = {},
+  opts: {
+    readyPath?: string;
+    timeoutMs?: number;
+    /** Keep stdout too in `output()` (the service's log). */ stdout?: boolean;
+  } = {},
 ): Promise<Started> {
   const port = env.PORT ? Number(env.PORT) : await freePort();
   const t0 = performance.now();
   const proc = spawn(process.execPath, script.endsWith('.ts') ? ['--import', 'tsx', script] : [script], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', HOST: '127.0.0.1', ...env, PORT: String(port) },
-    stdio: ['ignore', 'ignore', 'pipe'],
+    stdio: ['ignore', opts.stdout ? 'pipe' : 'ignore', 'pipe'],
   });
   let stderr = '';
   proc.stderr!.on('data', (d) => (stderr += d));
+  proc.stdout?.on('data', (d) => (stderr += d));
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + (opts.timeoutMs ?? 120_000);
   for (;;) {
@@ -137,19 +142,36 @@ export interface LoadResult {
   latency: { p50: number; p99: number };
 }
 
+/** One side of a load comparison, as the summary line carries it. */
+export interface LoadFigures {
+  rps: number;
+  p50: number;
+  p99: number;
+}
+
+/** What `compareWithBare` measured: both sides and the ratios real/bare (throughput, p99 latency). */
+export interface Comparison {
+  real: LoadFigures;
+  bare: LoadFigures;
+  ratio: number;
+  p99_ratio: number;
+}
+
 /**
  * The real server against its bare baseline in one run: each warmed up for 2 s (JIT, connection pools), then
  * measured for `duration` seconds with `run`; prints `title`, the table and both ratios.
- * @returns the throughput ratio real/bare.
+ * @returns both sides' figures and the ratios real/bare.
  */
 export async function compareWithBare(o: {
   title: string;
   realLabel: string;
+  /** The baseline's row label (default "bare Fastify route"). */
+  bareLabel?: string;
   realUrl: string;
   bareUrl: string;
   duration: number;
   run: (url: string, seconds: number) => Promise<LoadResult>;
-}): Promise<number> {
+}): Promise<Comparison> {
   await o.run(o.bareUrl, 2);
   await o.run(o.realUrl, 2);
   const b = await o.run(o.bareUrl, o.duration);
@@ -165,11 +187,24 @@ export async function compareWithBare(o: {
   console.log(
     table(
       ['server', 'req/s (avg)', 'p50 ms', 'p99 ms', 'requests'],
-      [row('bare Fastify route', b), row(o.realLabel, r)],
+      [row(o.bareLabel ?? 'bare Fastify route', b), row(o.realLabel, r)],
     ),
   );
   const ratio = r.requests.average / b.requests.average;
+  const p99Ratio = r.latency.p99 / Math.max(b.latency.p99, 1);
   console.log(`\nthroughput ratio real/bare: ${ratio.toFixed(2)}`);
-  console.log(`p99 latency ratio real/bare: ${(r.latency.p99 / Math.max(b.latency.p99, 1)).toFixed(2)}`);
-  return ratio;
+  console.log(`p99 latency ratio real/bare: ${p99Ratio.toFixed(2)}`);
+  const figures = (x: LoadResult) => ({ rps: Math.round(x.requests.average), p50: x.latency.p50, p99: x.latency.p99 });
+  return { real: figures(r), bare: figures(b), ratio: round2(ratio), p99_ratio: round2(p99Ratio) };
+}
+
+const round2 = (x: number) => Math.round(x * 100) / 100;
+
+/**
+ * Print the benchmark's machine-readable summary: one line `BENCH {"name": …, …}` that `npm run bench`
+ * (bench/run.ts) collects into its closing table. Put the headline figures first; `ratio` is real/baseline (for
+ * throughput: higher is better; for times: lower is better, say which in `baseline`).
+ */
+export function benchLine(name: string, figures: Record<string, unknown>): void {
+  console.log(`BENCH ${JSON.stringify({ name, ...figures })}`);
 }

@@ -417,6 +417,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     embedder: deps.embeddings,
     models,
     log,
+    globalDocsSynced: () => knowledge.globalDocsSynced(),
   });
 
   // Outside MCP servers of a project: registered here, their tools offered to the workers naming them.
@@ -767,6 +768,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
       await sage.start();
       await transcriptPipeline.start();
       await instances.takeOverDead();
+      knowledge.startBackground(); // the global documents, not waited for
     },
     /** On close: stop sweeps and runs of this process, then the queue (running jobs finish first), then the bus. */
     async stop(): Promise<void> {

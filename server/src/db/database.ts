@@ -11,6 +11,8 @@ import vm from 'node:vm';
 import type { DB } from './types.ts';
 import type { PGlite as PGliteType } from '@electric-sql/pglite';
 import { lockDataDir } from './data-dir-lock.ts';
+import { readSeed, schemaKey, seedPath, writeSeed } from './pglite-seed.ts';
+import { migrations } from './migrations/index.ts';
 import { Lock, PGliteDialect } from './pglite-dialect.ts';
 import { assertNoOpenTransaction, GuardedKysely } from './tx-guard.ts';
 
@@ -51,6 +53,12 @@ export interface OpenOptions {
   dataDir: string;
   /** Embedded only: a data-dir tarball to start from (tests clone a migrated template this way). */
   loadDataDir?: Blob;
+  /**
+   * Embedded on disk only: start a new data directory from a seed image (db/pglite-seed.ts: the migrated one when it
+   * matches, else the bare one) instead of running initdb, and write the bare image when there is none yet (default
+   * true).
+   */
+  seed?: boolean;
   /** Server only: pool size (default 10). */
   poolSize?: number;
 }
@@ -62,7 +70,7 @@ export interface OpenOptions {
  * and opened in ~0.65 instead of ~0.9 s. Pages that do not fit are read again through the operating system's
  * file cache. Applies to a new data directory's initdb run as well.
  */
-const PGLITE_SETTINGS = ['shared_buffers=16MB'];
+export const PGLITE_SETTINGS = ['shared_buffers=16MB'];
 
 // int8 → number (ids and counts here stay far below 2^53), as PGlite does.
 pg.types.setTypeParser(20, (v) => Number(v));
@@ -117,14 +125,30 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
     const { PGlite } = await import('@electric-sql/pglite');
     const { vector } = await import('@electric-sql/pglite-pgvector');
     const created = dir !== undefined && !opts.loadDataDir && !fs.existsSync(path.join(dir, 'PG_VERSION'));
+    const useSeed = created && opts.seed !== false;
+    const seedFile = useSeed ? seedPath(PGLITE_SETTINGS) : undefined;
+    // The schema image when it matches these migrations, else the bare one.
+    const seed =
+      (useSeed ? readSeed(seedPath(PGLITE_SETTINGS, schemaKey(migrations))) : undefined) ?? readSeed(seedFile);
+    const loadDataDir = opts.loadDataDir ?? seed;
     pglite = await PGlite.create({
       ...(dir ? { dataDir: dir } : {}),
       extensions: { vector },
-      ...(opts.loadDataDir ? { loadDataDir: opts.loadDataDir } : {}),
+      ...(loadDataDir ? { loadDataDir } : {}),
       startParams: [...PGlite.defaultStartParams, ...PGLITE_SETTINGS.flatMap((s) => ['-c', s])],
     });
     await pglite.exec('create extension if not exists vector');
-    if (created) collectGarbage();
+    if (created) {
+      // initdb ran here: keep its result (before any table exists) as the seed image of the next new data directory,
+      // frozen and checkpointed so a copy starts without replaying WAL. (A seed image of 40–60 MiB is garbage too once
+      // unpacked: collected below.)
+      if (seedFile && !seed) {
+        await pglite.exec('vacuum freeze analyze');
+        await pglite.exec('checkpoint');
+        await writeSeed(seedFile, await pglite.dumpDataDir('none'));
+      }
+      collectGarbage();
+    }
   } catch (err) {
     dirLock?.release();
     throw err;
@@ -171,8 +195,9 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
 }
 
 /**
- * One full garbage collection, once, after PGlite created a new database. PGlite runs initdb in a second
- * WebAssembly instance and drops it: ~400 MiB that V8 otherwise frees only at its next major collection, which
+ * One full garbage collection, once, after PGlite created a new database (by initdb, or from the seed image's
+ * ~40 MiB tarball, whose copies are garbage once unpacked). PGlite runs initdb in a second WebAssembly instance and
+ * drops it: ~400 MiB that V8 otherwise frees only at its next major collection, which
  * an idle server may not reach for minutes (idle RSS after a first start measured 370–780 MiB, ~370 with this).
  * `--expose-gc` is switched on for the call only (v8.setFlagsFromString; ~0.1 s).
  */

@@ -74,7 +74,8 @@ describe('public documentation', () => {
     expect((await api(t.app, 'GET', '/api/crm/docs/file?path=../../package.json')).body.error).toBe('invalid_path');
   });
 
-  it('indexes the public docs as global documents at start', async () => {
+  it('indexes the public docs as global documents after start', async () => {
+    await t.services.knowledge.globalDocsSynced();
     const rows = await t.db
       .selectFrom('knowledge_documents')
       .select(['doc_id', 'scope', 'project_id'])

@@ -98,6 +98,8 @@ export function createHelpService(deps: {
   /** The metered model call (purpose `help`, the platform's key). */
   models: Pick<ModelGateway, 'complete'>;
   log: { warn(o: object, m: string): void };
+  /** Settles once the global documents indexed after start are in (the knowledge area's `globalDocsSynced`). */
+  globalDocsSynced?: () => Promise<void>;
 }) {
   const { repo } = deps;
   const capped = () =>
@@ -112,6 +114,7 @@ export function createHelpService(deps: {
     const projects = await deps.projects.ownedBy(actor.id);
     const names = new Map(projects.map((p) => [p.id, p.name]));
     let hits: Awaited<ReturnType<KnowledgeIndex['search']>>;
+    await deps.globalDocsSynced?.();
     try {
       hits = await deps.index.search({
         q: question,

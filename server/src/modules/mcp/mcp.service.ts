@@ -1,9 +1,8 @@
 /**
  * The MCP server's request handling (docs/api.md, The MCP server): one stateless SDK server and transport per
- * request, bound to the caller (mcp.server.ts builds the tools and resources).
+ * request, bound to the caller (mcp.server.ts builds the tools and resources). The SDK is imported at first use.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Actor } from '../../http/auth.ts';
 import { createMcpServer, type McpServerDeps } from './mcp.server.ts';
 
@@ -14,7 +13,10 @@ export function createMcpService(deps: McpServerDeps) {
      * @param body the request's parsed JSON body.
      */
     async handle(actor: Actor, req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
-      const server = createMcpServer(deps, actor);
+      const [server, { StreamableHTTPServerTransport }] = await Promise.all([
+        createMcpServer(deps, actor),
+        import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
+      ]);
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       res.on('close', () => {
         void transport.close();

@@ -4,7 +4,8 @@
  * linkedom), audio and video (ffmpeg to 16 kHz mono, then the speech server), images (the vision model, given
  * by the caller), TXT and Markdown as they are. YouTube: English captions, then captions in any language,
  * then a transcript API (`YOUTUBE_TRANSCRIPT_API_URL`), then the audio through yt-dlp and the speech server;
- * each step's failure reason is kept for the source's `error`.
+ * each step's failure reason is kept for the source's `error`. The parsing libraries are imported at first use:
+ * loaded at start they cost ~0.6 s and ~80 MiB of every start (bench/startup.ts).
  *
  * Every failure a user should read is an `ExtractionError` whose message says why in one sentence (never a
  * path, a key or a stack).
@@ -12,10 +13,6 @@
 import { execFile } from 'node:child_process';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { Readability } from '@mozilla/readability';
-import { parseHTML } from 'linkedom';
-import mammoth from 'mammoth';
-import { extractText, getDocumentProxy } from 'unpdf';
 import { MediaError, MediaToolMissing, type Media } from '../../lib/media.ts';
 import { FetchFailed, FetchRefused, resolveOutbound, safeFetch } from '../../lib/safe-fetch.ts';
 import { checkZipExpansion, ZipTooLarge } from '../../lib/zip-guard.ts';
@@ -100,6 +97,7 @@ async function transcribeMedia(file: string, deps: ExtractDeps): Promise<Extract
 
 /** Text of a PDF's text layer, pages joined by blank lines. */
 export async function pdfText(data: Uint8Array): Promise<string> {
+  const { extractText, getDocumentProxy } = await import('unpdf');
   const doc = await getDocumentProxy(data);
   try {
     const { text } = await extractText(doc, { mergePages: false });
@@ -138,6 +136,7 @@ export async function extractFile(kind: FileKind, file: string, deps: ExtractDep
       let text: string;
       try {
         await checkZipExpansion(file, { maxBytes: DOCX_INFLATED_LIMIT });
+        const { default: mammoth } = await import('mammoth');
         text = (await mammoth.extractRawText({ path: file })).value;
       } catch (err) {
         if (err instanceof ZipTooLarge)
@@ -182,7 +181,8 @@ function decode(body: Buffer, contentType: string): string {
 }
 
 /** The main text of an HTML page (Readability), else its body text; whitespace tidied. */
-export function htmlMainText(html: string): { title: string; text: string } {
+export async function htmlMainText(html: string): Promise<{ title: string; text: string }> {
+  const [{ parseHTML }, { Readability }] = await Promise.all([import('linkedom'), import('@mozilla/readability')]);
   const { document } = parseHTML(html);
   const title = (document.querySelector('title')?.textContent ?? '').trim();
   let text: string;
@@ -252,7 +252,7 @@ export async function extractWeb(url: string, deps: ExtractDeps): Promise<Extrac
   if (ct && !ct.includes('html') && !ct.includes('xml'))
     throw new ExtractionError(`The address is not a web page (${ct.split(';')[0]}).`);
   await deps.progress('Extracting the main text');
-  const { title, text } = htmlMainText(body);
+  const { title, text } = await htmlMainText(body);
   if (!text) throw new ExtractionError('The page holds no readable text.');
   return { text, title: title || undefined };
 }

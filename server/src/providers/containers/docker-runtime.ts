@@ -12,7 +12,7 @@
  * it on this host before each container is made, with `external` the operator has loaded it on the engine's host.
  * Pause is the engine's freeze (cgroup freezer); the terminal is an exec with a TTY; commands are execs without one.
  */
-import Docker from 'dockerode';
+import type Docker from 'dockerode';
 import { PassThrough } from 'node:stream';
 import { Header } from 'tar';
 import {
@@ -89,13 +89,19 @@ const statusOf = (err: unknown) => (err as { statusCode?: number }).statusCode;
  * "Cloud sandbox caps"), `container_runtime_unavailable` when the engine does not answer or refuses the container.
  */
 export function createDockerRuntime(opts: DockerRuntimeOptions): ContainerRuntime {
-  const docker = new Docker({ ...dockerConnection(opts.dockerHost), timeout: 30_000 });
+  // dockerode is imported at first use (~0.4 s and ~30 MiB of every start otherwise, Docker or not).
+  let client: Promise<Docker> | undefined;
+  const engine = () =>
+    (client ??= import('dockerode').then(
+      ({ default: Dockerode }) => new Dockerode({ ...dockerConnection(opts.dockerHost), timeout: 30_000 }),
+    ));
 
   const unavailable = (err: unknown) =>
     new RuntimeUnavailable('The Docker engine does not answer.', (err as Error).message?.slice(0, 500) ?? '');
 
   const check = async () => {
     try {
+      const docker = await engine();
       await docker.ping();
     } catch (err) {
       throw unavailable(err);
@@ -105,13 +111,15 @@ export function createDockerRuntime(opts: DockerRuntimeOptions): ContainerRuntim
   /** Whether the engine is Podman's Docker-compatible service (it takes the profile as a path, not inline). */
   let podman: Promise<boolean> | undefined;
   const isPodman = () =>
-    (podman ??= docker.version().then(
-      (v) => (v.Components ?? []).some((c) => /podman/i.test(c.Name)),
-      (err) => {
-        podman = undefined;
-        throw unavailable(err);
-      },
-    ));
+    (podman ??= engine()
+      .then((docker) => docker.version())
+      .then(
+        (v) => (v.Components ?? []).some((c) => /podman/i.test(c.Name)),
+        (err: unknown) => {
+          podman = undefined;
+          throw unavailable(err);
+        },
+      ));
   const seccompOpt = async () =>
     `seccomp=${(await isPodman()) ? (opts.seccompProfilePath ?? SECCOMP_PROFILE_PATH) : seccompProfileText()}`;
 
@@ -122,6 +130,7 @@ export function createDockerRuntime(opts: DockerRuntimeOptions): ContainerRuntim
     timeoutMs: number,
     input?: string,
   ): Promise<ExecResult> => {
+    const docker = await engine();
     const c = docker.getContainer(containerId);
     const exec = await c.exec({
       Cmd: argv,
@@ -178,6 +187,7 @@ export function createDockerRuntime(opts: DockerRuntimeOptions): ContainerRuntim
       const name = nameOf(userId);
       const securityOpt = ['no-new-privileges', await seccompOpt()];
       try {
+        const docker = await engine();
         // A leftover container of the same name (a failed earlier attempt) is replaced, and so is its network:
         // one made before the egress guard matched its bridge by name would not be guarded.
         await docker
@@ -245,6 +255,7 @@ export function createDockerRuntime(opts: DockerRuntimeOptions): ContainerRuntim
 
     async inspect(containerId): Promise<LiveState> {
       try {
+        const docker = await engine();
         const info = await docker.getContainer(containerId).inspect();
         if (info.State.Paused) return 'paused';
         return info.State.Running ? 'running' : 'stopped';
@@ -255,6 +266,9 @@ export function createDockerRuntime(opts: DockerRuntimeOptions): ContainerRuntim
     },
 
     async pause(containerId) {
+      const docker = await engine().catch((err) => {
+        throw unavailable(err);
+      });
       await docker
         .getContainer(containerId)
         .pause()
@@ -265,6 +279,9 @@ export function createDockerRuntime(opts: DockerRuntimeOptions): ContainerRuntim
     },
 
     async resume(containerId) {
+      const docker = await engine().catch((err) => {
+        throw unavailable(err);
+      });
       await docker
         .getContainer(containerId)
         .unpause()
@@ -275,6 +292,9 @@ export function createDockerRuntime(opts: DockerRuntimeOptions): ContainerRuntim
 
     async remove(containerId, userId) {
       // By id, or by its name when the id is not known (erasure after the row is gone).
+      const docker = await engine().catch((err) => {
+        throw unavailable(err);
+      });
       await docker
         .getContainer(containerId || nameOf(userId))
         .remove({ force: true, v: true })
@@ -292,6 +312,7 @@ export function createDockerRuntime(opts: DockerRuntimeOptions): ContainerRuntim
     exec: (containerId, _userId, argv, o = {}) => runExec(containerId, argv, o.timeoutMs ?? 30_000, o.input),
 
     async shell(containerId, _userId, size): Promise<ShellSession> {
+      const docker = await engine();
       const c = docker.getContainer(containerId);
       const exec = await c.exec({
         Cmd: [

@@ -1,0 +1,103 @@
+/**
+ * The embedded database's seed images (docs/ARCHITECTURE.md, Database), uncompressed tarballs of a data directory
+ * that a new DATA_DIR is unpacked from instead of running initdb (measured ~12 s of a ~17 s first start on a loaded
+ * 2-core machine; unpacking takes well under a second):
+ * - the bare image (`pglite-seed-<key>.tar`): right after initdb and `create extension vector`;
+ * - the schema image (`pglite-schema-<key>.tar`): the bare one with every migration applied and the job queue's
+ *   schema installed, so a first start has no migration to run either (`schemaKey`).
+ * Neither holds data of an installation: no key (DATA_DIR/keys.json), no user, no secret (all made after them).
+ *
+ * Kept under `node_modules/.cache/crm-server/`, keyed by the PGlite and pgvector versions and the server settings
+ * (and the schema), so an upgrade makes new ones. Written by `npm install` (the `prepare` script runs
+ * `server/src/seed-cli.ts`); the bare one otherwise by the first start that ran initdb itself. Nothing is
+ * downloaded. Every database made from one image shares its system identifier (which only replication looks at;
+ * PGlite does not replicate).
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import module from 'node:module';
+import path from 'node:path';
+
+/** The cache folder and the package.json files whose versions key the image. */
+function locate(): { dir: string; packages: string[] } | undefined {
+  const pglite = module.findPackageJSON('@electric-sql/pglite', import.meta.url);
+  const vector = module.findPackageJSON('@electric-sql/pglite-pgvector', import.meta.url);
+  if (!pglite || !vector) return undefined;
+  // …/node_modules/@electric-sql/pglite/package.json → …/node_modules/.cache/crm-server
+  return { dir: path.join(path.dirname(pglite), '..', '..', '.cache', 'crm-server'), packages: [pglite, vector] };
+}
+
+/**
+ * The seed image's path for these server settings (`PGLITE_SETTINGS` of db/database.ts), whether or not it exists.
+ * @param schema for the schema image: what the schema is made of (`schemaKey`); without it, the bare image.
+ * @returns undefined when the PGlite packages cannot be located.
+ */
+export function seedPath(settings: readonly string[], schema?: string): string | undefined {
+  const where = locate();
+  if (!where) return undefined;
+  const hash = crypto.createHash('sha256');
+  for (const p of where.packages) hash.update(`${JSON.parse(fs.readFileSync(p, 'utf8')).version}\n`);
+  hash.update(settings.join('\n'));
+  if (schema) hash.update(`\n${schema}`);
+  return path.join(where.dir, `pglite-${schema ? 'schema' : 'seed'}-${hash.digest('hex').slice(0, 16)}.tar`);
+}
+
+/**
+ * What the schema image's tables are made of: every migration's name and source file (found from this module's
+ * folder upwards, so the same from the sources and from start.js's bundle), and the job queue's version. A new or
+ * edited migration, or another pg-boss, makes another key: the image no longer matches and the bare one is used
+ * (then migrations run as usual) until `npm install` makes the new one.
+ */
+export function schemaKey(migrations: Record<string, unknown>): string {
+  const hash = crypto.createHash('sha256');
+  let dir = import.meta.dirname;
+  while (!fs.existsSync(path.join(dir, 'server', 'src', 'db', 'migrations')) && path.dirname(dir) !== dir)
+    dir = path.dirname(dir);
+  const folder = path.join(dir, 'server', 'src', 'db', 'migrations');
+  const files = fs.existsSync(folder)
+    ? fs
+        .readdirSync(folder)
+        .filter((f) => f.endsWith('.ts'))
+        .sort()
+    : [];
+  for (const name of Object.keys(migrations)) hash.update(`${name}\n`);
+  for (const f of files) hash.update(`${f}\n`).update(fs.readFileSync(path.join(folder, f)));
+  const boss = module.findPackageJSON('pg-boss', import.meta.url);
+  hash.update(boss ? String(JSON.parse(fs.readFileSync(boss, 'utf8')).version) : 'no pg-boss');
+  return hash.digest('hex');
+}
+
+/** The seed image at `file` as a Blob, or undefined when there is none (or it cannot be read). */
+export function readSeed(file: string | undefined): Blob | undefined {
+  if (!file) return undefined;
+  try {
+    return new Blob([fs.readFileSync(file)]);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Write `image` as the seed at `file`, atomically (a temporary file renamed), and remove older seeds of other
+ * keys. Best effort: a folder that cannot be written leaves things as they were. @returns whether it was written.
+ */
+export async function writeSeed(file: string, image: Blob): Promise<boolean> {
+  try {
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    const tmp = `${file}.${process.pid}.tmp`;
+    fs.writeFileSync(tmp, Buffer.from(await image.arrayBuffer()));
+    fs.renameSync(tmp, file);
+    for (const name of fs.readdirSync(path.dirname(file))) {
+      const kind = /^pglite-(seed|schema)-/.exec(path.basename(file))?.[0] ?? path.basename(file);
+      if (
+        name.startsWith(kind) &&
+        /^pglite-(seed|schema)-[0-9a-f]{16}\.tar$/.test(name) &&
+        name !== path.basename(file)
+      )
+        fs.rmSync(path.join(path.dirname(file), name), { force: true });
+    }
+    return true;
+  } catch {
+    return false;
+  }
+}
