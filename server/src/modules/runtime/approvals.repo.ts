@@ -131,19 +131,6 @@ export function createApprovalsRepo(db: Kysely<DB>) {
         .executeTakeFirstOrThrow();
       return Number(r.n);
     },
-
-    /** Ids of approvals pending since before `cutoff` (the expiry sweep), at most `limit`. */
-    async duePending(cutoff: Date, limit = 100): Promise<number[]> {
-      const rows = await db
-        .selectFrom('approvals')
-        .select('id')
-        .where('status', '=', 'pending')
-        .where('created_at', '<=', cutoff)
-        .orderBy('id')
-        .limit(limit)
-        .execute();
-      return rows.map((r) => r.id);
-    },
   };
 }
 

@@ -241,14 +241,6 @@ export function createApprovalsService(deps: ApprovalsDeps) {
       if (row) deps.log.info({ approval_id: id, run_id: row.run_id }, 'approval expired');
       return !!row;
     },
-
-    /** Expire every approval pending past the timeout (a catch-up at start for expiry jobs lost). */
-    async expireDue(): Promise<number> {
-      const ids = await repo.duePending(new Date(Date.now() - deps.timeoutS * 1000));
-      let n = 0;
-      for (const id of ids) if (await this.expire(id)) n++;
-      return n;
-    },
   };
 }
 

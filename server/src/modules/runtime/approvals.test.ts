@@ -235,4 +235,54 @@ describe('runs waiting for approval', () => {
     expect(d.status).toBe(200);
     expect(d.body.decided_by).toBe(admin.email);
   });
+
+  it('two decisions at once record one; the second answers 409 with the first; an access token is channel api', async () => {
+    const { u, p, runId, run } = await runWaiting(
+      [{ tool: 'create_issue', mode: 'always' }],
+      [useOf('Race'), say('done')],
+    );
+    expect(run.status).toBe('waiting_approval');
+    const [a] = (await listApprovals(p.name, u.token)).body.approvals;
+    const pat = await api(t.app, 'POST', '/api/crm/account/tokens', {
+      token: u.token,
+      body: { name: 'ops', scopes: ['write'] },
+    });
+    expect(pat.status).toBe(201);
+    const [x, y] = await Promise.all([
+      decide(p.name, pat.body.token, a.id, { decision: 'approve' }),
+      decide(p.name, u.token, a.id, { decision: 'deny', reason: 'no' }),
+    ]);
+    expect([x.status, y.status].sort()).toEqual([200, 409]);
+    const won = x.status === 200 ? x.body : y.body;
+    const lost = x.status === 200 ? y.body : x.body;
+    expect(lost.approval).toMatchObject({ status: won.status, channel: won.channel, decided_at: won.decided_at });
+    expect(won.channel).toBe(x.status === 200 ? 'api' : 'web');
+    expect((await waitRun(t, p.name, runId, u.token)).status).toBe('succeeded');
+    const events = await t.db
+      .selectFrom('activity_log')
+      .select('payload')
+      .where('project_id', '=', p.id)
+      .where('type', '=', 'approval_decided')
+      .execute();
+    expect(events).toHaveLength(1);
+    expect(await issuesOf(p.id)).toEqual(won.status === 'approved' ? [{ title: 'Race' }] : []);
+  });
+
+  it('a waiting run can be cancelled; a later decision does not start it', async () => {
+    const { u, p, runId, run, before } = await runWaiting(
+      [{ tool: 'create_issue', mode: 'always' }],
+      [useOf('Never'), say('x')],
+    );
+    expect(run.status).toBe('waiting_approval');
+    const c = await api(t.app, 'POST', `/api/crm/projects/${p.name}/runs/${runId}/cancel`, { token: u.token });
+    expect(c.status).toBe(200);
+    expect(c.body.status).toBe('cancelled');
+    const [a] = (await listApprovals(p.name, u.token)).body.approvals;
+    expect((await decide(p.name, u.token, a.id, { decision: 'approve' })).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 300));
+    const r = await api(t.app, 'GET', `/api/crm/projects/${p.name}/runs/${runId}`, { token: u.token });
+    expect(r.body.status).toBe('cancelled');
+    expect(s.modelCalls().length - before).toBe(1);
+    expect(await issuesOf(p.id)).toEqual([]);
+  });
 });
