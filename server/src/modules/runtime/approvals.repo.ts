@@ -41,15 +41,18 @@ export function createApprovalsRepo(db: Kysely<DB>) {
      * Store a pending approval for a tool call (once per call: a resumed run asking again finds the same row).
      * @returns the row, and whether this call inserted it.
      */
-    async request(a: {
-      projectId: number;
-      runId: number;
-      workerId: number;
-      tool: string;
-      toolUseId: string;
-      input: Record<string, unknown>;
-    }): Promise<{ row: ApprovalRow; created: boolean }> {
-      const ins = await db
+    async request(
+      ex: Executor,
+      a: {
+        projectId: number;
+        runId: number;
+        workerId: number;
+        tool: string;
+        toolUseId: string;
+        input: Record<string, unknown>;
+      },
+    ): Promise<{ row: ApprovalRow; created: boolean }> {
+      const ins = await ex
         .insertInto('approvals')
         .values({
           project_id: a.projectId,
@@ -63,7 +66,7 @@ export function createApprovalsRepo(db: Kysely<DB>) {
         .returningAll()
         .executeTakeFirst();
       if (ins) return { row: ins, created: true };
-      const row = await db
+      const row = await ex
         .selectFrom('approvals')
         .selectAll()
         .where('run_id', '=', a.runId)

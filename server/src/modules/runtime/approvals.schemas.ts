@@ -26,7 +26,16 @@ export const Approval = named(
   }),
 );
 export const ApprovalList = Type.Object({ approvals: Type.Array(Approval) });
-export const ApprovalsQuery = Type.Object({ status: Type.Optional(Status) }, { additionalProperties: false });
+export const ApprovalsQuery = Type.Object(
+  {
+    status: Type.Optional(
+      Type.Union([Type.Literal('pending'), Type.Literal('approved'), Type.Literal('denied'), Type.Literal('expired')], {
+        description: 'only approvals in this state',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
 export const ApprovalParams = projectIdParams('the approval id');
 export const DecisionBody = Type.Object(
   {

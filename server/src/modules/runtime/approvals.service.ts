@@ -99,8 +99,8 @@ export function createApprovalsService(deps: ApprovalsDeps) {
     pendingOfRun: (tx: Transaction<DB>, runId: number): Promise<number> => repo.pendingOfRun(tx, runId),
 
     /**
-     * A run asks for an approval of a tool call (the execution's approval hook): stored once per call, its
-     * expiry job sent delayed by the timeout, an `approval_requested` event written.
+     * A run asks for an approval of a tool call (the execution's approval hook): stored once per call with its
+     * expiry job (sent delayed by the timeout) and an `approval_requested` event, in one transaction.
      * @returns the approval row (a resumed run asking again for the same call gets the same row).
      */
     async request(a: {
@@ -113,23 +113,31 @@ export function createApprovalsService(deps: ApprovalsDeps) {
       toolUseId: string;
       input: Record<string, unknown>;
     }): Promise<ApprovalRow> {
-      const { row, created } = await repo.request(a);
-      if (!created) return row;
-      await deps.jobs.send(
-        'approvals.expire',
-        { approval_id: row.id },
-        { startAfter: new Date(+row.created_at + deps.timeoutS * 1000 + 500) },
-      );
-      await deps.activity.record({
-        type: 'approval_requested',
-        userId: a.ownerId,
-        actor: a.actor,
-        projectId: a.projectId,
-        workerId: a.workerId,
-        title: `Approval needed: ${a.tool}`,
-        detail: JSON.stringify(a.input).slice(0, 280),
-        payload: { approval_id: row.id, run_id: a.runId, tool: a.tool },
+      // The row, its expiry job and its event in one transaction: an approval never waits without its expiry.
+      const { row, created } = await deps.runs.transaction(async (tx) => {
+        const r = await repo.request(tx, a);
+        if (!r.created) return r;
+        await deps.jobs.send(
+          'approvals.expire',
+          { approval_id: r.row.id },
+          { startAfter: new Date(+r.row.created_at + deps.timeoutS * 1000 + 500), tx },
+        );
+        await deps.activity.record(
+          {
+            type: 'approval_requested',
+            userId: a.ownerId,
+            actor: a.actor,
+            projectId: a.projectId,
+            workerId: a.workerId,
+            title: `Approval needed: ${a.tool}`,
+            detail: JSON.stringify(a.input).slice(0, 280),
+            payload: { approval_id: r.row.id, run_id: a.runId, tool: a.tool },
+          },
+          tx,
+        );
+        return r;
       });
+      if (!created) return row;
       deps.events.publish(a.runId, { type: 'approval_requested', approval_id: row.id, tool: a.tool });
       return row;
     },

@@ -116,6 +116,13 @@ describe('runs waiting for approval', () => {
     expect(list.body.approvals).toHaveLength(1);
     const a = list.body.approvals[0];
     expect(a).toMatchObject({ run_id: runId, tool: 'create_issue', input: { title: 'Ship it' }, status: 'pending' });
+    const asked = await t.db
+      .selectFrom('activity_log')
+      .select(['actor', 'payload'])
+      .where('project_id', '=', p.id)
+      .where('type', '=', 'approval_requested')
+      .execute();
+    expect(asked).toEqual([{ actor: 'Dev', payload: { approval_id: a.id, run_id: runId, tool: 'create_issue' } }]);
     // Nothing happens while it waits.
     await new Promise((r) => setTimeout(r, 300));
     expect(s.modelCalls().length - before).toBe(1);
