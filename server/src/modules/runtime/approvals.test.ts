@@ -252,7 +252,10 @@ describe('runs waiting for approval', () => {
   });
 
   it('only the owner or an admin lists and decides; unknown ids are 404', async () => {
-    const { u, p, run } = await runWaiting([{ tool: 'create_issue', mode: 'always' }], [useOf('Mine'), say('ok')]);
+    const { u, p, runId, run } = await runWaiting(
+      [{ tool: 'create_issue', mode: 'always' }],
+      [useOf('Mine'), say('ok')],
+    );
     expect(run.status).toBe('waiting_approval');
     const [a] = (await listApprovals(p.name, u.token)).body.approvals;
     const other = await createUser(t);
@@ -264,6 +267,8 @@ describe('runs waiting for approval', () => {
     const d = await decide(p.name, admin.token, a.id, { decision: 'deny' });
     expect(d.status).toBe(200);
     expect(d.body.decided_by).toBe(admin.email);
+    // The run goes on (refused call) and ends before the next test scripts the model.
+    expect((await waitRun(t, p.name, runId, u.token)).status).toBe('succeeded');
   });
 
   it('two decisions at once record one; the second answers 409 with the first; an access token is channel api', async () => {
