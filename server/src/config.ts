@@ -152,6 +152,10 @@ export const EnvSchema = Type.Object({
   MCP_RESULT_MAX_CHARS: Type.Optional(
     Type.String({ pattern: '^[1-9][0-9]{2,6}$', description: 'characters from 100 to 9999999' }),
   ),
+  // Approvals: seconds a tool call waits for a person before it is refused.
+  APPROVAL_TIMEOUT_S: Type.Optional(
+    Type.String({ pattern: '^[1-9][0-9]{0,7}$', description: 'seconds from 1 to 99999999' }),
+  ),
   // Meeting transcripts.
   TRANSCRIPTS_UPLOAD_LIMIT_BYTES: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,11}$' })),
   LOG_FLUSH_MS: Type.Optional(
@@ -321,6 +325,11 @@ export interface Config {
    * follow `notes.allow`.
    */
   mcp: { callTimeoutMs: number; resultMaxChars: number };
+  /**
+   * Approvals (docs/ARCHITECTURE.md, Approvals): seconds a tool call waits for a person's decision before it is
+   * `expired` and refused to the model (`APPROVAL_TIMEOUT_S`, default 86400).
+   */
+  approvals: { timeoutS: number };
   /** Managed secrets found in the environment (imported into the secret store at start). */
   managedSecretsFromEnv: Partial<Record<ManagedSecretName, string>>;
   /** Meeting transcripts: largest upload in bytes (docs/ARCHITECTURE.md, Meeting transcripts and voice dictation). */
@@ -495,6 +504,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       callTimeoutMs: e.MCP_CALL_TIMEOUT_MS ? Number(e.MCP_CALL_TIMEOUT_MS) : 30_000,
       resultMaxChars: e.MCP_RESULT_MAX_CHARS ? Number(e.MCP_RESULT_MAX_CHARS) : 64_000,
     },
+    approvals: { timeoutS: e.APPROVAL_TIMEOUT_S ? Number(e.APPROVAL_TIMEOUT_S) : 86_400 },
     managedSecretsFromEnv: managed,
     rateLimits: Object.fromEntries(
       RATE_LIMIT_NAMES.map((n) => [

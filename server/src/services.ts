@@ -59,6 +59,8 @@ import { createModelGateway } from './modules/models/model-gateway.ts';
 import { createRunEvents } from './modules/runtime/events.ts';
 import { createRunExecution } from './modules/runtime/runtime.execution.ts';
 import { registerRuntimeJobs } from './modules/runtime/runtime.jobs.ts';
+import { createApprovalsRepo } from './modules/runtime/approvals.repo.ts';
+import { createApprovalsService } from './modules/runtime/approvals.service.ts';
 import { createRuntimeRepo } from './modules/runtime/runtime.repo.ts';
 import { createRuntimeService } from './modules/runtime/runtime.service.ts';
 import { createSkillsPort } from './modules/skills/skills.port.ts';
@@ -434,6 +436,17 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
 
   // The worker runtime: run execution (the engine with the metered model call) and run management.
   const runEvents = createRunEvents(deps.bus);
+  // Approvals: tool calls that wait for a person; the decision requeues the run (the runtime's repository).
+  const approvals = createApprovalsService({
+    repo: createApprovalsRepo(db),
+    runs: runtimeRepo,
+    access,
+    activity,
+    jobs,
+    events: runEvents,
+    timeoutS: config.approvals.timeoutS,
+    log,
+  });
   const runExecution = createRunExecution({
     repo: runtimeRepo,
     projects: projectsRepo,
@@ -455,6 +468,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     bus: deps.bus,
     jobs,
     usage,
+    approvals,
     instances,
     metrics: deps.metrics,
     log,
@@ -687,7 +701,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
 
   // Durable jobs.
   registerKnowledgeJobs(jobs, index);
-  registerRuntimeJobs(jobs, runtime);
+  registerRuntimeJobs(jobs, runtime, approvals);
   registerBillingJobs(jobs, billing);
   registerNotesJobs(jobs, noteProcessing);
   registerTranscriptJobs(jobs, transcriptPipeline);
@@ -788,6 +802,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
 
   return {
     system,
+    approvals,
     throttle,
     usage,
     accounts,

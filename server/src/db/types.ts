@@ -158,6 +158,8 @@ export interface ProjectsWorkersTables {
     session_seen_at: Timestamp | null;
     /** Names of the project's outside MCP servers whose tools the worker uses. */
     mcp_servers: JsonDefault<string[]>;
+    /** Tool calls that wait for a person (docs/ARCHITECTURE.md, Approvals). */
+    approvals: JsonDefault<Array<{ tool: string; mode: 'always' | 'once_per_run' }>>;
   };
   worker_templates: {
     id: Generated<number>;
@@ -362,7 +364,7 @@ export interface RuntimeTables {
     worker_id: number;
     message_id: number;
     engine: Generated<string>;
-    status: Generated<'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled'>;
+    status: Generated<'queued' | 'running' | 'waiting_approval' | 'succeeded' | 'failed' | 'cancelled'>;
     requested_model: string | null;
     model: string | null;
     cascade: Generated<boolean>;
@@ -394,6 +396,24 @@ export interface RuntimeTables {
     total_ms: number | null;
   };
   chat_active_roles: { project_id: number; user_id: number; worker_id: number; updated_at: TimestampDefault };
+  /** Tool calls of runs that waited for a person's decision (docs/ARCHITECTURE.md, Approvals). */
+  approvals: {
+    id: Generated<number>;
+    project_id: number;
+    run_id: number;
+    worker_id: number;
+    tool: string;
+    tool_use_id: string;
+    input: JsonDefault<Record<string, unknown>>;
+    status: Generated<'pending' | 'approved' | 'denied' | 'expired'>;
+    reason: string | null;
+    /** The deciding person's e-mail (`system` for an expiry). */
+    decided_by: string | null;
+    decided_by_user: number | null;
+    channel: 'web' | 'api' | 'messenger' | 'email' | 'system' | null;
+    created_at: TimestampDefault;
+    decided_at: Timestamp | null;
+  };
 }
 
 /** Shared semantic index and help assistant (issue 5). */

@@ -24,4 +24,6 @@ export interface JobCatalog {
   'transcripts.pump': Record<string, never>;
   /** Another delivery attempt of an outbox message whose delivery failed (providers/mail). */
   'mail.retry': { outbox_id: number };
+  /** Expire one approval still pending after `APPROVAL_TIMEOUT_S` (modules/runtime, approvals; sent delayed). */
+  'approvals.expire': { approval_id: number };
 }

@@ -23,6 +23,7 @@ import { privacyRoutes } from './privacy/privacy.routes.ts';
 import { productAnalyticsRoutes } from './analytics/product-analytics.routes.ts';
 import { projectsRoutes } from './projects/projects.routes.ts';
 import { runtimeRoutes } from './runtime/runtime.routes.ts';
+import { approvalsRoutes } from './runtime/approvals.routes.ts';
 import { skillsRoutes } from './skills/skills.routes.ts';
 import { systemRoutes } from './system/system.routes.ts';
 import { transcriptsRoutes } from './transcripts/transcripts.routes.ts';
@@ -57,6 +58,7 @@ export function registerRoutes(app: TypedApp, s: Services): void {
   docsRoutes(app, s);
   helpRoutes(app, s);
   runtimeRoutes(app, s);
+  approvalsRoutes(app, s);
   chatRoutes(app, s);
   runtimeAnalyticsRoutes(app, s);
   billingRoutes(app, s);

@@ -33,6 +33,7 @@ import * as m20261125_0101 from './20261125_0100_sign_in_providers.ts';
 // Throttling state shared by the instances.
 import * as m20261127_2510 from './20261127_2510_rate_limits.ts';
 import * as m20261127_2900 from './20261127_2900_storage_usage.ts';
+import * as m20261128_0100 from './20261128_0100_approvals.ts';
 
 export const migrations: Record<string, Migration> = {
   '20261121_0001_foundation': m0001,
@@ -65,4 +66,6 @@ export const migrations: Record<string, Migration> = {
   '20261127_2510_rate_limits': m20261127_2510,
   // Storage quotas: the bytes each user's files hold.
   '20261127_2900_storage_usage': m20261127_2900,
+  // Approvals: runs pause for a person before tool calls that need one.
+  '20261128_0100_approvals': m20261128_0100,
 };

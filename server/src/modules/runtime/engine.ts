@@ -28,7 +28,7 @@ export type EscalationClass =
 /** A hook asks the run to stop (cancel, budget). */
 export class RunStop extends Error {
   constructor(
-    readonly code: 'cancelled' | 'token_budget_exceeded' | 'interrupted',
+    readonly code: 'cancelled' | 'token_budget_exceeded' | 'interrupted' | 'waiting_approval',
     message: string,
   ) {
     super(message);
@@ -69,7 +69,21 @@ export interface EngineHooks {
    * longer this process's). Without it nothing is stored and a crashed run starts over.
    */
   checkpoint?(journal: RunJournal): Promise<void>;
+  /**
+   * Before a tool call of the model runs (docs/ARCHITECTURE.md, Approvals): `run` it, `refuse` it (the model gets
+   * `message` as an error result and the tool does not run), or `wait` (the run stops with status
+   * `waiting_approval` after storing its journal; resumed, it asks again for the same call). Without it every
+   * call runs.
+   */
+  approval?(use: JournalToolUse): Promise<ApprovalGate>;
 }
+
+/** What the approval hook decided for one tool call. */
+export type ApprovalGate = { action: 'run' } | { action: 'refuse'; message: string } | { action: 'wait' };
+
+/** The run status a hook's stop ends in. */
+const stopStatus = (code: RunStop['code']): AgentRunResult['status'] =>
+  code === 'cancelled' ? 'cancelled' : code === 'waiting_approval' ? 'waiting_approval' : 'failed';
 
 export interface AgentRunInput {
   system: string;
@@ -91,7 +105,8 @@ export interface AgentRunInput {
 }
 
 export interface AgentRunResult {
-  status: 'succeeded' | 'failed' | 'cancelled';
+  /** `waiting_approval`: stopped before a tool call that waits for a person (its journal is stored). */
+  status: 'succeeded' | 'failed' | 'cancelled' | 'waiting_approval';
   /** The reply: the text of every kept turn, joined. */
   text: string;
   turns: number;
@@ -166,8 +181,19 @@ export function createBuiltinEngine(): AgentEngine {
           const effect = tool ? (tool.effect ?? 'write') : 'read';
           if (effect === 'write' && again === u.id)
             throw new RunStop('interrupted', `The tool ${u.name} was interrupted and is not repeated.`);
-          if (effect !== 'read') await checkpoint({ uses, results, started: { id: u.id, name: u.name, effect } });
-          const outcome = await runTool(tool, u.input ?? {}, { ...input.toolContext, callId: u.id });
+          const gate: ApprovalGate =
+            tool && hooks.approval ? await hooks.approval({ id: u.id, name: u.name, input: u.input ?? {} }) : RUN;
+          if (gate.action === 'wait') {
+            // Stored up to this call: resumed after the decision, the run asks again and never calls the model first.
+            await checkpoint({ uses, results });
+            throw new RunStop('waiting_approval', `The call of ${u.name} waits for a person's approval.`);
+          }
+          let outcome: Awaited<ReturnType<typeof runTool>>;
+          if (gate.action === 'refuse') outcome = { content: gate.message, is_error: true };
+          else {
+            if (effect !== 'read') await checkpoint({ uses, results, started: { id: u.id, name: u.name, effect } });
+            outcome = await runTool(tool, u.input ?? {}, { ...input.toolContext, callId: u.id });
+          }
           toolCalls.push({
             turn: turns,
             tool: u.name,
@@ -206,8 +232,7 @@ export function createBuiltinEngine(): AgentEngine {
         try {
           await runTools(r.pending.uses, [...r.pending.results], r.pending.started?.id);
         } catch (err) {
-          if (err instanceof RunStop)
-            return done(err.code === 'cancelled' ? 'cancelled' : 'failed', { code: err.code, message: err.message });
+          if (err instanceof RunStop) return done(stopStatus(err.code), { code: err.code, message: err.message });
           throw err;
         }
       }
@@ -284,14 +309,15 @@ export function createBuiltinEngine(): AgentEngine {
           await runTools(asked, []);
           turnTimings.push({ total_ms: performance.now() - turnStart, llm_ms: llmMs });
         } catch (err) {
-          if (err instanceof RunStop)
-            return done(err.code === 'cancelled' ? 'cancelled' : 'failed', { code: err.code, message: err.message });
+          if (err instanceof RunStop) return done(stopStatus(err.code), { code: err.code, message: err.message });
           throw err;
         }
       }
     },
   };
 }
+
+const RUN: ApprovalGate = { action: 'run' };
 
 /** Run one tool; its failures become an `is_error` result the model can read. */
 async function runTool(tool: AgentTool | undefined, input: Record<string, unknown>, ctx: ToolContext) {

@@ -11,6 +11,7 @@ export type RunEvent =
   | { type: 'text_delta'; delta: string }
   | { type: 'tool_result'; tool: string; is_error: boolean; [k: string]: unknown }
   | { type: 'cascade_escalated'; class: string; from: string; to: string }
+  | { type: 'approval_requested'; approval_id: number; tool: string }
   | { type: 'end'; status: string };
 
 export interface RunEvents {

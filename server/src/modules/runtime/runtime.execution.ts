@@ -40,6 +40,8 @@ import type { UsageService } from '../usage/usage.service.ts';
 import { asJournal } from './journal.ts';
 import { createLocalRuns, createRunRecovery } from './runtime.recovery.ts';
 import type { RunClaim } from './runtime.repo.ts';
+import type { ApprovalsService } from './approvals.service.ts';
+import { effectiveRules } from './approvals.rules.ts';
 
 /** A run's heartbeat interval while it waits on a long model call (ms). */
 export const HEARTBEAT_MS = 20_000;
@@ -71,6 +73,8 @@ export interface RunExecutionDeps {
   jobs: Pick<JobQueue, 'start' | 'send' | 'complete'>;
   /** Charges the reservations of model calls cut by a crash or a stop (the usage area). */
   usage: Pick<UsageService, 'settleCrashed'>;
+  /** Tool calls that wait for a person (approvals.service.ts). */
+  approvals: Pick<ApprovalsService, 'gate' | 'pendingOfRun'>;
   /** This process's instance lease: runs record its id; recovery asks which instances are live. */
   instances: { id: string; states(ids: string[]): Promise<{ live: Set<string>; dead: Set<string> }> };
   /** Runs that end here are counted with their duration (docs/operations.md, Metrics). */
@@ -185,6 +189,41 @@ export function createRunExecution(deps: RunExecutionDeps) {
     );
   }
 
+  /**
+   * Park a run that stopped before a tool call waiting for a person (docs/ARCHITECTURE.md, Approvals): status
+   * `waiting_approval` with its turns and tool calls so far (its journal is stored; its queue job completes when
+   * the handler returns). A decision made meanwhile (before the run was parked) requeues it at once instead: the
+   * decision and this step both hold the run's row lock, so one of them requeues it.
+   */
+  async function park(
+    run: { id: number; worker_id: number; claim: RunClaim },
+    result: Pick<AgentRunResult, 'turns' | 'toolCalls' | 'model'>,
+  ): Promise<void> {
+    await deps.jobs.start(); // not inside the transaction: starting the queue there would wait for its own lock
+    const status = await repo.transaction(async (tx) => {
+      const cur = await repo.lockRun(tx, run.id);
+      if (cur.status !== 'running') return cur.status;
+      if (cur.instance_id !== run.claim.instance_id || cur.replays !== run.claim.replays) return cur.status;
+      const waiting = (await deps.approvals.pendingOfRun(tx, run.id)) > 0;
+      await repo.updateRun(
+        run.id,
+        {
+          status: waiting ? 'waiting_approval' : 'queued',
+          turns: result.turns,
+          tool_calls: JSON.stringify(result.toolCalls),
+          model: result.model,
+          heartbeat_at: null,
+        },
+        tx,
+      );
+      if (!waiting) await deps.jobs.send('runtime.run', { run_id: run.id }, { tx });
+      await idleUnlessBusy(tx, [run.worker_id], ['running'], run.id);
+      return waiting ? 'waiting_approval' : 'queued';
+    });
+    deps.log.info({ run_id: run.id, worker_id: run.worker_id, status }, 'run waits for an approval');
+    if (status === 'waiting_approval') deps.events.publish(run.id, { type: 'end', status });
+  }
+
   /** Finish a run: store the reply, totals and timings; the worker goes idle when no other run is live. */
   async function finish(
     run: { id: number; project_id: number; user_id: number | null; worker_id: number; claim?: RunClaim },
@@ -274,6 +313,7 @@ export function createRunExecution(deps: RunExecutionDeps) {
       context_assets: string[];
       model: string | null;
       max_turns: number;
+      approvals: unknown;
     } = {
       id: w.id,
       label: w.label,
@@ -284,6 +324,7 @@ export function createRunExecution(deps: RunExecutionDeps) {
       context_assets: list(w.context_assets),
       model: w.model,
       max_turns: w.max_turns,
+      approvals: w.approvals,
     };
     return { project, worker, content };
   }
@@ -384,7 +425,21 @@ export function createRunExecution(deps: RunExecutionDeps) {
         setCurrentSkill: (skill) => deps.workers.setCurrentSkill(worker.id, skill),
         signal: ac.signal,
       };
-      const totals = { input_tokens: 0, output_tokens: 0, cache_tokens: 0, total_tokens: 0 };
+      // A resumed run (after a crash or an approval) goes on from its stored totals.
+      const totals = {
+        input_tokens: claimed.input_tokens,
+        output_tokens: claimed.output_tokens,
+        cache_tokens: claimed.cache_tokens,
+        total_tokens: claimed.total_tokens,
+      };
+      const approvalRules = effectiveRules(worker.approvals, project.config);
+      const approvalRun = {
+        projectId: project.id,
+        ownerId: project.owner_id,
+        runId,
+        workerId: worker.id,
+        actor: worker.label,
+      };
       /**
        * `session_start` ("… started working") is written once, when the first model call has its budget and is
        * about to be made: a run that fails before (no key, spent budget, cancelled while queued) never started.
@@ -459,6 +514,8 @@ export function createRunExecution(deps: RunExecutionDeps) {
                 turn: e.turn,
               });
             },
+            // Approvals: only the approvals table decides; nothing the model or a tool wrote is read here.
+            approval: approvalRules.length ? (use) => deps.approvals.gate(approvalRun, approvalRules, use) : undefined,
             // Crash recovery: the journal is stored under this claim; a claim taken back stops the run here.
             async checkpoint(journal) {
               if (!(await repo.saveJournal(runId, claim, journal))) {
@@ -470,6 +527,7 @@ export function createRunExecution(deps: RunExecutionDeps) {
         )
         .finally(() => runTools.close());
       if (await handedOver(runId, claim, result.status)) return;
+      if (result.status === 'waiting_approval') return await park(run, result);
       await finish(run, { ...result }, { prep_ms: prepMs, gen_ms: ms(genStart) });
     } catch (err) {
       if (await handedOver(runId, claim).catch(() => true)) return;

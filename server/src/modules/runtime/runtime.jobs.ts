@@ -1,6 +1,7 @@
 /** The runtime's durable job: execute one agent run (`runtime.run`, one job per run). */
 import type { JobQueue } from '../../jobs/queue.ts';
 import type { RuntimeService } from './runtime.service.ts';
+import type { ApprovalsService } from './approvals.service.ts';
 
 /**
  * Runs executing at once in this process (job pollers, one run each). A send wakes the pollers at once, here
@@ -10,7 +11,22 @@ import type { RuntimeService } from './runtime.service.ts';
  */
 export const RUN_CONCURRENCY = 16;
 
-export function registerRuntimeJobs(jobs: JobQueue, runtime: Pick<RuntimeService, 'execute'>): void {
+/**
+ * The runtime's jobs: `runtime.run` (execute one run) and `approvals.expire` (an approval still pending after
+ * `APPROVAL_TIMEOUT_S`, sent delayed when it was asked; one instance takes it).
+ */
+export function registerRuntimeJobs(
+  jobs: JobQueue,
+  runtime: Pick<RuntimeService, 'execute'>,
+  approvals: Pick<ApprovalsService, 'expire'>,
+): void {
+  jobs.define(
+    'approvals.expire',
+    async (data) => {
+      await approvals.expire(data.approval_id);
+    },
+    { pollingIntervalSeconds: 5 },
+  );
   jobs.define('runtime.run', (data, ctx) => runtime.execute(data.run_id, ctx.id), {
     concurrency: RUN_CONCURRENCY,
     retryLimit: 2,

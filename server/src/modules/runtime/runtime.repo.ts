@@ -185,6 +185,20 @@ export function createRuntimeRepo(db: Kysely<DB>) {
         .returningAll()
         .executeTakeFirst(),
 
+    /**
+     * A run waiting for an approval goes back to the queue (its decision was made). @returns whether it was
+     * waiting (a cancelled or already requeued run is left alone).
+     */
+    async requeueWaiting(ex: Executor, runId: number): Promise<boolean> {
+      const u = await ex
+        .updateTable('agent_runs')
+        .set({ status: 'queued', heartbeat_at: null })
+        .where('id', '=', runId)
+        .where('status', '=', 'waiting_approval')
+        .executeTakeFirst();
+      return Number(u.numUpdatedRows) > 0;
+    },
+
     /** A running run's heartbeat. */
     async heartbeat(runId: number): Promise<void> {
       await db
@@ -357,13 +371,13 @@ export function createRuntimeRepo(db: Kysely<DB>) {
       return Number(u.numUpdatedRows) > 0;
     },
 
-    /** Cancel a queued run. @returns whether it was still queued. */
+    /** Cancel a queued run, or one waiting for an approval. @returns whether it was still in one of those states. */
     async cancelQueued(id: number, message: string): Promise<boolean> {
       const u = await db
         .updateTable('agent_runs')
         .set({ status: 'cancelled', error: 'cancelled', error_message: message, finished_at: new Date() })
         .where('id', '=', id)
-        .where('status', '=', 'queued')
+        .where('status', 'in', ['queued', 'waiting_approval'])
         .executeTakeFirst();
       return Number(u.numUpdatedRows) > 0;
     },

@@ -29,11 +29,15 @@ export const RunStatus = Type.Union(
   [
     Type.Literal('queued'),
     Type.Literal('running'),
+    Type.Literal('waiting_approval'),
     Type.Literal('succeeded'),
     Type.Literal('failed'),
     Type.Literal('cancelled'),
   ],
-  { description: 'queued → running → succeeded, failed or cancelled' },
+  {
+    description:
+      'queued → running → succeeded, failed or cancelled; running → waiting_approval (a tool call waits for a person) → queued once decided',
+  },
 );
 const Usage = Type.Object({
   input_tokens: Type.Integer(),

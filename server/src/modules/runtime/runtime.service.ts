@@ -215,13 +215,14 @@ export function createRuntimeService(deps: RuntimeDeps) {
 
     /**
      * `POST /projects/:name/runs/:id/cancel`: a queued run is cancelled at once; a running one is asked to
-     * stop (its model call is aborted when it runs here; elsewhere it stops before its next turn).
+     * stop (its model call is aborted when it runs here; elsewhere it stops before its next turn); a run waiting for
+     * an approval is cancelled at once.
      * @throws 404 `run_not_found`; 409 `run_not_active` when it already ended.
      */
     async cancel(actor: Actor, name: string, runId: number): Promise<RunView> {
       const project = await deps.access.project(actor, name);
       const run = await loadRun(project, runId);
-      if (run.status !== 'queued' && run.status !== 'running')
+      if (run.status !== 'queued' && run.status !== 'running' && run.status !== 'waiting_approval')
         throw new Conflict('run_not_active', `Run ${runId} already ended (${run.status}).`, { status: run.status });
       await stopRun(runId, run.worker_id);
       return loadRun(project, runId);

@@ -29,7 +29,11 @@ export interface WorkerInput {
   prompt_style?: string | null;
   role?: string | null;
   mcp_servers?: string[];
+  approvals?: ApprovalRuleRow[];
 }
+
+/** One approval rule of a worker (docs/ARCHITECTURE.md, Approvals). */
+export type ApprovalRuleRow = { tool: string; mode: 'always' | 'once_per_run' };
 
 export type WorkerRow = Selectable<DB['workers']>;
 
@@ -52,6 +56,7 @@ export const WORKER_COLUMNS = [
   'workers.avatar_pack',
   'workers.role',
   'workers.mcp_servers',
+  'workers.approvals',
   'workers.position',
   'workers.avatar_key',
   'workers.icon_key',
@@ -76,6 +81,7 @@ type ViewRow = Pick<
   | 'avatar_pack'
   | 'role'
   | 'mcp_servers'
+  | 'approvals'
   | 'position'
   | 'avatar_key'
   | 'icon_key'
@@ -100,6 +106,7 @@ export function toWorkerView(r: ViewRow, projectName: string): WorkerView {
     avatar_pack: r.avatar_pack,
     role: r.role,
     mcp_servers: r.mcp_servers ?? [],
+    approvals: r.approvals ?? [],
     position: r.position,
     has_avatar: !!r.avatar_key,
     has_icon: !!r.icon_key,
@@ -153,6 +160,7 @@ export function normalizeWorker(input: WorkerInput, where = 'worker') {
     prompt_style: input.prompt_style !== undefined ? input.prompt_style : (preset?.prompt_style ?? null),
     role: input.role !== undefined ? input.role : (preset?.id ?? null),
     mcp_servers: [...new Set(input.mcp_servers ?? [])],
+    approvals: input.approvals ?? [],
   };
 }
 export type NormalizedWorker = ReturnType<typeof normalizeWorker>;
@@ -187,6 +195,7 @@ export async function insertWorkers(
         prompt_style: w.prompt_style,
         role: w.role,
         mcp_servers: JSON.stringify(w.mcp_servers),
+        approvals: JSON.stringify(w.approvals),
         position: pos++,
       })),
     )

@@ -5,6 +5,23 @@ import { DateTime, named, Nullable, projectIdParams } from '../../http/schemas.t
 const Str = (max: number) => Type.String({ maxLength: max });
 const StrList = Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { maxItems: 100 });
 
+/** One approval rule (docs/ARCHITECTURE.md, Approvals): a tool name or a prefix ending in `*`, and when to ask. */
+export const ApprovalRule = Type.Object(
+  {
+    tool: Type.String({
+      minLength: 1,
+      maxLength: 200,
+      pattern: '^[^*]+\\*?$',
+      description: 'a tool name, or a prefix ending in * (e.g. github__*)',
+    }),
+    mode: Type.Union([Type.Literal('always'), Type.Literal('once_per_run')], {
+      description: 'always: every call waits; once_per_run: the first call of the tool in a run waits',
+    }),
+  },
+  { additionalProperties: false },
+);
+export const ApprovalRules = Type.Array(ApprovalRule, { maxItems: 50 });
+
 /**
  * Worker fields (docs/ARCHITECTURE.md, Projects, workers, plan limits and onboarding); `preset` fills the others from
  * the preset library.
@@ -27,6 +44,7 @@ export const WorkerFields = {
       description: "names of the project's outside MCP servers whose tools the worker uses (<server>__<tool>)",
     }),
   ),
+  approvals: Type.Optional(ApprovalRules),
 };
 export const WorkerCreateBody = Type.Object(
   { preset: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })), ...WorkerFields },
@@ -54,6 +72,7 @@ export const Worker = named(
     avatar_pack: Type.String(),
     role: Nullable(Type.String()),
     mcp_servers: Type.Array(Type.String()),
+    approvals: Type.Array(Type.Object({ tool: Type.String(), mode: Type.String() })),
     position: Type.Integer(),
     has_avatar: Type.Boolean(),
     has_icon: Type.Boolean(),

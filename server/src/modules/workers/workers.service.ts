@@ -256,7 +256,7 @@ export function createWorkersService(deps: WorkersDeps) {
       ] as const)
         if (input[k] !== undefined)
           patch[k] = typeof input[k] === 'string' && k === 'label' ? (input[k] as string).trim() : input[k];
-      for (const k of ['tools', 'focus_dirs', 'context_assets'] as const)
+      for (const k of ['tools', 'focus_dirs', 'context_assets', 'approvals'] as const)
         if (input[k] !== undefined) patch[k] = JSON.stringify(input[k]);
       if (input.mcp_servers !== undefined) patch.mcp_servers = JSON.stringify([...new Set(input.mcp_servers)]);
       return toWorkerView(await repo.update(p.id, id, patch as Updateable<DB['workers']>), p.name);
