@@ -349,6 +349,7 @@ describe.skipIf(!onPostgres)('instances starting at the same moment', () => {
       const queues = await sql<{ name: string }>`select name from pgboss.queue order by name`.execute(db);
       expect(queues.rows.map((r) => r.name)).toEqual([
         '__pgboss__send-it',
+        'approvals.expire',
         'billing.renew',
         'knowledge.index',
         'mail.retry',
