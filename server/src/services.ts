@@ -681,6 +681,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     wiki,
     workers,
     index,
+    globalDocsSynced: () => knowledge.globalDocsSynced(),
     access,
     models,
     log,

@@ -639,9 +639,19 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web UI in a browser', () => {
     const p = await ctx.newPage();
     const errors: string[] = [];
     p.on('pageerror', (err) => errors.push(String(err)));
+    const answers: string[] = [];
+    p.on('response', (r) => void answers.push(`${r.status()} ${r.url().replace(base, '')}`));
     try {
       await p.goto(`${base}/register?code=${code}`);
-      await p.getByRole('link', { name: 'Register with Test ID' }).click();
+      const idpLink = p.getByRole('link', { name: 'Register with Test ID' });
+      await idpLink.waitFor({ timeout: 30_000 }).catch(async (err: Error) => {
+        const config = await p.evaluate(() => fetch('/api/auth/oidc/config').then((r) => r.text()));
+        const text = (await p.locator('body').innerText()).slice(0, 500);
+        throw new Error(
+          `${err.message}\nconfig: ${config}\npage errors: ${errors.join(' | ')}\nanswers: ${answers.join(' | ')}\npage: ${text}`,
+        );
+      });
+      await idpLink.click();
       await p.getByRole('heading', { name: 'Getting started' }).waitFor();
       await p.screenshot({ path: path.join(SHOTS, '11-idp-signed-up.png'), fullPage: true });
 

@@ -48,6 +48,8 @@ export interface SageDeps {
   wiki: Pick<WikiService, 'tree'>;
   workers: Pick<WorkersService, 'list'>;
   index: Pick<KnowledgeIndex, 'search'>;
+  /** Settles once the global documents (the catalog among them) indexed after start are in. */
+  globalDocsSynced?: () => Promise<void>;
   access: Pick<Access, 'project'>;
   /** The metered model call (purpose `sage`). */
   models: Pick<ModelGateway, 'complete'>;
@@ -183,6 +185,7 @@ export function createSageService(deps: SageDeps) {
       const limit = body.limit ?? 5;
       let installed = new Set<string>();
       if (body.project) installed = (await projectContext(actor, body.project)).installed;
+      await deps.globalDocsSynced?.();
       const hits = await deps.index.search({
         q: body.need,
         k: 25,
