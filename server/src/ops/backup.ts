@@ -194,7 +194,8 @@ export async function restoreBackup(opts: {
       }
     } else {
       await fsp.mkdir(dataDir, { recursive: true });
-      const database = await openDatabase({ url: undefined, dataDir });
+      // An empty database for the dump: never the migrated seed image (its tables and job queue would collide).
+      const database = await openDatabase({ url: undefined, dataDir, seed: false });
       try {
         await database.execScript!(sql);
       } catch (err) {
