@@ -1,6 +1,6 @@
 /** The signed-in user: `useMe()` reads `GET /api/auth/me` (cached), `RequireAuth` sends guests to sign in. */
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { useEffect, useSyncExternalStore, type ReactNode } from 'react';
+import { useEffect, useRef, useSyncExternalStore, type ReactNode } from 'react';
 import { Navigate, useLocation } from 'react-router';
 import { meQuery } from './features/auth/api';
 import { session } from './session';
@@ -14,12 +14,18 @@ export function useMe() {
   return useQuery(meQuery(token));
 }
 
-/** Clears cached data when the user signs out. */
+/**
+ * Clears cached data when the user signs out: when the token goes from one value to none (or to another user's),
+ * never on a guest's first render, where clearing would cancel the queries a page just started (the sign-in
+ * options of the register page among them) and leave them empty.
+ */
 export function useResetOnSignOut() {
   const token = useToken();
   const qc = useQueryClient();
+  const previous = useRef(token);
   useEffect(() => {
-    if (!token) qc.clear();
+    if (previous.current && previous.current !== token) qc.clear();
+    previous.current = token;
   }, [token, qc]);
 }
 
