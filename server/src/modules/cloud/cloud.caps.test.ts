@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openTerminalClient } from '../../../test/terminal-client.ts';
 import { api, buildTestApp, createUser, type TestApp } from '../../../test/helpers.ts';
 import { createSandboxCgroups, SANDBOX_CAPS } from '../../providers/containers/cgroups.ts';
 import {
@@ -40,28 +41,7 @@ afterAll(async () => {
   await t?.close();
 });
 
-function terminal(userId: number, token: string) {
-  const ws = new WebSocket(`${base.replace('http', 'ws')}/api/crm/ws/cloud/${userId}/terminal?token=${token}`);
-  clients.push(ws);
-  let out = '';
-  ws.on('message', (d) => (out += d.toString()));
-  return {
-    ws,
-    opened: new Promise<void>((resolve, reject) => {
-      ws.once('open', () => resolve());
-      ws.once('error', reject);
-    }),
-    async waitFor(re: RegExp, ms = 20_000): Promise<RegExpMatchArray> {
-      const until = Date.now() + ms;
-      for (;;) {
-        const m = out.match(re);
-        if (m) return m;
-        if (Date.now() > until) throw new Error(`terminal never printed ${re}: ${JSON.stringify(out.slice(-400))}`);
-        await new Promise((r) => setTimeout(r, 50));
-      }
-    },
-  };
-}
+const terminal = (userId: number, token: string) => openTerminalClient(base, userId, token, { sockets: clients });
 
 const hostSpawns = () =>
   new Promise<boolean>((resolve) => execFile('git', ['--version'], { timeout: 10_000 }, (err) => resolve(!err)));

@@ -16,6 +16,7 @@ import path from 'node:path';
 import Docker from 'dockerode';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openTerminalClient } from '../../../test/terminal-client.ts';
 import { api, buildTestApp, createUser, type TestApp } from '../../../test/helpers.ts';
 import { dockerConnection, DOCKER_CAPS } from '../../providers/containers/docker-runtime.ts';
 import { bridgeNameOf, EGRESS_TABLE, loadEgressFirewall } from '../../providers/containers/egress-firewall.ts';
@@ -167,28 +168,8 @@ afterAll(async () => {
   fs.rmSync(work, { recursive: true, force: true });
 }, 60_000);
 
-function terminal(userId: number, token: string) {
-  const ws = new WebSocket(`${base.replace('http', 'ws')}/api/crm/ws/cloud/${userId}/terminal?token=${token}`);
-  clients.push(ws);
-  let out = '';
-  ws.on('message', (d) => (out += d.toString()));
-  return {
-    ws,
-    opened: new Promise<void>((resolve, reject) => {
-      ws.once('open', () => resolve());
-      ws.once('error', reject);
-    }),
-    async waitFor(re: RegExp, ms = 30_000): Promise<RegExpMatchArray> {
-      const until = Date.now() + ms;
-      for (;;) {
-        const m = out.match(re);
-        if (m) return m;
-        if (Date.now() > until) throw new Error(`terminal never printed ${re}: ${JSON.stringify(out.slice(-600))}`);
-        await new Promise((r) => setTimeout(r, 50));
-      }
-    },
-  };
-}
+const terminal = (userId: number, token: string) =>
+  openTerminalClient(base, userId, token, { sockets: clients, waitMs: 30_000 });
 
 describe('docker runtime on a real engine (podman)', () => {
   it('holds a fork flood, refuses nested namespaces and private egress; the service keeps answering', async (ctx) => {

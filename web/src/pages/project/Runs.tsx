@@ -40,7 +40,7 @@ export default function Runs({ project }: TabProps) {
               <td className="clip">{r.reply}</td>
               <td>{date(r.created_at)}</td>
               <td>
-                {(r.status === 'queued' || r.status === 'running') && (
+                {(r.status === 'queued' || r.status === 'running' || r.status === 'waiting_approval') && (
                   <button type="button" onClick={() => cancel.mutate(r.id)}>
                     {t('Cancel')}
                   </button>
