@@ -32,6 +32,12 @@ export interface FollowOptions<T, E> {
   isDone: (item: T) => boolean;
   /** Whether `item` is news after `last`, the previous item passed on (default: its JSON text differs). */
   isNew?: (item: T, last: T | undefined) => boolean;
+  /**
+   * The items are a log in order (`isNew` compares their position): an announcement that comes while a read runs
+   * is no older than what the read returns, so the read's items are passed on first (default false: a state read
+   * is taken as it comes, after what was announced before it).
+   */
+  ordered?: boolean;
   /** Read again after this many ms without news (default 1000); `null`: read only when notified. */
   pollMs?: number | null;
   /** End after this many ms when no last item came (`end('timeout', last)`). */
@@ -81,7 +87,9 @@ export function follow<T, E>(o: FollowOptions<T, E>): AsyncGenerator<E, void, un
     const readInto = async () => {
       const got = await o.read!();
       if (got === undefined) return;
-      for (const item of Array.isArray(got) ? got : [got]) queue.push(item);
+      const items = Array.isArray(got) ? got : [got];
+      if (o.ordered) queue.unshift(...items);
+      else queue.push(...items);
     };
     try {
       if (o.read && (o.readFirst ?? true)) await readInto();

@@ -43,6 +43,29 @@ describe('follow', () => {
     expect(a.count).toBe(0);
   });
 
+  it('keeps an ordered log whole when lines are announced while its tail is read', async () => {
+    const a = announcer<number>();
+    // The tail (lines 1–5) is read while lines 5 and 6 are announced: 5 is in both, 6 only on the bus.
+    const stream = follow<number, number>({
+      listen: a.listen,
+      read: async () => {
+        a.send(5);
+        a.send(6);
+        await new Promise((r) => setTimeout(r, 5));
+        return [1, 2, 3, 4, 5];
+      },
+      ordered: true,
+      pollMs: null,
+      isNew: (n, last) => last === undefined || n > last,
+      isDone: (n) => n === 7,
+      emit: (n) => [n],
+    });
+    setTimeout(() => a.send(7), 20);
+    const seen: number[] = [];
+    for await (const e of stream) seen.push(e);
+    expect(seen).toEqual([1, 2, 3, 4, 5, 6, 7]);
+  });
+
   it('passes items that came with an announcement, and polls when the bus stays silent', async () => {
     const a = announcer<number>();
     let polled = 0;

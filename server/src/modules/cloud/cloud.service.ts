@@ -547,6 +547,8 @@ export function createCloudService(deps: CloudDeps) {
           return row.status === 'deleted' ? [...tail, 'closed'] : tail;
         },
         pollMs: null,
+        // Lines published while the tail is read come after it (else the tail's older lines would be dropped).
+        ordered: true,
         // A line is news when it is newer than the last one sent (it may come both in the tail and on the bus).
         isNew: (e, last) => e === 'closed' || last === undefined || last === 'closed' || e.id > last.id,
         isDone: (e) => e === 'closed',

@@ -177,6 +177,19 @@ export interface ProcInfo {
   cmdline: string;
 }
 
+/**
+ * When process `pid` started (`/proc/<pid>/stat` field 22, clock ticks since boot): with the pid it names one
+ * process for good, across its execs and after the pid is reused. @returns undefined when there is no such process.
+ */
+function startTimeOf(pid: number): string | undefined {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  } catch {
+    return undefined;
+  }
+}
+
 /** Every process of this host visible to us: pid, parent, state letter, command line (NULs as spaces). */
 function processes(): ProcInfo[] {
   const out: ProcInfo[] = [];
@@ -539,15 +552,37 @@ export function createProcessRuntime(opts: ProcessRuntimeOptions): ContainerRunt
     return checked;
   };
 
+  /**
+   * The sandbox's init (`sleep infinity` under bwrap), named in `init.pid` by its pid and start time: alive when a
+   * process of that pid and start time runs (or is stopped). Not by its command line: while the launch execs from
+   * one program to the next (sh, unshare, setpriv, bwrap), the kernel shows an empty one for a moment.
+   */
   const initAlive = (userId: number): ProcInfo | undefined => {
     let pid: number;
+    let start: string | undefined;
     try {
-      pid = Number(fs.readFileSync(initPidFile(userId), 'utf8').trim());
+      const [p, s] = fs.readFileSync(initPidFile(userId), 'utf8').trim().split(/\s+/);
+      pid = Number(p);
+      start = s;
     } catch {
       return undefined;
     }
     if (!Number.isInteger(pid) || pid <= 0) return undefined;
-    return containerProcesses(userId, opts.dataDir).find((p) => p.pid === pid && p.cmdline.includes('sleep infinity'));
+    if (start === undefined)
+      // A file written before start times were kept.
+      return containerProcesses(userId, opts.dataDir).find(
+        (p) => p.pid === pid && p.cmdline.includes('sleep infinity'),
+      );
+    if (startTimeOf(pid) !== start) return undefined;
+    let stat: string;
+    try {
+      stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    } catch {
+      return undefined;
+    }
+    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const info: ProcInfo = { pid, ppid: Number(rest[1]), state: rest[0], cmdline: '' };
+    return isExiting(info) ? undefined : info;
   };
 
   const runtime: ContainerRuntime = {
@@ -571,7 +606,7 @@ export function createProcessRuntime(opts: ProcessRuntimeOptions): ContainerRunt
           throw new RuntimeUnavailable('The sandbox could not be started.', err.message);
         });
         child.unref();
-        await fsp.writeFile(initPidFile(userId), `${child.pid}\n`);
+        await fsp.writeFile(initPidFile(userId), `${child.pid} ${startTimeOf(child.pid!) ?? ''}\n`);
       }
       return {
         containerId: `proc-u${userId}-${crypto.randomBytes(6).toString('hex')}`,
