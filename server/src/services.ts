@@ -374,6 +374,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     storage: notesFiles,
     quota: storageQuota,
     log,
+    coverage: index.coverage,
   });
   const noteProcessing = createNoteProcessing({
     repo: notesRepo,

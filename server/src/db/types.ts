@@ -3,6 +3,7 @@
  * `Generated<T>` marks columns with a database default.
  */
 import type { ColumnType, Generated } from 'kysely';
+import type { PassageLocation, TextMark } from '../lib/doc-sources.ts';
 
 /** A timestamptz column: read as Date; written as Date or ISO string. */
 export type Timestamp = ColumnType<Date, Date | string, Date | string>;
@@ -432,6 +433,10 @@ export interface IndexHelpTables {
     dims: number | null;
     chunk_count: Generated<number>;
     indexed_at: TimestampDefault;
+    /** Characters of the whole document; null before locations were recorded. */
+    total_chars: number | null;
+    /** Characters of the document its chunks cover (less than total_chars: indexed in part). */
+    indexed_chars: number | null;
   };
   knowledge_chunks: {
     id: Generated<number>;
@@ -448,6 +453,8 @@ export interface IndexHelpTables {
     /** real[]; written as a `'{…}'::real[]` literal. */
     embedding: ColumnType<number[], unknown, unknown>;
     tsv: ColumnType<string, never, never>;
+    /** Where the passage is in its document (lib/doc-sources.ts `PassageLocation`); null when unknown. */
+    location: ColumnType<PassageLocation | null, string | null | undefined, string | null>;
   };
   help_messages: {
     id: Generated<number>;
@@ -789,6 +796,8 @@ export interface NotesTables {
     message: Generated<string>;
     error: string | null;
     content_text: string | null;
+    /** Page and speech-segment positions in content_text (lib/doc-sources.ts `TextMark`). */
+    content_marks: ColumnType<TextMark[] | null, string | null | undefined, string | null>;
     duration_seconds: number | null;
     processing_since: Date | null;
     created_at: TimestampDefault;
@@ -801,6 +810,10 @@ export interface NotesTables {
     role: 'user' | 'assistant';
     content: string;
     sources: JsonDefault<Array<{ source_id: number; title: string }>>;
+    /** The answer's citations: `[{marker, source_id, chunk_id, location, quote}]`. */
+    citations: JsonDefault<
+      Array<{ marker: string; source_id: number; chunk_id: number | null; location: PassageLocation; quote: string }>
+    >;
     created_at: TimestampDefault;
   };
   note_issue_links: { note_id: number; issue_id: number; title: string; created_at: TimestampDefault };
@@ -845,6 +858,12 @@ export interface TranscriptVoiceTables {
     step_label: Generated<string>;
     error: string | null;
     transcript_text: string | null;
+    /** The speech server's segments (milliseconds), when it gave them. */
+    transcript_segments: ColumnType<
+      Array<{ start_ms: number; end_ms: number; text: string }> | null,
+      string | null | undefined,
+      string | null
+    >;
     summary_json: Json<unknown> | null;
     frames_json: Json<Array<{ ts_ms: number; description: string | null }>> | null;
     frames_dropped: Generated<number>;

@@ -129,3 +129,29 @@ export const ProjectName = Type.String({
 export const ProjectParam = Type.Object({ name: ProjectName });
 /** Path parameters `{name, id}`: a project and the id of `what` in it. */
 export const projectIdParams = (description: string) => Type.Object({ name: ProjectName, id: Id(description) });
+
+/**
+ * Where a passage is in its document (docs/ARCHITECTURE.md, Citations and locations): the fields that apply to the
+ * source type. Named once (`PassageLocation` in the OpenAPI document); search hits and citations share it.
+ */
+export const PassageLocation = named(
+  'PassageLocation',
+  Type.Object(
+    {
+      page: Type.Optional(Type.Integer({ minimum: 1, description: 'first PDF page of the passage (1-based)' })),
+      page_end: Type.Optional(
+        Type.Integer({ minimum: 1, description: 'last PDF page, when the passage runs onto a later page' }),
+      ),
+      start_ms: Type.Optional(
+        Type.Integer({ minimum: 0, description: "recording: start of the passage's first speech segment (ms)" }),
+      ),
+      end_ms: Type.Optional(
+        Type.Integer({ minimum: 0, description: "recording: end of the passage's last speech segment (ms)" }),
+      ),
+      heading: Type.Optional(Type.String({ description: 'heading path inside the document, e.g. "Setup › Database"' })),
+      line_start: Type.Optional(Type.Integer({ minimum: 1, description: 'first line of the passage (1-based)' })),
+      line_end: Type.Optional(Type.Integer({ minimum: 1, description: 'last line of the passage (1-based)' })),
+    },
+    { description: 'where the passage is in its document; only the fields that apply to its type' },
+  ),
+);

@@ -20,6 +20,8 @@ export interface SpeechRequest {
 
 export interface SpeechReply {
   text?: string;
+  /** Timed segments (seconds) of a verbose_json answer; default one segment over the whole file. */
+  segments?: Array<{ start: number; end: number; text: string }>;
   /** Answer this HTTP status with an error body instead. */
   status?: number;
   /** Wait this long first (ms). */
@@ -70,7 +72,7 @@ export async function startSpeechStandIn(
         text,
         language: rec.language ?? 'en',
         duration: buf.length / 32_000,
-        segments: [{ start: 0, end: buf.length / 32_000, text }],
+        segments: reply.segments ?? [{ start: 0, end: buf.length / 32_000, text }],
       });
     return json(200, { text });
   });

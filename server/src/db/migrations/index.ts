@@ -34,6 +34,7 @@ import * as m20261125_0101 from './20261125_0100_sign_in_providers.ts';
 import * as m20261127_2510 from './20261127_2510_rate_limits.ts';
 import * as m20261127_2900 from './20261127_2900_storage_usage.ts';
 import * as m20261128_0100 from './20261128_0100_approvals.ts';
+import * as m20261128_0200 from './20261128_0200_citations.ts';
 
 export const migrations: Record<string, Migration> = {
   '20261121_0001_foundation': m0001,
@@ -68,4 +69,6 @@ export const migrations: Record<string, Migration> = {
   '20261127_2900_storage_usage': m20261127_2900,
   // Approvals: runs pause for a person before tool calls that need one.
   '20261128_0100_approvals': m20261128_0100,
+  // Citations: where each indexed passage is (page, timecode, heading, lines); partial indexing made visible.
+  '20261128_0200_citations': m20261128_0200,
 };

@@ -1,6 +1,6 @@
 /** Request and answer schemas of the help assistant (TypeBox: validates, serializes, documents). */
 import { Type } from 'typebox';
-import { DateTime } from '../../http/schemas.ts';
+import { DateTime, PassageLocation } from '../../http/schemas.ts';
 
 export const ChatBody = Type.Object({
   message: Type.String({
@@ -21,6 +21,9 @@ export const ChatBody = Type.Object({
 export const ChatAnswer = Type.Object({
   reply: Type.String(),
   sources: Type.Array(Type.String()),
+  citations: Type.Array(Type.Object({ source: Type.String(), location: PassageLocation }), {
+    description: 'the passages in the context, in the order of sources, with where each is in its document',
+  }),
   remaining: Type.Integer(),
   limit: Type.Integer(),
 });

@@ -26,6 +26,7 @@ import type { Embedder } from '../../providers/embeddings/index.ts';
 import type { KnowledgeIndex } from '../knowledge/knowledge.index.ts';
 import { PLATFORM_DOC_TYPES, queryWords } from '../knowledge/knowledge.index.ts';
 import type { DocsService } from '../docs/docs.service.ts';
+import { locationLabel, type PassageLocation } from '../../lib/doc-sources.ts';
 import { CANNED_REPLY, NO_INFO_REPLY, UNTRUSTED_MARKER, isGreeting, isInjection, languageOf } from './help.rules.ts';
 import type { HelpRepo } from './help.repo.ts';
 import type { ChatAnswer, ChatBody } from './help.schemas.ts';
@@ -42,6 +43,8 @@ export type HelpChatAnswer = Static<typeof ChatAnswer>;
 
 interface Candidate {
   source: string;
+  /** Where the passage is in its document (semantic hits). */
+  location?: PassageLocation;
   heading: string;
   text: string;
   /** 1-based rank from the search that found it. */
@@ -140,6 +143,7 @@ export function createHelpService(deps: {
             : h.scope === 'global'
               ? `global/${h.doc_type}/${h.doc_id}`
               : `${names.get(h.project_id ?? 0) ?? 'project'}/${h.doc_type}/${h.doc_id}`,
+        location: h.location,
         heading: h.title,
         text: h.text,
         rank: h.rank,
@@ -174,7 +178,10 @@ export function createHelpService(deps: {
       context.length
         ? 'Context:'
         : 'Context: (none — the user only greeted you; greet back and offer help with the service)',
-      ...context.map((c, i) => `[${i + 1}] ${c.source} — ${c.heading}\n${c.text}`),
+      ...context.map((c, i) => {
+        const where = locationLabel(c.location);
+        return `[${i + 1}] ${c.source}${where ? ` (${where})` : ''} — ${c.heading}\n${c.text}`;
+      }),
     ].join('\n');
 
   return {
@@ -195,9 +202,10 @@ export function createHelpService(deps: {
       if (used === null) throw capped();
       const remaining = HELP_DAILY_LIMIT - used;
       const lang = languageOf(message);
-      const answer = async (reply: string, sources: string[]) => {
+      const answer = async (reply: string, sources: string[], used: Candidate[] = []) => {
         await repo.insertExchange(actor.id, message, reply, sources);
-        return { reply, sources, remaining, limit: HELP_DAILY_LIMIT };
+        const citations = used.map((c) => ({ source: c.source, location: c.location ?? {} }));
+        return { reply, sources, citations, remaining, limit: HELP_DAILY_LIMIT };
       };
 
       if (isInjection(message)) return answer(CANNED_REPLY[lang], []);
@@ -240,6 +248,7 @@ export function createHelpService(deps: {
         return answer(
           reply,
           context.map((c) => c.source),
+          context,
         );
       } catch (err) {
         await repo.refund(actor.id);

@@ -45,7 +45,7 @@ describe('help assistant', () => {
     const calls = s.modelCalls().length;
     const r = await chat(u.token, { message: 'zqxv blorptang wibblequanz?' });
     expect(r.status).toBe(200);
-    expect(r.body).toEqual({ reply: NO_INFO_REPLY.en, sources: [], remaining: 29, limit: 30 });
+    expect(r.body).toEqual({ reply: NO_INFO_REPLY.en, sources: [], citations: [], remaining: 29, limit: 30 });
     expect(s.modelCalls().length).toBe(calls);
   });
 
@@ -119,6 +119,12 @@ describe('help assistant', () => {
     expect(r.body.sources).toContain('global/catalog_skill/release');
     expect(r.body.sources).not.toContain('global/skill/99');
     expect(r.body.sources.join(' ')).not.toContain('bob');
+    // Each passage says where it is: the wiki page's heading and lines, in the answer and in the model's context.
+    expect(r.body.citations).toContainEqual({
+      source: 'help-ann/wiki/deploy.md',
+      location: { line_start: 3, line_end: 3 },
+    });
+    expect(s.modelCalls().at(-1)!.body.system).toContain('help-ann/wiki/deploy.md (line 3)');
     expect(s.modelCalls().at(-1)!.body.system).not.toContain('private');
     expect(JSON.stringify(s.modelCalls().at(-1)!.body)).not.toContain('PUBLISHED-MARKER');
   });

@@ -28,10 +28,10 @@ import crypto from 'node:crypto';
 import type { Database } from '../../db/database.ts';
 import type { Embedder } from '../../providers/embeddings/index.ts';
 import { EmbeddingsError } from '../../providers/embeddings/index.ts';
-import type { DocLoaders, DocType, IndexJob } from '../../lib/doc-sources.ts';
+import type { DocLoaders, DocType, IndexJob, LoadedDocument, PassageLocation } from '../../lib/doc-sources.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
 import { Upstream } from '../../http/errors.ts';
-import { chunkDocument } from './knowledge.rules.ts';
+import { chunkText } from './knowledge.rules.ts';
 import type { ChunkRow, ChunkScope, Distance, KnowledgeRepo, ScanPlan } from './knowledge.repo.ts';
 
 /**
@@ -42,7 +42,11 @@ export interface Hit {
   rank: number;
   doc_type: string;
   doc_id: string;
+  /** The chunk's id (stable until the document is indexed again). */
+  chunk_id: number;
   chunk_ix: number;
+  /** Where the passage is in its document (docs/ARCHITECTURE.md, Citations and locations). */
+  location: PassageLocation;
   /** Cosine distance between the query and the chunk (0 identical … 2 opposite). */
   distance: number;
   scope: 'project' | 'global';
@@ -86,7 +90,7 @@ export interface KnowledgeIndex {
   /** Run one index job now (the job handler). @throws on embedder or database failure (the job is retried). */
   indexDocument(job: IndexJob): Promise<IndexOutcome>;
   /** Index already-loaded documents directly (benchmark, bulk tools); same storage path as the job. */
-  indexLoaded(job: IndexJob, doc: { title: string; text: string; scope: 'project' | 'global' }): Promise<IndexOutcome>;
+  indexLoaded(job: IndexJob, doc: LoadedDocument): Promise<IndexOutcome>;
   /**
    * Hybrid search. @returns at most `k` hits, best first, ranks 1..n.
    * @throws Upstream 503 `embeddings_unavailable` when the embedder fails.
@@ -96,7 +100,19 @@ export interface KnowledgeIndex {
   vectorSearch(input: SearchInput, opts: { exact: boolean }): Promise<Array<{ id: number; distance: number }>>;
   /** Documents of one type in a project (or global with null), as `doc_id`s. */
   documentIds(projectId: number | null, docType: DocType): Promise<string[]>;
+  /**
+   * How much of each indexed document of a type in a project the chunks cover (docs/ARCHITECTURE.md, Citations and
+   * locations): by `doc_id`, `{indexed_chars, total_chars}`; documents not (yet) indexed are absent.
+   */
+  coverage(
+    projectId: number,
+    docType: DocType,
+    docIds: string[],
+  ): Promise<Map<string, { indexed_chars: number; total_chars: number }>>;
 }
+
+/** Bumped when chunking changes, so documents indexed before are chunked again (it is part of the content hash). */
+const CHUNKER_VERSION = 'v2-locations';
 
 const RRF_K = 60;
 /** Up to this many candidate chunks the vector channel scans exactly even where an HNSW index exists. */
@@ -148,20 +164,30 @@ export function createKnowledgeIndex(deps: {
     return dims;
   };
 
-  const store = async (
-    job: IndexJob,
-    doc: { title: string; text: string; scope: 'project' | 'global' },
-  ): Promise<IndexOutcome> => {
+  const store = async (job: IndexJob, doc: LoadedDocument): Promise<IndexOutcome> => {
     const dims = await dimsNow();
-    const hash = crypto.createHash('sha256').update(`${doc.scope}\n${doc.title}\n${doc.text}`).digest('hex');
+    const hash = crypto
+      .createHash('sha256')
+      .update(
+        `${CHUNKER_VERSION}\n${doc.scope}\n${doc.title}\n${doc.fullChars ?? ''}\n${JSON.stringify(doc.marks ?? [])}\n${doc.text}`,
+      )
+      .digest('hex');
     const existing = await repo.documentState(job);
     if (existing && existing.content_hash === hash && existing.embedder === embedder.id && existing.dims === dims)
       return 'unchanged';
-    const chunks = chunkDocument(doc.title, doc.text);
+    const { chunks, indexedChars } = chunkText(doc.title, doc.text, { marks: doc.marks });
     const vectors = chunks.length ? await embedder.embed(chunks.map((c) => `${c.title}\n${c.text}`)) : [];
     await repo.replaceDocument(
       job,
-      { scope: doc.scope, title: doc.title, hash, embedder: embedder.id, dims },
+      {
+        scope: doc.scope,
+        title: doc.title,
+        hash,
+        embedder: embedder.id,
+        dims,
+        totalChars: Math.max(doc.fullChars ?? 0, doc.text.length),
+        indexedChars,
+      },
       chunks,
       vectors,
     );
@@ -276,7 +302,9 @@ export function createKnowledgeIndex(deps: {
           rank: i + 1,
           doc_type: row.doc_type,
           doc_id: row.doc_id,
+          chunk_id: Number(row.id),
           chunk_ix: row.chunk_ix,
+          location: row.location ?? {},
           distance: Number.isFinite(Number(row.distance)) ? Number(row.distance) : 1,
           scope: row.scope,
           project_id: row.project_id,
@@ -292,5 +320,6 @@ export function createKnowledgeIndex(deps: {
       return rows.map((r) => ({ id: Number(r.id), distance: Number(r.distance) }));
     },
     documentIds: (projectId, docType) => repo.documentIds(projectId, docType),
+    coverage: (projectId, docType, docIds) => repo.coverage(projectId, docType, docIds),
   };
 }

@@ -16,7 +16,14 @@ export function createSearchPort(deps: { index: Pick<KnowledgeIndex, 'search'> }
         includeGlobal: true,
         globalDocTypes: PLATFORM_DOC_TYPES,
       });
-      return hits.map((h) => ({ doc_type: h.doc_type, doc_id: h.doc_id, text: h.text, distance: h.distance }));
+      return hits.map((h) => ({
+        doc_type: h.doc_type,
+        doc_id: h.doc_id,
+        title: h.title,
+        location: h.location,
+        text: h.text,
+        distance: h.distance,
+      }));
     },
   };
 }

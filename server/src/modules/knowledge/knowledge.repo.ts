@@ -5,7 +5,7 @@
  */
 import { type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
 import type { DB } from '../../db/types.ts';
-import type { DocType, IndexJob } from '../../lib/doc-sources.ts';
+import type { DocType, IndexJob, PassageLocation } from '../../lib/doc-sources.ts';
 
 /** Which chunks a search may see: of these projects and/or global, of these types, of one embedder and dimension. */
 export interface ChunkScope {
@@ -31,6 +31,7 @@ export interface ChunkRow {
   scope: 'project' | 'global';
   title: string;
   text: string;
+  location: PassageLocation | null;
   distance: number;
 }
 
@@ -53,6 +54,9 @@ export interface StoredDocument {
   hash: string;
   embedder: string;
   dims: number;
+  /** Characters of the whole document, and of the part its chunks cover. */
+  totalChars: number;
+  indexedChars: number;
 }
 
 const INSERT_BATCH = 100;
@@ -60,7 +64,7 @@ const INSERT_BATCH = 100;
 const vecLiteral = (v: number[]) => `[${v.map((x) => (x === 0 ? '0' : x.toPrecision(7))).join(',')}]`;
 const arrLiteral = (v: number[]) => `{${v.map((x) => (x === 0 ? '0' : x.toPrecision(7))).join(',')}}`;
 
-const COLS = sql`c.id, c.project_id, c.doc_type, c.doc_id, c.chunk_ix, c.scope, c.title, c.text`;
+const COLS = sql`c.id, c.project_id, c.doc_type, c.doc_id, c.chunk_ix, c.scope, c.title, c.text, c.location`;
 
 function scopeFilter(s: ChunkScope): RawBuilder<boolean> {
   const parts: RawBuilder<unknown>[] = [];
@@ -124,7 +128,7 @@ export function createKnowledgeRepo(db: Kysely<DB>) {
     async replaceDocument(
       key: IndexJob,
       doc: StoredDocument,
-      chunks: Array<{ chunk_ix: number; title: string; text: string }>,
+      chunks: Array<{ chunk_ix: number; title: string; text: string; location?: PassageLocation }>,
       vectors: number[][],
     ): Promise<void> {
       await db.transaction().execute(async (tx) => {
@@ -132,11 +136,12 @@ export function createKnowledgeRepo(db: Kysely<DB>) {
           tx,
         );
         const row = await sql<{ id: number }>`
-          insert into knowledge_documents (project_id, doc_type, doc_id, scope, title, content_hash, embedder, dims, chunk_count, indexed_at)
-          values (${key.project_id}, ${key.doc_type}, ${key.doc_id}, ${doc.scope}, ${doc.title}, ${doc.hash}, ${doc.embedder}, ${doc.dims}, ${chunks.length}, now())
+          insert into knowledge_documents (project_id, doc_type, doc_id, scope, title, content_hash, embedder, dims, chunk_count, indexed_at, total_chars, indexed_chars)
+          values (${key.project_id}, ${key.doc_type}, ${key.doc_id}, ${doc.scope}, ${doc.title}, ${doc.hash}, ${doc.embedder}, ${doc.dims}, ${chunks.length}, now(), ${doc.totalChars}, ${doc.indexedChars})
           on conflict ((coalesce(project_id, 0)), doc_type, doc_id) do update set
             scope = excluded.scope, title = excluded.title, content_hash = excluded.content_hash, embedder = excluded.embedder,
-            dims = excluded.dims, chunk_count = excluded.chunk_count, indexed_at = excluded.indexed_at
+            dims = excluded.dims, chunk_count = excluded.chunk_count, indexed_at = excluded.indexed_at,
+            total_chars = excluded.total_chars, indexed_chars = excluded.indexed_chars
           returning id`.execute(tx);
         const documentId = row.rows[0].id;
         await tx.deleteFrom('knowledge_chunks').where('document_id', '=', documentId).execute();
@@ -156,6 +161,7 @@ export function createKnowledgeRepo(db: Kysely<DB>) {
                 embedder: doc.embedder,
                 dims: doc.dims,
                 embedding: sql`${arrLiteral(vectors[i + j])}::real[]`,
+                location: c.location && Object.keys(c.location).length ? JSON.stringify(c.location) : null,
               })),
             )
             .execute();
@@ -199,6 +205,27 @@ export function createKnowledgeRepo(db: Kysely<DB>) {
         .where('doc_type', '=', docType)
         .execute();
       return rows.map((r) => r.doc_id);
+    },
+
+    /** `{indexed_chars, total_chars}` of the indexed documents of a type in a project, by `doc_id`. */
+    async coverage(
+      projectId: number,
+      docType: DocType,
+      docIds: string[],
+    ): Promise<Map<string, { indexed_chars: number; total_chars: number }>> {
+      if (!docIds.length) return new Map();
+      const rows = await db
+        .selectFrom('knowledge_documents')
+        .select(['doc_id', 'indexed_chars', 'total_chars'])
+        .where('project_id', '=', projectId)
+        .where('doc_type', '=', docType)
+        .where('doc_id', 'in', docIds)
+        .where('indexed_chars', 'is not', null)
+        .where('total_chars', 'is not', null)
+        .execute();
+      return new Map(
+        rows.map((r) => [r.doc_id, { indexed_chars: Number(r.indexed_chars), total_chars: Number(r.total_chars) }]),
+      );
     },
 
     /** How many chunks `scope` covers, counted up to `max + 1` (enough to tell "more than max"). */

@@ -5,7 +5,7 @@
  */
 import { Type } from 'typebox';
 import { requireActor } from '../../http/auth.ts';
-import { errors, ProjectParam } from '../../http/schemas.ts';
+import { errors, PassageLocation, ProjectParam } from '../../http/schemas.ts';
 import type { TypedApp } from '../../http/typed-app.ts';
 import type { KnowledgeService } from './knowledge.service.ts';
 
@@ -13,10 +13,13 @@ const NameParam = ProjectParam;
 const Hit = Type.Object({
   rank: Type.Integer({ minimum: 1 }),
   doc_type: Type.String({
-    description: 'wiki, issue, skill, transcript (also memory, doc, note_source when doc_types is omitted)',
+    description:
+      'wiki, issue, skill, transcript, note_source (a research-note source: doc_id is the source id); also memory, doc, catalog_skill when doc_types is omitted',
   }),
   doc_id: Type.String(),
+  chunk_id: Type.Integer({ description: 'the passage (stable until its document is indexed again)' }),
   chunk_ix: Type.Integer({ minimum: 0 }),
+  location: PassageLocation,
   distance: Type.Number({ description: 'cosine distance between the query and the chunk' }),
   scope: Type.Union([Type.Literal('project'), Type.Literal('global')]),
   title: Type.String({ description: "the document title and the chunk's heading path" }),
@@ -34,7 +37,10 @@ const SearchQuery = Type.Object({
     }),
   ),
   doc_types: Type.Optional(
-    Type.String({ maxLength: 200, description: 'comma subset of wiki, issue, skill, transcript' }),
+    Type.String({
+      maxLength: 200,
+      description: 'comma subset of wiki, issue, skill, transcript, note_source (default: every type)',
+    }),
   ),
 });
 

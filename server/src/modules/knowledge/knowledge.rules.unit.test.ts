@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { chunkDocument } from './knowledge.rules.ts';
+import { chunkDocument as chunkWithLocations, chunkText, locate } from './knowledge.rules.ts';
+
+/** Chunks without their locations (the splitting rules). */
+const chunkDocument = (...args: Parameters<typeof chunkWithLocations>) =>
+  chunkWithLocations(...args).map(({ location: _l, ...c }) => c);
 
 const sentences = (n: number) => Array.from({ length: n }, (_, i) => `Sentence number ${i} is here.`).join(' ');
 
@@ -63,5 +67,63 @@ describe('chunkDocument', () => {
   it('keeps a section shorter than maxChars whole, and stops at maxChunks', () => {
     expect(chunkDocument('S', 'short text', { maxChars: 200 })).toHaveLength(1);
     expect(chunkDocument('L', sentences(50), { maxChars: 200, overlap: 50, maxChunks: 3 })).toHaveLength(3);
+  });
+});
+
+describe('chunk locations', () => {
+  it('gives text chunks their heading path inside the document and their 1-based lines', () => {
+    const text = '# Wiki\nintro\n\n## Setup\nsetup text\n### Database\ndb line one\ndb line two\n## Deploy\ndeploy';
+    expect(chunkWithLocations('Wiki', text).map((c) => c.location)).toEqual([
+      { line_start: 2, line_end: 2 },
+      { heading: 'Setup', line_start: 5, line_end: 5 },
+      { heading: 'Setup › Database', line_start: 7, line_end: 8 },
+      { heading: 'Deploy', line_start: 10, line_end: 10 },
+    ]);
+  });
+
+  it('counts lines of the text as given (CRLF, collapsed blank lines)', () => {
+    const [c] = chunkWithLocations('T', 'x\r\n\r\n\r\n\r\n# H\r\n\r\n\r\n\r\nbody\r\nmore').slice(1);
+    expect(c).toMatchObject({ text: 'body\nmore', location: { heading: 'H', line_start: 9, line_end: 10 } });
+  });
+
+  it('gives pages (and a page range when a passage runs onto the next page) from page marks', () => {
+    const pages = ['one '.repeat(40), 'two '.repeat(40), 'three '.repeat(40)].map((p) => p.trim());
+    let text = '';
+    const marks = pages.map((p, i) => {
+      if (text) text += '\n\n';
+      const at = text.length;
+      text += p;
+      return { at, page: i + 1 };
+    });
+    const chunks = chunkWithLocations('P', text, { marks, maxChars: 200, overlap: 40 });
+    for (const c of chunks) {
+      expect(c.location.line_start).toBeUndefined();
+      const first = c.text.startsWith('one') ? 1 : c.text.startsWith('two') ? 2 : 3;
+      const last = c.text.endsWith('one') ? 1 : c.text.endsWith('two') ? 2 : 3;
+      expect(c.location.page).toBe(first);
+      expect(c.location.page_end).toBe(last > first ? last : undefined);
+    }
+    expect(chunks.some((c) => c.location.page_end)).toBe(true);
+  });
+
+  it("gives timecodes from segment marks: the first segment's start, the last one's end", () => {
+    const marks = [
+      { at: 0, start_ms: 0, end_ms: 1500 },
+      { at: 10, start_ms: 1500, end_ms: 4000 },
+      { at: 20, start_ms: 4000, end_ms: 9000 },
+    ];
+    expect(locate(12, 25, marks, [0])).toEqual({ start_ms: 1500, end_ms: 9000 });
+    expect(locate(0, 5, marks, [0])).toEqual({ start_ms: 0, end_ms: 1500 });
+    // Before the first mark (e.g. a transcript's summary): no timecode.
+    expect(locate(0, 5, [{ at: 10, start_ms: 0, end_ms: 1 }], [0], 'Summary')).toEqual({ heading: 'Summary' });
+  });
+
+  it('says how far the chunks reach when maxChunks cuts the document, the whole length otherwise', () => {
+    const text = sentences(50);
+    const cut = chunkText('L', text, { maxChars: 200, overlap: 50, maxChunks: 3 });
+    expect(cut.chunks).toHaveLength(3);
+    expect(cut.indexedChars).toBe(text.indexOf(cut.chunks[2].text) + cut.chunks[2].text.length);
+    expect(cut.indexedChars).toBeLessThan(text.length);
+    expect(chunkText('L', text, { maxChars: 200, overlap: 50 }).indexedChars).toBe(text.length);
   });
 });

@@ -17,7 +17,7 @@ import type { Hit, KnowledgeIndex } from './knowledge.index.ts';
  * Document types a caller may name in `doc_types` (docs/ARCHITECTURE.md, Shared semantic index, help assistant, public
  * docs).
  */
-export const SEARCHABLE_TYPES = ['wiki', 'issue', 'skill', 'transcript'] as const;
+export const SEARCHABLE_TYPES = ['wiki', 'issue', 'skill', 'transcript', 'note_source'] as const;
 
 /** Key files of a project's working directory embedded by memory refresh, in this order. */
 export const MEMORY_FILES = ['MANIFEST.md', 'CLAUDE.md', 'AGENTS.md', 'README.md', 'ROADMAP.md'];
@@ -204,8 +204,8 @@ export function createKnowledgeService(deps: KnowledgeDeps) {
 
     /**
      * `GET /projects/:name/rag/search`: hybrid search over the project's documents (and global ones).
-     * @returns `{query, project, hits}`, hits best first with rank, doc_type, doc_id, chunk_ix, distance, scope, title,
-     * text.
+     * @returns `{query, project, hits}`, hits best first with rank, doc_type, doc_id, chunk_id, chunk_ix, location,
+     * distance, scope, title, text (research-note passages too: `doc_type` note_source, `doc_id` the source id).
      * @throws 404/403 from access; 400 `invalid_doc_types`; 503 `embeddings_unavailable`.
      */
     async search(

@@ -285,16 +285,13 @@ export async function createMcpServer(deps: McpServerDeps, actor: Actor): Promis
     return {
       query: r.query,
       project: r.project,
-      hits: r.hits.map((h) => {
-        const extra = h as { location?: Record<string, unknown> };
-        return {
-          rank: h.rank,
-          source: { doc_type: h.doc_type, doc_id: h.doc_id, title: h.title, scope: h.scope },
-          location: { chunk_ix: h.chunk_ix, ...(extra.location ?? {}) },
-          distance: h.distance,
-          text: h.text,
-        };
-      }),
+      hits: r.hits.map((h) => ({
+        rank: h.rank,
+        source: { doc_type: h.doc_type, doc_id: h.doc_id, title: h.title, scope: h.scope },
+        location: { chunk_ix: h.chunk_ix, ...h.location },
+        distance: h.distance,
+        text: h.text,
+      })),
     };
   });
   tool('note_ask', async (a, signal) => {

@@ -16,7 +16,13 @@ import path from 'node:path';
 import { MediaError, MediaToolMissing, type Media } from '../../lib/media.ts';
 import { FetchFailed, FetchRefused, resolveOutbound, safeFetch } from '../../lib/safe-fetch.ts';
 import { checkZipExpansion, ZipTooLarge } from '../../lib/zip-guard.ts';
-import { SpeechError, SpeechUnavailable, type SpeechProvider } from '../../providers/speech/index.ts';
+import {
+  SpeechError,
+  SpeechUnavailable,
+  type SpeechProvider,
+  type Transcription,
+} from '../../providers/speech/index.ts';
+import type { TextMark } from '../../lib/doc-sources.ts';
 import { DOCX_INFLATED_LIMIT, type FileKind, MB } from './notes.rules.ts';
 
 /** A reason the source could not be processed, for its `error` field. */
@@ -58,6 +64,42 @@ export interface ExtractDeps {
 export interface Extracted {
   text: string;
   durationSeconds?: number | null;
+  /** Page or speech-segment positions in `text` (docs/ARCHITECTURE.md, Citations and locations), sorted by `at`. */
+  marks?: TextMark[];
+}
+
+/**
+ * Text of timed pieces (speech segments, caption lines), one piece per line, with a mark per piece
+ * (`start_ms`–`end_ms`). Empty pieces are left out.
+ */
+export function timedText(pieces: Array<{ start_ms: number; end_ms: number; text: string }>): {
+  text: string;
+  marks: TextMark[];
+} {
+  let text = '';
+  const marks: TextMark[] = [];
+  for (const p of pieces) {
+    const line = p.text.replace(/\s+/g, ' ').trim();
+    if (!line) continue;
+    if (text) text += '\n';
+    marks.push({
+      at: text.length,
+      start_ms: Math.max(0, Math.round(p.start_ms)),
+      end_ms: Math.max(0, Math.round(p.end_ms)),
+    });
+    text += line;
+  }
+  return { text, marks };
+}
+
+/** A transcription's text: one line per timed segment with its marks when the server gave segments. */
+export function transcriptionText(t: Transcription): { text: string; marks?: TextMark[] } {
+  const segs = (t.segments ?? []).filter((s) => Number.isFinite(s.start) && Number.isFinite(s.end));
+  if (segs.length) {
+    const r = timedText(segs.map((s) => ({ start_ms: s.start * 1000, end_ms: s.end * 1000, text: s.text })));
+    if (r.text) return r;
+  }
+  return { text: t.text.trim() };
 }
 
 /** Speech failures as reasons. */
@@ -86,28 +128,39 @@ async function transcribeMedia(file: string, deps: ExtractDeps): Promise<Extract
     await deps.media.toSpeechWav(file, wav);
     await deps.progress('Transcribing');
     const t = await deps.speech.transcribe({ file: wav, filename: 'speech.wav' });
-    const text = t.text.trim();
+    const { text, marks } = transcriptionText(t);
     if (!text) throw new ExtractionError('The speech server heard no words in the audio.');
     const duration = info.durationSeconds ?? t.duration ?? null;
-    return { text, durationSeconds: duration === null ? null : Math.round(duration) };
+    return { text, marks, durationSeconds: duration === null ? null : Math.round(duration) };
   } catch (err) {
     throw speechReason(err);
   }
 }
 
-/** Text of a PDF's text layer, pages joined by blank lines. */
-export async function pdfText(data: Uint8Array): Promise<string> {
+/** Text of a PDF's text layer, pages joined by blank lines, with a mark where each page (1-based) begins. */
+export async function pdfPages(data: Uint8Array): Promise<{ text: string; marks: TextMark[] }> {
   const { extractText, getDocumentProxy } = await import('unpdf');
   const doc = await getDocumentProxy(data);
   try {
-    const { text } = await extractText(doc, { mergePages: false });
-    return (text as string[])
-      .map((p) => p.trim())
-      .filter(Boolean)
-      .join('\n\n');
+    const { text: pages } = await extractText(doc, { mergePages: false });
+    let text = '';
+    const marks: TextMark[] = [];
+    (pages as string[]).forEach((p, i) => {
+      const page = p.trim();
+      if (!page) return;
+      if (text) text += '\n\n';
+      marks.push({ at: text.length, page: i + 1 });
+      text += page;
+    });
+    return { text, marks };
   } finally {
     await doc.destroy().catch(() => {});
   }
+}
+
+/** Text of a PDF's text layer, pages joined by blank lines. */
+export async function pdfText(data: Uint8Array): Promise<string> {
+  return (await pdfPages(data)).text;
 }
 
 /** The text of a file source of `kind`. @throws ExtractionError with the reason. */
@@ -122,14 +175,14 @@ export async function extractFile(kind: FileKind, file: string, deps: ExtractDep
     }
     case 'pdf': {
       await deps.progress('Reading the PDF text layer');
-      let text: string;
+      let pdf: { text: string; marks: TextMark[] };
       try {
-        text = await pdfText(new Uint8Array(await fsp.readFile(file)));
+        pdf = await pdfPages(new Uint8Array(await fsp.readFile(file)));
       } catch {
         throw new ExtractionError('The file could not be read as a PDF.');
       }
-      if (!text.trim()) throw new ExtractionError('The PDF has no text layer (a scanned document?).');
-      return { text };
+      if (!pdf.text.trim()) throw new ExtractionError('The PDF has no text layer (a scanned document?).');
+      return pdf;
     }
     case 'docx': {
       await deps.progress('Reading the document');
@@ -268,17 +321,40 @@ const decodeEntities = (s: string) =>
     .replace(/&gt;/g, '>')
     .replace(/&amp;/g, '&');
 
-/** Lines of a timed-text (caption) XML document. */
-export function captionText(xml: string): string {
-  const lines: string[] = [];
-  for (const m of xml.matchAll(/<(?:text|p)\b[^>]*>([\s\S]*?)<\/(?:text|p)>/g)) {
+/**
+ * Lines of a timed-text (caption) XML document, with their times when the lines carry them (`<text start="s"
+ * dur="s">` or `<p t="ms" d="ms">`): then one mark per line.
+ */
+export function captionLines(xml: string): { text: string; marks?: TextMark[] } {
+  const lines: Array<{ start_ms: number; end_ms: number; text: string }> = [];
+  let timed = true;
+  for (const m of xml.matchAll(/<(text|p)\b([^>]*)>([\s\S]*?)<\/(?:text|p)>/g)) {
     // Timed text escapes twice (`&amp;#39;`): decode the XML, then the HTML inside it.
-    const line = decodeEntities(decodeEntities(m[1]).replace(/<[^>]+>/g, ''))
+    const line = decodeEntities(decodeEntities(m[3]).replace(/<[^>]+>/g, ''))
       .replace(/\s+/g, ' ')
       .trim();
-    if (line) lines.push(line);
+    if (!line) continue;
+    const attr = (n: string) => {
+      const v = new RegExp(`\\b${n}="([0-9.]+)"`).exec(m[2])?.[1];
+      return v === undefined ? undefined : Number(v);
+    };
+    const [start, dur] = m[1] === 'text' ? [attr('start'), attr('dur')] : [attr('t'), attr('d')];
+    const scale = m[1] === 'text' ? 1000 : 1;
+    if (start === undefined || !Number.isFinite(start)) timed = false;
+    const s0 = (start ?? 0) * scale;
+    lines.push({
+      start_ms: s0,
+      end_ms: s0 + (dur !== undefined && Number.isFinite(dur) ? dur * scale : 0),
+      text: line,
+    });
   }
-  return lines.join('\n');
+  if (timed && lines.length) return timedText(lines);
+  return { text: lines.map((l) => l.text).join('\n') };
+}
+
+/** Lines of a timed-text (caption) XML document. */
+export function captionText(xml: string): string {
+  return captionLines(xml).text;
 }
 
 interface CaptionTrack {
@@ -354,8 +430,8 @@ export async function extractYoutube(videoId: string, deps: ExtractDeps): Promis
   for (const t of ordered.slice(0, 3)) {
     try {
       const r = await safeFetch(new URL(t.baseUrl, watchUrl).toString(), fetchOpts);
-      const text = captionText(decode(r.body, r.contentType));
-      if (text) return { text };
+      const captions = captionLines(decode(r.body, r.contentType));
+      if (captions.text) return captions;
       reasons.push(`captions (${t.languageCode}): empty`);
     } catch (err) {
       reasons.push(`captions (${t.languageCode}): ${fetchReason(err, 'download').message}`);
@@ -377,10 +453,21 @@ export async function extractYoutube(videoId: string, deps: ExtractDeps): Promis
       const segs = Array.isArray(body)
         ? body
         : ((body as { segments?: unknown[] })?.segments ?? [{ text: (body as { text?: unknown })?.text }]);
-      const text = (segs as Array<{ text?: unknown }>)
-        .map((s) => (typeof s?.text === 'string' ? s.text.trim() : ''))
-        .filter(Boolean)
-        .join('\n');
+      const list = (segs as Array<{ text?: unknown; start?: unknown; duration?: unknown }>).filter(
+        (s) => typeof s?.text === 'string' && s.text.trim(),
+      );
+      // Segments with times (`start`, `duration` in seconds) give timecodes.
+      if (list.length && list.every((s) => typeof s.start === 'number' && Number.isFinite(s.start))) {
+        const timed = timedText(
+          list.map((s) => {
+            const start = (s.start as number) * 1000;
+            const dur = typeof s.duration === 'number' && Number.isFinite(s.duration) ? s.duration * 1000 : 0;
+            return { start_ms: start, end_ms: start + dur, text: s.text as string };
+          }),
+        );
+        if (timed.text) return timed;
+      }
+      const text = list.map((s) => (s.text as string).trim()).join('\n');
       if (text) return { text };
       reasons.push('transcript service: no transcript');
     } catch (err) {

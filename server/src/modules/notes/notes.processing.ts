@@ -16,6 +16,7 @@ import type { Access, ProjectRef } from '../../access/access.ts';
 import { AppError, NotFound } from '../../http/errors.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
 import type { Bus } from '../../lib/bus.ts';
+import type { TextMark } from '../../lib/doc-sources.ts';
 import type { Media } from '../../lib/media.ts';
 import type { SpeechProvider } from '../../providers/speech/index.ts';
 import { ModelError, projectPayer, type ModelGateway } from '../models/model-gateway.ts';
@@ -104,7 +105,7 @@ export function createNoteProcessing(deps: NoteProcessingDeps) {
       const tmpDir = await storage.inside(`uploads/work-${s.id}-${crypto.randomBytes(4).toString('hex')}`);
       await fsp.mkdir(tmpDir, { recursive: true });
       let result:
-        | { status: 'done'; text: string; durationSeconds?: number | null; title?: string }
+        | { status: 'done'; text: string; durationSeconds?: number | null; title?: string; marks?: TextMark[] }
         | { status: 'error'; error: string };
       try {
         const { actor, projectName } = await deps.access.ownerActor(s.project_id);
@@ -131,12 +132,12 @@ export function createNoteProcessing(deps: NoteProcessingDeps) {
           const id = youtubeId(s.url ?? '');
           if (!id) throw new ExtractionError('The address is not a YouTube video.');
           const r = await extractYoutube(id, ex);
-          result = { status: 'done', text: r.text, durationSeconds: r.durationSeconds };
+          result = { status: 'done', text: r.text, durationSeconds: r.durationSeconds, marks: r.marks };
         } else {
           if (!s.file_name) throw new ExtractionError('The source has no file.');
           const file = path.join(await storage.noteDir(s.project_id, s.note_id), s.file_name);
           const r = await extractFile(s.source_type, file, ex);
-          result = { status: 'done', text: r.text, durationSeconds: r.durationSeconds };
+          result = { status: 'done', text: r.text, durationSeconds: r.durationSeconds, marks: r.marks };
         }
       } catch (err) {
         if (err instanceof ExtractionError) result = { status: 'error', error: err.message };

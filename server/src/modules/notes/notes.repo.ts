@@ -4,6 +4,8 @@
  */
 import { type Kysely, sql, type Transaction } from 'kysely';
 import type { DB, NoteSourceStatus, NoteSourceType } from '../../db/types.ts';
+import type { TextMark } from '../../lib/doc-sources.ts';
+import type { Citation } from './notes.rules.ts';
 
 type Executor = Kysely<DB> | Transaction<DB>;
 
@@ -22,6 +24,7 @@ const SOURCE_COLS = [
   'message',
   'error',
   'content_text',
+  'content_marks',
   'duration_seconds',
   'created_at',
   'updated_at',
@@ -182,7 +185,7 @@ export function createNotesRepo(db: Kysely<DB>) {
       tx: Executor,
       id: number,
       v:
-        | { status: 'done'; text: string; durationSeconds?: number | null; title?: string }
+        | { status: 'done'; text: string; durationSeconds?: number | null; title?: string; marks?: TextMark[] }
         | { status: 'error'; error: string },
     ) =>
       tx
@@ -192,6 +195,7 @@ export function createNotesRepo(db: Kysely<DB>) {
             ? {
                 status: 'done',
                 content_text: v.text,
+                content_marks: v.marks?.length ? JSON.stringify(v.marks) : null,
                 duration_seconds: v.durationSeconds ?? null,
                 message: 'Done',
                 error: null,
@@ -243,7 +247,7 @@ export function createNotesRepo(db: Kysely<DB>) {
     async chats(noteId: number, limit: number) {
       const rows = await db
         .selectFrom('note_chat_messages')
-        .select(['id', 'role', 'content', 'sources', 'created_at'])
+        .select(['id', 'role', 'content', 'sources', 'citations', 'created_at'])
         .where('note_id', '=', noteId)
         .orderBy('id', 'desc')
         .limit(limit)
@@ -257,6 +261,8 @@ export function createNotesRepo(db: Kysely<DB>) {
       role: 'user' | 'assistant';
       content: string;
       sources?: Array<{ source_id: number; title: string }>;
+      /** The answer's citations (notes.rules.ts `citationsOf`). */
+      citations?: Citation[];
     }) =>
       db
         .insertInto('note_chat_messages')
@@ -266,6 +272,7 @@ export function createNotesRepo(db: Kysely<DB>) {
           role: v.role,
           content: v.content,
           sources: JSON.stringify(v.sources ?? []),
+          citations: JSON.stringify(v.citations ?? []),
         })
         .returning('id')
         .executeTakeFirstOrThrow()

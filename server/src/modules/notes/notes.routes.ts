@@ -2,14 +2,15 @@
  * Research notes routes (docs/ARCHITECTURE.md, Research notes): notes, sources (multipart, URL, project file, chunked
  * upload), rename, delete, the progress stream, the grounded chat. Each route translates HTTP to one service call.
  */
+import fs from 'node:fs';
 import type { Readable } from 'node:stream';
 import { Type } from 'typebox';
 import { requireActor } from '../../http/auth.ts';
-import { BadRequest } from '../../http/errors.ts';
+import { AppError, BadRequest } from '../../http/errors.ts';
 import { errors, Ok } from '../../http/schemas.ts';
 import type { TypedApp } from '../../http/typed-app.ts';
 import { openSse, pipeSse } from '../../http/sse.ts';
-import { CHUNK_SIZE, DIRECT_UPLOAD_LIMIT } from './notes.rules.ts';
+import { byteRange, CHUNK_SIZE, DIRECT_UPLOAD_LIMIT } from './notes.rules.ts';
 import * as S from './notes.schemas.ts';
 import type { NoteChat } from './notes.chat.ts';
 import type { NotesService } from './notes.service.ts';
@@ -177,6 +178,49 @@ export function notesRoutes(app: TypedApp, { notes, noteChat }: { notes: NotesSe
     async (req) => notes.removeSource(requireActor(req), req.params.name, req.params.id, req.params.sourceId),
   );
   app.get(
+    `${base}/:id/sources/:sourceId/file`,
+    {
+      schema: {
+        tags,
+        summary: 'The file of a PDF, audio or video source (to open a citation at its page or second)',
+        description:
+          'The stored bytes as they were uploaded, with their media type (`application/pdf`, `audio/*`, `video/*`), `content-disposition: inline`. A `Range: bytes=a-b` request is answered 206 with that part (players seek). Other kinds of source, and sources without a file, answer 404 `no_file`.',
+        params: S.SourceParams,
+        response: {
+          200: Type.Unsafe<NodeJS.ReadableStream>({ type: 'string', format: 'binary', description: 'the file' }),
+          206: Type.Unsafe<NodeJS.ReadableStream>({
+            type: 'string',
+            format: 'binary',
+            description: 'the requested range of the file',
+          }),
+          ...errors(400, 401, 403, 404, 416),
+        },
+      },
+    },
+    async (req, reply) => {
+      const f = await notes.sourceFile(requireActor(req), req.params.name, req.params.id, req.params.sourceId);
+      reply
+        .header('content-type', f.type)
+        .header('x-content-type-options', 'nosniff')
+        .header('accept-ranges', 'bytes')
+        .header('cache-control', 'private, no-store')
+        .header('content-disposition', `inline; filename*=UTF-8''${encodeURIComponent(f.filename)}`);
+      const range = byteRange(req.headers.range, f.size);
+      if (range === 'invalid') {
+        reply.header('content-range', `bytes */${f.size}`);
+        throw new AppError(416, 'range_not_satisfiable', 'The requested range is outside the file.');
+      }
+      if (range) {
+        return reply
+          .code(206)
+          .header('content-range', `bytes ${range.start}-${range.end}/${f.size}`)
+          .header('content-length', range.end - range.start + 1)
+          .send(fs.createReadStream(f.file, { start: range.start, end: range.end }));
+      }
+      return reply.header('content-length', f.size).send(fs.createReadStream(f.file));
+    },
+  );
+  app.get(
     `${base}/:id/sources/:sourceId/progress`,
     {
       config: { queryToken: true },
@@ -204,7 +248,7 @@ export function notesRoutes(app: TypedApp, { notes, noteChat }: { notes: NotesSe
         tags,
         summary: "Chat grounded in the note's sources; the reply streams as server-sent events",
         description:
-          'Events: `text_delta` `{delta}`, `tool_result` `{tool:"create_issue", issue_id, title, priority}` (the issue is created and linked to the note), `done` `{message_id, usage, sources}`; `error` `{error, message}` before `done` when the model fails midway. Context: vector search over the selected sources (default: all), else their text cut at 80,000 characters; answers cite sources as [S<id>].',
+          'Events: `text_delta` `{delta}`, `tool_result` `{tool:"create_issue", issue_id, title, priority}` (the issue is created and linked to the note), `citations` `{citations:[{marker, source_id, chunk_id, location, quote}]}` (see NoteCitation), `done` `{message_id, usage, sources}`; `error` `{error, message}` before `citations` and `done` when the model fails midway. Context: vector search over the selected sources (default: all), else their text cut at 80,000 characters; each passage is labelled S1, S2, … with its place (page, timecode, heading), and answers cite passages as [S1 p. 12], [S2 00:14:05] or [S3 § Setup › Database]. The citations event lists each label the answer uses that names a passage of the context (an invented label is dropped), with the passage\'s source, chunk, location and a quoted span of its text.',
         params: S.NoteParams,
         body: S.ChatBody,
         produces: ['text/event-stream'],

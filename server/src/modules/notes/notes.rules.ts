@@ -3,6 +3,7 @@
  * kind, up to which size; the chunked-upload limits; the default name of a source.
  */
 import path from 'node:path';
+import type { PassageLocation } from '../../lib/doc-sources.ts';
 import { DIRECT_UPLOAD_LIMIT, DOCX_INFLATED_LIMIT, EXTENSIONS, type FileKind, KIND_LIMITS, MB } from './notes.files.ts';
 
 export { DIRECT_UPLOAD_LIMIT, DOCX_INFLATED_LIMIT, EXTENSIONS, type FileKind, KIND_LIMITS, MB };
@@ -111,4 +112,109 @@ export function cutText(text: string, max: number): string {
   const cut = text.slice(0, max);
   const nl = cut.lastIndexOf('\n');
   return nl > max * 0.9 ? cut.slice(0, nl) : cut;
+}
+
+/** A passage put in the chat's context, under its label (`S1`, `S2`, …). */
+export interface ContextPassage {
+  marker: string;
+  source_id: number;
+  /** The index's chunk, or null when the passage is a source's text read directly (no index). */
+  chunk_id: number | null;
+  location: PassageLocation;
+  title: string;
+  text: string;
+}
+
+/** One citation of an answer (docs/ARCHITECTURE.md, Citations and locations). */
+export interface Citation {
+  marker: string;
+  source_id: number;
+  chunk_id: number | null;
+  location: PassageLocation;
+  /** A span of the passage's text (at most QUOTE_MAX characters). */
+  quote: string;
+}
+
+/** Characters of a citation's quote. */
+export const QUOTE_MAX = 300;
+
+const words = (s: string) => new Set((s.toLowerCase().match(/[\p{L}\p{N}]{3,}/gu) ?? []).map((w) => w));
+
+/**
+ * The span of `passage` that best supports `claim`: the passage's sentence (or line) sharing the most words with
+ * it, cut to `QUOTE_MAX` characters; the passage's beginning when none shares a word. Always text of the passage.
+ */
+export function quoteFor(passage: string, claim: string): string {
+  const want = words(claim);
+  let best = '';
+  let score = 0;
+  for (const m of passage.matchAll(/[^.!?\n]+[.!?]?/g)) {
+    const sentence = m[0].trim();
+    if (!sentence) continue;
+    let n = 0;
+    for (const w of words(sentence)) if (want.has(w)) n++;
+    if (n > score) {
+      score = n;
+      best = sentence;
+    }
+  }
+  const span = best || passage.trim();
+  if (span.length <= QUOTE_MAX) return span;
+  const cut = span.slice(0, QUOTE_MAX);
+  const space = cut.lastIndexOf(' ');
+  return space > QUOTE_MAX * 0.6 ? cut.slice(0, space) : cut;
+}
+
+/**
+ * The citations of an answer: every label in square brackets (`[S1 p. 12]`, `[S2 00:14:05; S3]`) that names a
+ * passage of the context, once each, in the order they first appear. A label that was not in the context (the
+ * model invented it) is dropped. The location is the passage's own, never what the text claims.
+ */
+export function citationsOf(reply: string, passages: ContextPassage[]): Citation[] {
+  const byMarker = new Map(passages.map((p) => [p.marker.toUpperCase(), p]));
+  const out = new Map<string, Citation>();
+  for (const m of reply.matchAll(/\[([^[\]\n]{1,200})\]/g)) {
+    // The claim: the text of the sentence before the bracket.
+    const head = reply.slice(0, m.index).replace(/[\s.!?]+$/, '');
+    const claim = head
+      .slice(
+        Math.max(head.lastIndexOf('. '), head.lastIndexOf('! '), head.lastIndexOf('? '), head.lastIndexOf('\n')) + 1,
+      )
+      .replace(/\[[^\]]*\]/g, ' ');
+    for (const label of m[1].matchAll(/\bS(\d{1,4})\b/gi)) {
+      const p = byMarker.get(`S${label[1]}`);
+      if (!p || out.has(p.marker)) continue;
+      out.set(p.marker, {
+        marker: p.marker,
+        source_id: p.source_id,
+        chunk_id: p.chunk_id,
+        location: p.location,
+        quote: quoteFor(p.text, claim || reply),
+      });
+    }
+  }
+  return [...out.values()];
+}
+
+/**
+ * The byte range a `Range` header asks of a file of `size` bytes: `{start, end}` (inclusive), `'invalid'` when it
+ * lies outside the file (answer 416), or null to send the whole file (no header, or a form not supported here, such
+ * as several ranges).
+ */
+export function byteRange(header: string | undefined, size: number): { start: number; end: number } | 'invalid' | null {
+  const m = header ? /^bytes=(\d*)-(\d*)$/.exec(header.trim()) : null;
+  if (!m || (m[1] === '' && m[2] === '')) return null;
+  let start: number;
+  let end: number;
+  if (m[1] === '') {
+    const n = Number(m[2]);
+    if (n === 0) return 'invalid';
+    start = Math.max(0, size - n);
+    end = size - 1;
+  } else {
+    start = Number(m[1]);
+    end = m[2] === '' ? size - 1 : Math.min(Number(m[2]), size - 1);
+  }
+  if (start >= size || start > end) return 'invalid';
+  return { start, end };
 }

@@ -1,6 +1,15 @@
 /** Request and answer schemas of research notes (docs/ARCHITECTURE.md, Research notes). */
 import { Type } from 'typebox';
-import { DateTime, FilePart, Id, named, Nullable, ProjectName, ProjectParam } from '../../http/schemas.ts';
+import {
+  DateTime,
+  FilePart,
+  Id,
+  named,
+  Nullable,
+  PassageLocation,
+  ProjectName,
+  ProjectParam,
+} from '../../http/schemas.ts';
 
 export { ProjectParam };
 export const NoteParams = Type.Object({ name: ProjectName, id: Id('the note id') });
@@ -58,6 +67,26 @@ export const Source = named(
     content_text: Nullable(Type.String({ description: 'the extracted text (status done)' })),
     size_bytes: Nullable(Type.Integer()),
     created_at: DateTime(),
+    index_partial: Type.Boolean({
+      description:
+        'true when the semantic index holds only the beginning of the text (the source is longer than its limits); indexed_chars says how far',
+    }),
+    indexed_chars: Nullable(
+      Type.Integer({ description: 'characters of content_text the semantic index covers; null before it is indexed' }),
+    ),
+  }),
+);
+/** One citation of a chat answer (docs/ARCHITECTURE.md, Citations and locations). */
+export const Citation = named(
+  'NoteCitation',
+  Type.Object({
+    marker: Type.String({ description: "the label the answer's text uses, e.g. S1 (in [S1 p. 12])" }),
+    source_id: Type.Integer({ description: 'the cited source' }),
+    chunk_id: Nullable(
+      Type.Integer({ description: "the cited passage in the semantic index (null: the source's text read directly)" }),
+    ),
+    location: PassageLocation,
+    quote: Type.String({ description: 'a span of the cited passage (at most 300 characters)' }),
   }),
 );
 export const IssueLink = Type.Object({ issue_id: Type.Integer(), title: Type.String() });
@@ -67,6 +96,9 @@ export const ChatMessage = Type.Object({
   created_at: DateTime(),
   sources: Type.Array(Type.Object({ source_id: Type.Integer(), title: Type.String() }), {
     description: 'the sources an answer was grounded in',
+  }),
+  citations: Type.Array(Citation, {
+    description: "the passages an answer cites (as the chat stream's citations event sent them)",
   }),
 });
 export const NoteDetail = Type.Object({

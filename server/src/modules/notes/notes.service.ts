@@ -22,6 +22,7 @@ import type { JobQueue } from '../../jobs/queue.ts';
 import type { Bus } from '../../lib/bus.ts';
 import { follow } from '../../lib/follow.ts';
 import type { LoadedDocument } from '../../lib/doc-sources.ts';
+import type { KnowledgeIndex } from '../knowledge/knowledge.index.ts';
 import { checkUrl, FetchRefused } from '../../lib/safe-fetch.ts';
 import { cutText, defaultTitle, UPLOAD_IDLE_MS, youtubeId } from './notes.rules.ts';
 import type { NotesRepo } from './notes.repo.ts';
@@ -30,7 +31,10 @@ import type { NoteStorage } from './notes.storage.ts';
 import type { StorageQuota } from '../usage/usage.storage.ts';
 import { createNoteUploads, type QueuedSource } from './notes.uploads.ts';
 
-/** Characters of a source's text that are embedded (the chat's text fallback reads the whole text). */
+/**
+ * Characters of a source's text that are embedded (the chat's text fallback reads the whole text); a longer source
+ * is indexed in part and says so (`index_partial`, `indexed_chars`).
+ */
 export const INDEX_MAX_CHARS = 1_000_000;
 /** A source still `processing` this long after it was claimed was interrupted (its process died). */
 export const STUCK_MS = 30 * 60_000;
@@ -51,6 +55,37 @@ export interface NotesDeps {
   /** The owner's storage quota and the disk floor, asked before a source's file is kept (usage.storage.ts). */
   quota: Pick<StorageQuota, 'reserve' | 'changed'>;
   log: { warn(o: object, m: string): void; error(o: object, m: string): void };
+  /**
+   * How much of each source's text the semantic index covers (knowledge.index.ts `coverage`): a source indexed only
+   * in part says so on its detail (`index_partial`, `indexed_chars`).
+   */
+  coverage?: KnowledgeIndex['coverage'];
+}
+
+/** Media types of the files a citation opens (PDF pages, recordings at a second), by extension. */
+const VIEWABLE: Record<string, string> = {
+  pdf: 'application/pdf',
+  mp3: 'audio/mpeg',
+  wav: 'audio/wav',
+  m4a: 'audio/mp4',
+  aac: 'audio/aac',
+  ogg: 'audio/ogg',
+  oga: 'audio/ogg',
+  opus: 'audio/ogg',
+  flac: 'audio/flac',
+  mp4: 'video/mp4',
+  m4v: 'video/mp4',
+  webm: 'video/webm',
+  mov: 'video/quicktime',
+  mkv: 'video/x-matroska',
+};
+
+/** The media type a source's file is served as, or null when its kind is not opened in place. */
+function viewableType(kind: string, fileName: string): string | null {
+  const type = VIEWABLE[path.extname(fileName).slice(1).toLowerCase()];
+  if (kind === 'pdf') return type === 'application/pdf' ? type : null;
+  if (kind !== 'audio' && kind !== 'video') return null;
+  return type && type !== 'application/pdf' ? type : 'application/octet-stream';
 }
 
 const errMessage = (err: unknown) => (err instanceof Error ? err.message : String(err));
@@ -70,7 +105,8 @@ export function createNotesService(deps: NotesDeps) {
     return { project, note };
   }
 
-  const sourceView = (s: NonNullable<Awaited<ReturnType<NotesRepo['source']>>>) => ({
+  type Coverage = Awaited<ReturnType<KnowledgeIndex['coverage']>>;
+  const sourceView = (s: NonNullable<Awaited<ReturnType<NotesRepo['source']>>>, coverage?: Coverage) => ({
     id: s.id,
     source_type: s.source_type,
     title: s.title ?? s.default_title,
@@ -81,7 +117,25 @@ export function createNotesService(deps: NotesDeps) {
     content_text: s.content_text,
     size_bytes: s.size_bytes === null ? null : Number(s.size_bytes),
     created_at: s.created_at,
+    ...indexState(s.id, coverage),
   });
+
+  /** `index_partial` and `indexed_chars` of a source from the index's coverage (not indexed yet: false, null). */
+  const indexState = (id: number, coverage?: Coverage) => {
+    const c = coverage?.get(String(id));
+    return { index_partial: c ? c.indexed_chars < c.total_chars : false, indexed_chars: c ? c.indexed_chars : null };
+  };
+
+  /** The index's coverage of a project's sources (empty when the index is not wired or cannot answer). */
+  async function coverageOf(projectId: number, ids: number[]): Promise<Coverage> {
+    if (!deps.coverage || !ids.length) return new Map();
+    try {
+      return await deps.coverage(projectId, 'note_source', ids.map(String));
+    } catch (err) {
+      deps.log.warn({ err: errMessage(err) }, 'notes: index coverage unavailable');
+      return new Map();
+    }
+  }
 
   /** Store a source row and its processing job in one transaction. @returns the source id. */
   async function queueSource(
@@ -151,21 +205,26 @@ export function createNotesService(deps: NotesDeps) {
 
     /** `GET …/notes/:id`: the note with its sources, issue links and chat. @throws 404 `note_not_found`. */
     async get(actor: Actor, name: string, id: number): Promise<NoteDetail> {
-      const { note } = await noteOf(actor, name, id);
+      const { project, note } = await noteOf(actor, name, id);
       const [sources, links, chats] = await Promise.all([repo.sources(id), repo.links(id), repo.chats(id, 200)]);
+      const coverage = await coverageOf(
+        project.id,
+        sources.filter((s) => s.status === 'done').map((s) => s.id),
+      );
       return {
         id: note.id,
         title: note.title,
         description: note.description,
         created_at: note.created_at,
         source_count: sources.length,
-        sources: sources.map(sourceView),
+        sources: sources.map((s) => sourceView(s, coverage)),
         issue_links: links,
         chats: chats.map((c) => ({
           role: c.role,
           content: c.content,
           created_at: c.created_at,
           sources: c.sources ?? [],
+          citations: c.citations ?? [],
         })),
       };
     },
@@ -251,6 +310,29 @@ export function createNotesService(deps: NotesDeps) {
     },
 
     /**
+     * `GET …/sources/:sourceId/file`: the stored file of a PDF, audio or video source, to open a citation at its page
+     * or second (docs/ARCHITECTURE.md, Citations and locations).
+     * @returns the file's path, size and media type (by the source's kind and the file's extension).
+     * @throws 404 `note_not_found` / `source_not_found` / `no_file` (another kind, or the file is gone).
+     */
+    async sourceFile(
+      actor: Actor,
+      name: string,
+      noteId: number,
+      sourceId: number,
+    ): Promise<{ file: string; size: number; type: string; filename: string }> {
+      const { project } = await noteOf(actor, name, noteId);
+      const s = await repo.source(noteId, sourceId);
+      if (!s) throw new NotFound(`Source ${sourceId} was not found in this note.`, 'source_not_found');
+      const type = s.file_name ? viewableType(s.source_type, s.file_name) : null;
+      if (!type || !s.file_name) throw new NotFound('This source has no file to open.', 'no_file');
+      const file = path.join(await noteDir(project.id, noteId), s.file_name);
+      const stat = await fsp.stat(file).catch(() => null);
+      if (!stat?.isFile()) throw new NotFound('This source has no file to open.', 'no_file');
+      return { file, size: stat.size, type, filename: s.title ?? s.default_title };
+    },
+
+    /**
      * `GET …/sources/:sourceId/progress`: after the access check, a stream of `progress` `{status, message}`
      * (queued reads as processing), one per change, ending at done or error. Follows the bus (any instance)
      * and reads the row at least every second.
@@ -280,7 +362,14 @@ export function createNotesService(deps: NotesDeps) {
       if (projectId === null || !/^\d{1,9}$/.test(docId)) return null;
       const s = await repo.sourceById(Number(docId));
       if (!s || s.project_id !== projectId || s.status !== 'done' || !s.content_text) return null;
-      return { title: s.title ?? s.default_title, text: cutText(s.content_text, INDEX_MAX_CHARS), scope: 'project' };
+      const text = cutText(s.content_text, INDEX_MAX_CHARS);
+      return {
+        title: s.title ?? s.default_title,
+        text,
+        scope: 'project',
+        marks: s.content_marks?.filter((m) => m.at < text.length),
+        fullChars: s.content_text.length,
+      };
     },
 
     /** Notes and their issue links of a project (the knowledge graph of the pins area). */

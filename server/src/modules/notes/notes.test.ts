@@ -506,7 +506,7 @@ describe('research notes', () => {
     expect(made).toHaveLength(2);
     // Grounded: the source's text, the citation rule, and the guard for the unprocessed source.
     expect(made[0].body.system).toContain('heron population doubled');
-    expect(made[0].body.system).toContain('[S<id>]');
+    expect(made[0].body.system).toContain('[S1 p. 12]');
     expect(made[0].body.system).toContain('Grounding guard');
     expect(made[1].body.messages.at(-1).content[0]).toMatchObject({ type: 'tool_result' });
 

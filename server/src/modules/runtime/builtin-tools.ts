@@ -6,6 +6,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { BadRequest, Forbidden } from '../../http/errors.ts';
 import { atomicWrite } from '../../lib/atomic-write.ts';
+import { locationLabel } from '../../lib/doc-sources.ts';
 import { isWithin, normalizeRelative, resolveInside } from '../../lib/paths.ts';
 import { createToolRegistry, type AgentTool, type ToolContext, type ToolRegistry } from './tools.ts';
 
@@ -336,7 +337,12 @@ export const searchTools: AgentTool[] = [
       const hits = await ctx.ports.search!.search(ctx.project.id, str(input.query), k);
       return {
         content: hits.length
-          ? hits.map((h, i) => `${i + 1}. [${h.doc_type} ${h.doc_id}] ${h.text.slice(0, 1000)}`).join('\n\n')
+          ? hits
+              .map((h, i) => {
+                const where = locationLabel(h.location);
+                return `${i + 1}. [${h.doc_type} ${h.doc_id}${where ? ` ${where}` : ''}] ${h.text.slice(0, 1000)}`;
+              })
+              .join('\n\n')
           : 'No results.',
         data: { hits: hits.length },
       };

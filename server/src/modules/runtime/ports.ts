@@ -8,6 +8,7 @@
  * A tool whose port is absent is not offered to the LLM. Port methods throw the errors of
  * `http/errors.ts` (NotFound, BadRequest, …); the tool turns them into an `is_error` tool result.
  */
+import type { PassageLocation } from '../../lib/doc-sources.ts';
 
 /** An issue as the agent sees it (docs/ARCHITECTURE.md, Issues, skills, wiki, files, pins, learnings). */
 export interface IssueSummary {
@@ -78,7 +79,16 @@ export interface SearchPort {
     projectId: number,
     query: string,
     k: number,
-  ): Promise<Array<{ doc_type: string; doc_id: string; text: string; distance: number }>>;
+  ): Promise<
+    Array<{
+      doc_type: string;
+      doc_id: string;
+      title?: string;
+      location?: PassageLocation;
+      text: string;
+      distance: number;
+    }>
+  >;
 }
 
 /**

@@ -184,6 +184,11 @@ export function createTranscriptPipeline(deps: TranscriptPipelineDeps) {
         ...base,
         ...(row.kind === 'video' ? { status: 'transcribing', step_label: 'Transcribed' } : {}),
         transcript_text: t.text,
+        transcript_segments: t.segments?.length
+          ? t.segments
+              .filter((g) => Number.isFinite(g.start) && Number.isFinite(g.end))
+              .map((g) => ({ start_ms: Math.round(g.start * 1000), end_ms: Math.round(g.end * 1000), text: g.text }))
+          : null,
       });
     },
     async frames(row) {

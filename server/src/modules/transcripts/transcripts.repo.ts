@@ -11,6 +11,8 @@ export interface TranscriptPatch {
   step_label?: string;
   error?: string | null;
   transcript_text?: string;
+  /** The speech server's segments in milliseconds (citations' timecodes). */
+  transcript_segments?: Array<{ start_ms: number; end_ms: number; text: string }> | null;
   summary_json?: unknown;
   frames_json?: Array<{ ts_ms: number; description: string | null }>;
   frames_dropped?: number;
@@ -152,13 +154,16 @@ export function createTranscriptsRepo(db: Kysely<DB>) {
 
     /** Apply `p` to transcript `id`; @returns the row as it is afterwards (undefined when it is gone). */
     async update(id: number, p: TranscriptPatch) {
-      const { finished, summary_json, frames_json, ...rest } = p;
+      const { finished, summary_json, frames_json, transcript_segments, ...rest } = p;
       return db
         .updateTable('transcripts')
         .set({
           ...rest,
           ...(summary_json !== undefined ? { summary_json: JSON.stringify(summary_json) } : {}),
           ...(frames_json !== undefined ? { frames_json: JSON.stringify(frames_json) } : {}),
+          ...(transcript_segments !== undefined
+            ? { transcript_segments: transcript_segments ? JSON.stringify(transcript_segments) : null }
+            : {}),
           ...(finished ? { finished_at: sql<Date>`now()` } : {}),
           updated_at: sql<Date>`now()`,
         })
@@ -299,7 +304,15 @@ export function createTranscriptsRepo(db: Kysely<DB>) {
     document: (projectId: number, id: number) =>
       db
         .selectFrom('transcripts')
-        .select(['filename', 'transcript_text', 'summary_json', 'frames_json', 'status', 'embed_to_rag'])
+        .select([
+          'filename',
+          'transcript_text',
+          'transcript_segments',
+          'summary_json',
+          'frames_json',
+          'status',
+          'embed_to_rag',
+        ])
         .where('project_id', '=', projectId)
         .where('id', '=', id)
         .executeTakeFirst(),

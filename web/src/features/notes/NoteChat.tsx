@@ -4,6 +4,7 @@ import { ApiFailure } from '../../api/client';
 import { useI18n } from '../../i18n';
 import { postSse } from '../../lib/sse';
 import { chatBody, noteChatReducer } from './notesChat';
+import { Citations } from './Citations';
 import { SourcesUsed } from './SourcesUsed';
 import type { NoteDetail } from './types';
 
@@ -101,7 +102,11 @@ export function NoteChat({
               {m.role === 'user' ? t('You') : t('Notes assistant')} · {date(m.created_at)}
             </span>
             <div className="text">{m.content}</div>
-            <SourcesUsed sources={m.sources} />
+            {m.role === 'assistant' && m.citations?.length ? (
+              <Citations project={project} noteId={note.id} citations={m.citations} sources={note.sources} />
+            ) : (
+              <SourcesUsed sources={m.sources} />
+            )}
           </li>
         ))}
         {live.map((l) =>
@@ -118,7 +123,11 @@ export function NoteChat({
               <span className="who">{l.role === 'user' ? t('You') : t('Notes assistant')}</span>
               <div className="text">{l.text || (l.streaming ? '…' : '')}</div>
               {l.error && <p className="error">{l.error}</p>}
-              {l.sources && <SourcesUsed sources={l.sources} />}
+              {l.citations?.length ? (
+                <Citations project={project} noteId={note.id} citations={l.citations} sources={note.sources} />
+              ) : (
+                l.sources && <SourcesUsed sources={l.sources} />
+              )}
             </li>
           ),
         )}

@@ -22,7 +22,7 @@ export function SourceRow({
   follow: boolean;
   onChanged: () => void;
 }) {
-  const { t, date } = useI18n();
+  const { t, date, number } = useI18n();
   const [step, setStep] = useState<string | null>(null);
   const [renaming, setRenaming] = useState(false);
   const [name, setName] = useState('');
@@ -70,6 +70,13 @@ export function SourceRow({
         </p>
       )}
       {s.status === 'error' && s.error && <p className="error">{s.error}</p>}
+      {s.status === 'done' && s.index_partial && (
+        <p className="muted" data-testid="index-partial">
+          {t('Searched in part: the first {n} characters are indexed; answers do not see the rest.', {
+            n: number(s.indexed_chars ?? 0),
+          })}
+        </p>
+      )}
       <div className="actions">
         {s.status === 'done' && s.content_text != null && (
           <button type="button" onClick={() => setReading(true)}>

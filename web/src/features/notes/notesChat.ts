@@ -1,13 +1,80 @@
 /**
  * The live part of a note's grounded chat as a pure reducer over the stream's events (testable without a
  * browser): `text_delta {delta}` grows the reply, `tool_result {tool:'create_issue', issue_id, title, priority}`
- * adds a created-issue line before it, `error {message}` marks the reply failed, `done {sources}` closes it with
- * the sources it was grounded in. The earlier messages come from the note itself.
+ * adds a created-issue line before it, `error {message}` marks the reply failed, `citations {citations}` gives the
+ * passages it cites (with their place), `done {sources}` closes it with the sources it was grounded in. The earlier messages come from the note itself.
  */
 
 export interface GroundSource {
   source_id: number;
   title: string;
+}
+
+/** Where a cited passage is in its source (the fields that apply to its type). */
+export interface PassageLocation {
+  page?: number;
+  page_end?: number;
+  start_ms?: number;
+  end_ms?: number;
+  heading?: string;
+  line_start?: number;
+  line_end?: number;
+}
+
+/** One citation of an answer, as the stream's `citations` event and the note's chat carry it. */
+export interface Citation {
+  marker: string;
+  source_id: number;
+  chunk_id: number | null;
+  location: PassageLocation;
+  quote: string;
+}
+
+/** `00:14:05` of milliseconds. */
+export function clockOf(ms: number): string {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  const two = (n: number) => String(n).padStart(2, '0');
+  return `${two(Math.floor(s / 3600))}:${two(Math.floor(s / 60) % 60)}:${two(s % 60)}`;
+}
+
+/**
+ * The place of a citation as a short label (not translated: the answer's text uses the same form): `p. 12`,
+ * `pp. 12–13`, `00:14:05`, `§ Setup › Database`, `lines 3–9`; '' when the location says nothing.
+ */
+export function placeLabel(loc: PassageLocation | null | undefined): string {
+  if (!loc) return '';
+  if (loc.page !== undefined)
+    return loc.page_end && loc.page_end > loc.page ? `pp. ${loc.page}–${loc.page_end}` : `p. ${loc.page}`;
+  if (loc.start_ms !== undefined) return clockOf(loc.start_ms);
+  if (loc.heading) return `§ ${loc.heading}`;
+  if (loc.line_start !== undefined)
+    return loc.line_end && loc.line_end > loc.line_start
+      ? `lines ${loc.line_start}–${loc.line_end}`
+      : `line ${loc.line_start}`;
+  return '';
+}
+
+/**
+ * The lines (1-based, inclusive) a citation points at in a source's text: its line range, else the line of its
+ * heading's last part, else the line holding the start of its quote; null when none is found.
+ */
+export function citedLines(text: string, c: Pick<Citation, 'location' | 'quote'>): [number, number] | null {
+  const loc = c.location;
+  if (loc.line_start !== undefined) return [loc.line_start, loc.line_end ?? loc.line_start];
+  const lines = text.split('\n');
+  if (loc.heading) {
+    const last = loc.heading.split(' › ').pop()!.trim();
+    const i = lines.findIndex(
+      (l) => /^#{1,6}\s/.test(l) && l.replace(/^#{1,6}\s+/, '').replace(/\s*#*\s*$/, '') === last,
+    );
+    if (i >= 0) return [i + 1, i + 1];
+  }
+  const head = c.quote.trim().slice(0, 60);
+  if (head) {
+    const i = lines.findIndex((l) => l.includes(head));
+    if (i >= 0) return [i + 1, i + 1];
+  }
+  return null;
 }
 
 export interface LiveLine {
@@ -20,6 +87,8 @@ export interface LiveLine {
   issue?: { id: number; title: string; priority: string };
   /** The sources the answer was grounded in (role `assistant`, after `done`). */
   sources?: GroundSource[];
+  /** The passages the answer cites (role `assistant`, after `citations`). */
+  citations?: Citation[];
 }
 
 export type NoteChatAction =
@@ -73,6 +142,9 @@ export function noteChatReducer(lines: LiveLine[], action: NoteChatAction): Live
       return out;
     case 'error':
       out[i] = { ...reply, error: String(data.message ?? data.error ?? 'error') };
+      return out;
+    case 'citations':
+      out[i] = { ...reply, citations: Array.isArray(data.citations) ? data.citations : [] };
       return out;
     case 'done':
       out[i] = {
