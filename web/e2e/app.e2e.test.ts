@@ -17,6 +17,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startLlmStandIn } from '../../server/test/standins/llm.ts';
 import { startSmtpStandIn } from '../../server/test/standins/smtp.ts';
 import { startSpeechStandIn } from '../../server/test/standins/speech.ts';
+import { makeWav } from '../../server/test/media-fixtures.ts';
+import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { startPayprovStandIn } from '../../server/test/standins/payprov.ts';
 import { startOidcProvider } from '../../server/test/standins/oidc.ts';
 import { startCodehostStandIn } from '../../server/test/standins/codehost.ts';
@@ -40,6 +42,39 @@ const SUMMARY = {
   decisions: ['Ship on Friday'],
   topics: ['survey'],
 };
+/** What the notes chat's answer cites: for a question naming the key, the passage holding the words. */
+const CITED: Array<[string, string]> = [
+  ['narwhal', 'Narwhal tusks'],
+  ['otter', 'otter budget'],
+];
+/** Segments the speech stand-in hears in a note's recording (the notes path sends `speech.wav`), 4 s each. */
+const NOTE_SEGMENTS = [
+  { start: 0, end: 4, text: `Opening remarks. ${'We talk about the weather and the agenda today. '.repeat(14)}` },
+  { start: 4, end: 8, text: `Second part. ${'The team reviews the plans for the coming quarter. '.repeat(14)}` },
+  { start: 8, end: 12, text: `Money. The otter budget is nine euros a month. ${'Then we close. '.repeat(8)}` },
+];
+
+/**
+ * The notes chat's citation as the model writes it: ` [S3 p. 2]` for the passage (in the request's context) holding
+ * the words of the CITED key the question names; '' for other requests.
+ */
+function citeFrom(body: { system?: unknown; messages?: Array<{ content?: unknown }> }): string {
+  const question = JSON.stringify(body.messages?.at(-1)?.content ?? '').toLowerCase();
+  const system =
+    typeof body.system === 'string'
+      ? body.system
+      : Array.isArray(body.system)
+        ? body.system.map((b: { text?: string }) => b.text ?? '').join('')
+        : '';
+  const passages = [...system.matchAll(/<passage id="(S\d+)"[^>]*?(?: where="([^"]*)")?>\n([\s\S]*?)\n<\/passage>/g)];
+  for (const [key, words] of CITED) {
+    if (!question.includes(key)) continue;
+    const p = passages.find((m) => m[3].includes(words));
+    if (p) return ` ${words} [${p[1]}${p[2] ? ` ${p[2]}` : ''}].`;
+  }
+  return '';
+}
+
 /** The e-mail API keys the stand-in knows: the one the admin step rotates to, and the identity provider step's. */
 const EMAIL_KEYS = ['re_e2e_0123456789abcdefghijklmnopqrstuvw', 're_e2e_idp_0123456789abcdef'];
 const IDP_CLIENT = { client_id: 'crm-e2e-client', client_secret: 'e2e-idp-client-secret-0123456789' };
@@ -93,10 +128,18 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web UI in a browser', () => {
               content: [{ type: 'text', text: JSON.stringify(SUMMARY) }],
               usage: { input_tokens: 40, output_tokens: 20 },
             }
-          : { content: [{ type: 'text', text: REPLY }], usage: { input_tokens: 12, output_tokens: 7 } },
+          : {
+              content: [{ type: 'text', text: REPLY + citeFrom(r.body) }],
+              usage: { input_tokens: 12, output_tokens: 7 },
+            },
     });
     smtp = await startSmtpStandIn();
-    speech = await startSpeechStandIn({ respond: () => ({ text: HEARD }) });
+    speech = await startSpeechStandIn({
+      respond: (r) =>
+        r.filename === 'speech.wav'
+          ? { text: NOTE_SEGMENTS.map((g) => g.text).join(' '), segments: NOTE_SEGMENTS }
+          : { text: HEARD },
+    });
     payprov = await startPayprovStandIn(MERCHANT_TOKEN);
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
@@ -344,6 +387,76 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web UI in a browser', () => {
     await page.getByRole('heading', { name: 'Ask the sources' }).waitFor();
     await shot('22-notes-phone');
     await page.setViewportSize({ width: 1280, height: 800 });
+  });
+
+  it('cites a PDF page and a recording second; clicking a citation opens the place', async () => {
+    await page.goto(`${base}/projects/market-study/notes`);
+    await page.getByRole('heading', { name: 'Research notes' }).waitFor();
+    await page.getByLabel('Title').fill('Field atlas');
+    await page.getByRole('button', { name: 'Create note' }).click();
+    await page.getByRole('heading', { name: 'Field atlas' }).waitFor();
+    // A PDF whose second page holds the answer at its end, and a 12 s recording whose last segment does.
+    const pdf = await PDFDocument.create();
+    const font = await pdf.embedFont(StandardFonts.Helvetica);
+    const pages = [
+      'Walruses haul out on the ice in spring.',
+      `${'Whales migrate along the coast every year. '.repeat(34)}Narwhal tusks grow to three metres.`,
+    ];
+    for (const text of pages) {
+      const p = pdf.addPage();
+      (text.match(/.{1,90}(\s|$)/g) ?? [text]).forEach((l, i) =>
+        p.drawText(l.trim(), { x: 40, y: 780 - i * 12, font, size: 9 }),
+      );
+    }
+    await page.getByLabel('File', { exact: true }).setInputFiles({
+      name: 'atlas.pdf',
+      mimeType: 'application/pdf',
+      buffer: Buffer.from(await pdf.save()),
+    });
+    await page.locator('li.note-source').filter({ hasText: 'atlas.pdf' }).locator('[data-status="done"]').waitFor({
+      timeout: 30_000,
+    });
+    await page.getByLabel('File', { exact: true }).setInputFiles({
+      name: 'meeting.wav',
+      mimeType: 'audio/wav',
+      buffer: fs.readFileSync(makeWav(path.join(dataDir, 'meeting.wav'), 12)),
+    });
+    await page.locator('li.note-source').filter({ hasText: 'meeting.wav' }).locator('[data-status="done"]').waitFor({
+      timeout: 60_000,
+    });
+
+    // The answer cites the PDF passage on page 2: its chip opens the PDF at page 2.
+    await page.getByLabel('Question').fill('How long are narwhal tusks?');
+    await page.getByRole('button', { name: 'Ask', exact: true }).click();
+    const pdfChip = page.locator('.note-chat button.citation').filter({ hasText: 'p. 2' }).first();
+    await pdfChip.waitFor({ timeout: 30_000 });
+    await page.getByRole('button', { name: 'Ask', exact: true }).waitFor();
+    await pdfChip.click();
+    const frame = page.getByRole('dialog').locator('iframe.citation-pdf');
+    await frame.waitFor();
+    expect(await frame.getAttribute('src')).toMatch(/^blob:.+#page=2$/);
+    await expect
+      .poll(() => page.getByRole('dialog').getByTestId('citation-quote').textContent())
+      .toContain('Narwhal tusks grow to three metres');
+    // (The browser's PDF viewer keeps the network busy: no wait for network idle here.)
+    await page.screenshot({ path: path.join(SHOTS, '23-notes-citation-pdf.png') });
+    await page.keyboard.press('Escape');
+
+    // The answer cites the recording's last passage: its chip opens the player at its second.
+    await page.getByLabel('Question').fill('What is the otter budget?');
+    await page.getByRole('button', { name: 'Ask', exact: true }).click();
+    const audioChip = page.locator('.note-chat button.citation').filter({ hasText: '00:00:0' }).first();
+    await audioChip.waitFor({ timeout: 30_000 });
+    await page.getByRole('button', { name: 'Ask', exact: true }).waitFor();
+    const label = (await audioChip.textContent()) ?? '';
+    const second = Number(/00:00:(\d\d)/.exec(label)![1]);
+    expect(second).toBeGreaterThan(0);
+    await audioChip.click();
+    const audio = page.getByRole('dialog').locator('audio');
+    await audio.waitFor();
+    await expect.poll(() => audio.evaluate((el: HTMLAudioElement) => el.currentTime), { timeout: 15_000 }).toBe(second);
+    await shot('24-notes-citation-audio');
+    await page.keyboard.press('Escape');
   });
 
   // ---- account ----

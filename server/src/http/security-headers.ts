@@ -3,7 +3,8 @@
  * (@fastify/helmet) with the service's own Content-Security-Policy:
  *  - `Content-Security-Policy` (`CSP_DIRECTIVES`): scripts only from this origin (no inline script, no eval),
  *    connections (fetch, server-sent events, the terminal's WebSocket) only to it, no plugins, no `<base>`, forms
- *    posting only here, and no framing (`frame-ancestors 'none'`). Styles allow inline `<style>` elements as well:
+ *    posting only here, frames only of object URLs the page made (`blob:`: a research-note PDF shown at a cited page),
+ *    and no framing (`frame-ancestors 'none'`). Styles allow inline `<style>` elements as well:
  *    the dialogs' scroll lock and the terminal (xterm.js) write style elements computed at run time; a style cannot
  *    run code. The web UI is tested under it in Chromium (web/e2e: any CSP violation fails the run);
  *  - `X-Frame-Options: DENY` (older browsers), `Referrer-Policy: no-referrer` (a page's URL — a reset link's token —
@@ -26,7 +27,8 @@ export const CSP_DIRECTIVES = {
   connectSrc: ["'self'"],
   workerSrc: ["'self'", 'blob:'],
   manifestSrc: ["'self'"],
-  frameSrc: ["'none'"],
+  // Only the viewer of a PDF the page fetched itself (a citation opened at its page: an object URL of the file).
+  frameSrc: ['blob:'],
   objectSrc: ["'none'"],
   baseUri: ["'none'"],
   formAction: ["'self'"],

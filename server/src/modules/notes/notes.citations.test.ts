@@ -6,6 +6,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import fs from 'node:fs';
+import { Document, HeadingLevel, Packer, Paragraph } from 'docx';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, buildTestApp, createProject, createUser, multipartBody, type TestApp } from '../../../test/helpers.ts';
@@ -125,9 +126,28 @@ describe('citations and locations', () => {
       'guide.md',
       '# Guide\n\nIntro text.\n\n## Setup\n\nInstall it.\n\n### Database\n\nThe pelican cluster holds the data.\n',
     );
+    const docx = await upload(
+      id,
+      'memo.docx',
+      await Packer.toBuffer(
+        new Document({
+          sections: [
+            {
+              children: [
+                new Paragraph({ text: 'Setup', heading: HeadingLevel.HEADING_1 }),
+                new Paragraph('Install the tools.'),
+                new Paragraph({ text: 'Database', heading: HeadingLevel.HEADING_2 }),
+                new Paragraph('The saffron replica serves reads.'),
+              ],
+            },
+          ],
+        }),
+      ),
+    );
     await indexed(id, pdf);
     await indexed(id, wav);
     await indexed(id, md);
+    await indexed(id, docx);
 
     // PDF: the passage holding page 2's words starts on page 2 or runs onto it; its text is of that page.
     const hits = (await search('narwhal section', '&doc_types=note_source')).body.hits;
@@ -153,6 +173,9 @@ describe('citations and locations', () => {
     const m = hitOf((await search('pelican cluster data')).body.hits, md, 'pelican');
     expect(m.location).toEqual({ heading: 'Guide › Setup › Database', line_start: 11, line_end: 11 });
     expect(m.chunk_id).toEqual(expect.any(Number));
+    // DOCX: its headings are kept, so passages know their section.
+    const d = hitOf((await search('saffron replica reads')).body.hits, docx, 'saffron');
+    expect(d.location).toEqual({ heading: 'Setup › Database', line_start: 7, line_end: 7 });
 
     // The files a citation opens: the PDF and the recording (ranges for seeking); other kinds have none to open.
     const fileOf = (sourceId: number, headers: Record<string, string> = {}, token = owner.token) =>

@@ -1,6 +1,6 @@
 /**
  * Text of a note source, by kind (docs/ARCHITECTURE.md, Research notes), with maintained libraries:
- * PDF text layer (unpdf, a packaging of pdf.js), DOCX (mammoth), web pages (Mozilla Readability over
+ * PDF text layer (unpdf, a packaging of pdf.js; with each page's place), DOCX (mammoth, headings kept), web pages (Mozilla Readability over
  * linkedom), audio and video (ffmpeg to 16 kHz mono, then the speech server), images (the vision model, given
  * by the caller), TXT and Markdown as they are. YouTube: English captions, then captions in any language,
  * then a transcript API (`YOUTUBE_TRANSCRIPT_API_URL`), then the audio through yt-dlp and the speech server;
@@ -163,6 +163,42 @@ export async function pdfText(data: Uint8Array): Promise<string> {
   return (await pdfPages(data)).text;
 }
 
+/**
+ * A DOCX document's text with its headings kept as Markdown headings (`#`…`######`, so passages know their
+ * section), list items as `- ` lines and table rows as `a | b` lines; blocks separated by blank lines.
+ */
+export async function docxText(file: string): Promise<string> {
+  const [{ default: mammoth }, { parseHTML }] = await Promise.all([import('mammoth'), import('linkedom')]);
+  const html = (await mammoth.convertToHtml({ path: file })).value;
+  const { document } = parseHTML(`<!doctype html><html><body>${html}</body></html>`);
+  const tidy = (t: string | null | undefined) => (t ?? '').replace(/\s+/g, ' ').trim();
+  const out: string[] = [];
+  for (const el of Array.from(document.body.children) as Element[]) {
+    const tag = el.tagName.toLowerCase();
+    const h = /^h([1-6])$/.exec(tag);
+    if (h) {
+      const t = tidy(el.textContent);
+      if (t) out.push(`${'#'.repeat(Number(h[1]))} ${t}`);
+    } else if (tag === 'ul' || tag === 'ol') {
+      const items = (Array.from(el.querySelectorAll('li')) as Element[])
+        .map((li) => tidy(li.textContent))
+        .filter(Boolean);
+      if (items.length) out.push(items.map((i) => `- ${i}`).join('\n'));
+    } else if (tag === 'table') {
+      const rows = (Array.from(el.querySelectorAll('tr')) as Element[])
+        .map((tr) =>
+          (Array.from(tr.querySelectorAll('td, th')) as Element[]).map((c) => tidy(c.textContent)).join(' | '),
+        )
+        .filter((r) => r.replace(/[|\s]/g, ''));
+      if (rows.length) out.push(rows.join('\n'));
+    } else {
+      const t = tidy(el.textContent);
+      if (t) out.push(t);
+    }
+  }
+  return out.join('\n\n');
+}
+
 /** The text of a file source of `kind`. @throws ExtractionError with the reason. */
 export async function extractFile(kind: FileKind, file: string, deps: ExtractDeps): Promise<Extracted> {
   switch (kind) {
@@ -189,8 +225,7 @@ export async function extractFile(kind: FileKind, file: string, deps: ExtractDep
       let text: string;
       try {
         await checkZipExpansion(file, { maxBytes: DOCX_INFLATED_LIMIT });
-        const { default: mammoth } = await import('mammoth');
-        text = (await mammoth.extractRawText({ path: file })).value;
+        text = await docxText(file);
       } catch (err) {
         if (err instanceof ZipTooLarge)
           throw new ExtractionError(

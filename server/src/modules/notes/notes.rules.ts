@@ -138,7 +138,8 @@ export interface Citation {
 /** Characters of a citation's quote. */
 export const QUOTE_MAX = 300;
 
-const words = (s: string) => new Set((s.toLowerCase().match(/[\p{L}\p{N}]{3,}/gu) ?? []).map((w) => w));
+/** Words that tell sentences apart: letters or digits, at least 4 long (so "the", "and" do not count). */
+const words = (s: string) => new Set(s.toLowerCase().match(/[\p{L}\p{N}]{4,}/gu) ?? []);
 
 /**
  * The span of `passage` that best supports `claim`: the passage's sentence (or line) sharing the most words with
