@@ -2,6 +2,7 @@
  * Pure rules of meeting transcripts: accepted uploads, the pipeline's states and progress, frame capping and
  * the summary object. No I/O; unit-tested beside (transcripts.rules.unit.test.ts).
  */
+import type { TextMark } from '../../lib/doc-sources.ts';
 
 /** Largest upload (Limits → Transcripts: 1 GB); `TRANSCRIPTS_UPLOAD_LIMIT_BYTES` may lower it. */
 export const TRANSCRIPT_UPLOAD_LIMIT_BYTES = 1024 * 1024 * 1024;
@@ -204,4 +205,26 @@ export function parseSummary(text: string, model: string, now: Date): Transcript
     model,
     generated_at: now.toISOString(),
   };
+}
+
+/**
+ * Marks of speech segments in a transcript's text (each segment found in order after the previous one; a segment
+ * not found is skipped), offset by `base` (where the transcript begins in the indexed document).
+ */
+export function segmentMarks(
+  text: string,
+  segments: Array<{ start_ms: number; end_ms: number; text: string }>,
+  base: number,
+): TextMark[] {
+  const marks: TextMark[] = [];
+  let from = 0;
+  for (const g of segments) {
+    const needle = g.text.trim();
+    if (!needle) continue;
+    const at = text.indexOf(needle, from);
+    if (at < 0) continue;
+    marks.push({ at: base + at, start_ms: g.start_ms, end_ms: g.end_ms });
+    from = at + needle.length;
+  }
+  return marks;
 }

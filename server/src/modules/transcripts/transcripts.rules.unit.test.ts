@@ -6,6 +6,7 @@ import {
   nextStep,
   noteDropped,
   parseSummary,
+  segmentMarks,
   showinfoTimes,
 } from './transcripts.rules.ts';
 
@@ -75,5 +76,26 @@ describe('transcript rules', () => {
     expect(parseSummary('no json', 'm', now)).toBeNull();
     expect(parseSummary('{"key_points":[]}', 'm', now)).toBeNull();
     expect(parseSummary('{broken', 'm', now)).toBeNull();
+  });
+});
+
+describe('speech segments of a transcript as index marks', () => {
+  it('finds each segment in order after the previous one, offset by where the transcript begins', () => {
+    const text = 'Hello there. Hello again. Bye.';
+    const marks = segmentMarks(
+      text,
+      [
+        { start_ms: 0, end_ms: 1000, text: 'Hello there.' },
+        { start_ms: 1000, end_ms: 2000, text: ' Hello again. ' },
+        { start_ms: 2000, end_ms: 2500, text: 'not in the text' },
+        { start_ms: 2500, end_ms: 3000, text: 'Bye.' },
+      ],
+      100,
+    );
+    expect(marks).toEqual([
+      { at: 100, start_ms: 0, end_ms: 1000 },
+      { at: 113, start_ms: 1000, end_ms: 2000 },
+      { at: 126, start_ms: 2500, end_ms: 3000 },
+    ]);
   });
 });

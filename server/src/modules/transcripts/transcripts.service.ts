@@ -15,7 +15,7 @@ import type { Actor } from '../../http/auth.ts';
 import { AppError, BadRequest, Conflict, NotFound, PayloadTooLarge, Upstream } from '../../http/errors.ts';
 import type { Bus } from '../../lib/bus.ts';
 import { follow } from '../../lib/follow.ts';
-import type { LoadedDocument, TextMark } from '../../lib/doc-sources.ts';
+import type { LoadedDocument } from '../../lib/doc-sources.ts';
 import type { Media } from '../../lib/media.ts';
 import type { SpeechProvider } from '../../providers/speech/index.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
@@ -26,6 +26,7 @@ import {
   classifyUpload,
   clock,
   PAGE_DEFAULT,
+  segmentMarks,
   TERMINAL,
   type TranscriptSummary,
   type Status,
@@ -62,28 +63,6 @@ const detailOf = (r: Row): Static<typeof Detail> => ({
   updated_at: r.updated_at,
   finished_at: r.finished_at,
 });
-
-/**
- * Marks of speech segments in a transcript's text (each segment found in order after the previous one; a segment
- * not found is skipped), offset by `base` (where the transcript begins in the indexed document).
- */
-export function segmentMarks(
-  text: string,
-  segments: Array<{ start_ms: number; end_ms: number; text: string }>,
-  base: number,
-): TextMark[] {
-  const marks: TextMark[] = [];
-  let from = 0;
-  for (const g of segments) {
-    const needle = g.text.trim();
-    if (!needle) continue;
-    const at = text.indexOf(needle, from);
-    if (at < 0) continue;
-    marks.push({ at: base + at, start_ms: g.start_ms, end_ms: g.end_ms });
-    from = at + needle.length;
-  }
-  return marks;
-}
 
 export function createTranscriptsService(deps: {
   repo: TranscriptsRepo;

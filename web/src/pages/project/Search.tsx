@@ -1,14 +1,28 @@
 import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link } from 'react-router';
+import { placeLabel } from '../../features/notes/notesChat';
 import { searchQuery } from '../../features/search/api';
 import { useI18n } from '../../i18n';
 import { ErrorLine, Field, Loading } from '../../ui';
 import type { TabProps } from '../../features/projects/types';
 
-/** Where a hit lives in the app: issues on the board, wiki pages in the wiki, skills in skills. */
-export function hitLink(project: string, docType: string): string {
+/**
+ * Where a hit lives in the app: issues on the board, wiki pages in the wiki (opened at the passage's heading), skills
+ * in skills.
+ */
+export function hitLink(
+  project: string,
+  docType: string,
+  hit?: { doc_id: string; location?: { heading?: string } },
+): string {
   const tab = { issue: 'issues', wiki: 'wiki', skill: 'skills', note_source: 'notes' }[docType] ?? 'search';
+  if (docType === 'wiki' && hit) {
+    const q = new URLSearchParams({ page: hit.doc_id });
+    const heading = hit.location?.heading?.split(' › ').pop();
+    if (heading) q.set('heading', heading);
+    return `/projects/${project}/${tab}?${q}`;
+  }
   return `/projects/${project}/${tab}`;
 }
 
@@ -36,7 +50,8 @@ export default function Search({ project }: TabProps) {
       <ol className="list">
         {hits.data?.hits.map((h) => (
           <li key={`${h.doc_type}-${h.doc_id}-${h.chunk_ix}`}>
-            <Link to={hitLink(project, h.doc_type)}>{h.title}</Link> <span className="badge">{h.doc_type}</span>
+            <Link to={hitLink(project, h.doc_type, h)}>{h.title}</Link> <span className="badge">{h.doc_type}</span>
+            {placeLabel(h.location) && <span className="muted"> · {placeLabel(h.location)}</span>}
             <p className="muted clip">{h.text}</p>
           </li>
         ))}

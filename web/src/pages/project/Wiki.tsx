@@ -2,6 +2,7 @@ import { useQuery } from '@tanstack/react-query';
 import DOMPurify from 'dompurify';
 import { marked } from 'marked';
 import { useEffect, useMemo, useRef, useState } from 'react';
+import { useSearchParams } from 'react-router';
 import { authHeaders } from '../../api/client';
 import { useSaveWikiPage, wikiPageQuery, wikiTreeQuery } from '../../features/wiki/api';
 import { useI18n } from '../../i18n';
@@ -18,8 +19,12 @@ export function renderMarkdown(md: string): string {
 /** The wiki: page tree, a Markdown editor with live preview, and the ZIP download of every page. */
 export default function Wiki({ project }: TabProps) {
   const { t, date } = useI18n();
-  const [path, setPath] = useState('');
+  // A search hit or a citation opens a page at a heading: `?page=<path>&heading=<the heading's text>`.
+  const [params] = useSearchParams();
+  const [path, setPath] = useState(params.get('page') ?? '');
+  const [heading, setHeading] = useState(params.get('heading') ?? '');
   const [draft, setDraft] = useState('');
+  const previewRef = useRef<HTMLDivElement>(null);
   const mdRef = useRef<HTMLTextAreaElement>(null);
   const [newPath, setNewPath] = useState('');
   const tree = useQuery(wikiTreeQuery(project));
@@ -29,6 +34,16 @@ export default function Wiki({ project }: TabProps) {
   }, [file.data]);
   const save = useSaveWikiPage(project);
   const preview = useMemo(() => renderMarkdown(draft), [draft]);
+  useEffect(() => {
+    if (!heading || !previewRef.current) return;
+    const h = [...previewRef.current.querySelectorAll('h1, h2, h3, h4, h5, h6')].find(
+      (el) => el.textContent?.trim() === heading,
+    );
+    if (!h) return;
+    h.scrollIntoView({ block: 'start' });
+    h.classList.add('cited-heading');
+    setHeading('');
+  }, [preview, heading]);
   async function download() {
     const res = await fetch(`/api/crm/projects/${encodeURIComponent(project)}/wiki/download`, {
       headers: authHeaders(),
@@ -86,7 +101,7 @@ export default function Wiki({ project }: TabProps) {
             </div>
             <div>
               <h3>{t('Preview')}</h3>
-              <div className="markdown" dangerouslySetInnerHTML={{ __html: preview }} />
+              <div ref={previewRef} className="markdown" dangerouslySetInnerHTML={{ __html: preview }} />
             </div>
           </div>
           <ErrorLine error={save.error} />

@@ -77,6 +77,9 @@ describe('small rules', () => {
     expect(hitLink('p', 'issue')).toBe('/projects/p/issues');
     expect(hitLink('p', 'wiki')).toBe('/projects/p/wiki');
     expect(hitLink('p', 'memory')).toBe('/projects/p/search');
+    expect(hitLink('p', 'wiki', { doc_id: 'ops/setup.md', location: { heading: 'Setup › Database' } })).toBe(
+      '/projects/p/wiki?page=ops%2Fsetup.md&heading=Database',
+    );
   });
 });
 
