@@ -445,6 +445,8 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     jobs,
     events: runEvents,
     timeoutS: config.approvals.timeoutS,
+    mailer,
+    appUrl: config.appUrl,
     log,
   });
   const runExecution = createRunExecution({
@@ -651,6 +653,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     workers,
     issues,
     runtime,
+    approvals,
     events: runtime.events,
     runs: runtimeRepo,
     accounts: accountsRepo,
@@ -702,7 +705,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
 
   // Durable jobs.
   registerKnowledgeJobs(jobs, index);
-  registerRuntimeJobs(jobs, runtime, approvals);
+  registerRuntimeJobs(jobs, runtime, approvals, (notice) => messenger.approvalRequested(notice));
   registerBillingJobs(jobs, billing);
   registerNotesJobs(jobs, noteProcessing);
   registerTranscriptJobs(jobs, transcriptPipeline);

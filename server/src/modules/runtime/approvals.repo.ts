@@ -82,6 +82,10 @@ export function createApprovalsRepo(db: Kysely<DB>) {
       return query.orderBy('id', 'desc').limit(q.limit).execute();
     },
 
+    /** Approval `id` of any project, or undefined (the notice jobs). */
+    byId: (id: number): Promise<ApprovalRow | undefined> =>
+      db.selectFrom('approvals').selectAll().where('id', '=', id).executeTakeFirst(),
+
     /** Approval `id` of project `projectId`, or undefined. */
     get: (projectId: number, id: number): Promise<ApprovalRow | undefined> =>
       db
