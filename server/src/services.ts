@@ -61,6 +61,7 @@ import { createRunExecution } from './modules/runtime/runtime.execution.ts';
 import { registerRuntimeJobs } from './modules/runtime/runtime.jobs.ts';
 import { createApprovalsRepo } from './modules/runtime/approvals.repo.ts';
 import { createApprovalsService } from './modules/runtime/approvals.service.ts';
+import { approvalsPersonalData } from './modules/runtime/approvals.privacy.ts';
 import { createRuntimeRepo } from './modules/runtime/runtime.repo.ts';
 import { createRuntimeService } from './modules/runtime/runtime.service.ts';
 import { createSkillsPort } from './modules/skills/skills.port.ts';
@@ -437,8 +438,9 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
   // The worker runtime: run execution (the engine with the metered model call) and run management.
   const runEvents = createRunEvents(deps.bus);
   // Approvals: tool calls that wait for a person; the decision requeues the run (the runtime's repository).
+  const approvalsRepo = createApprovalsRepo(db);
   const approvals = createApprovalsService({
-    repo: createApprovalsRepo(db),
+    repo: approvalsRepo,
     runs: runtimeRepo,
     access,
     activity,
@@ -719,6 +721,8 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
    * goes before the `project` entry.
    */
   const personalData: PersonalData[] = [
+    // Before the runtime's entry: its runs' deletion would take the approvals (and their ids) with it.
+    approvalsPersonalData({ repo: approvalsRepo, jobs }),
     runtimePersonalData({ repo: runtimeRepo, jobs }),
     chatPersonalData(chatRepo),
     knowledgePersonalData({ repo: knowledgeRepo, jobs }),

@@ -224,7 +224,9 @@ export function createApprovalsService(deps: ApprovalsDeps) {
             actor: actor.email,
             projectId: p.id,
             workerId: row.worker_id,
-            title: `${row.tool} ${status} by ${actor.email}`,
+            // Who decided is the event's actor (and user id): an erasure renames the actor, so neither the title
+            // nor the payload repeats the e-mail.
+            title: `${row.tool} ${status}`,
             detail: reason,
             payload: {
               approval_id: row.id,
@@ -232,7 +234,6 @@ export function createApprovalsService(deps: ApprovalsDeps) {
               tool: row.tool,
               decision: status,
               channel,
-              decided_by: actor.email,
               decided_by_user: actor.id,
               decided_at: row.decided_at,
             },
