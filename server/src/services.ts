@@ -707,7 +707,10 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
 
   // Durable jobs.
   registerKnowledgeJobs(jobs, index);
-  registerRuntimeJobs(jobs, runtime, approvals, (notice) => messenger.approvalRequested(notice));
+  registerRuntimeJobs(jobs, runtime, approvals, {
+    requested: (notice) => messenger.approvalRequested(notice),
+    decided: (approval) => messenger.approvalDecided(approval),
+  });
   registerBillingJobs(jobs, billing);
   registerNotesJobs(jobs, noteProcessing);
   registerTranscriptJobs(jobs, transcriptPipeline);

@@ -438,7 +438,10 @@ export function createMessengerService(deps: MessengerDeps) {
     if (decided && notice) await showDecision(token, notice, decided);
   }
 
-  /** Edit the request's message to show the decision (once; best effort). */
+  /**
+   * Edit the request's message to show the decision (once; a failure is logged: the buttons left behind answer
+   * "Already decided").
+   */
   async function showDecision(
     token: string,
     notice: NonNullable<Awaited<ReturnType<MessengerRepo['notice']>>>,
@@ -692,6 +695,24 @@ export function createMessengerService(deps: MessengerDeps) {
         messageId: sent.messageId,
         text,
       });
+    },
+
+    /**
+     * An approval decided elsewhere (the web UI, the API, the expiry; the `approvals.notify` job): its request's
+     * message, if one was sent, is edited to show the decision, once.
+     */
+    async approvalDecided(a: ApprovalView): Promise<void> {
+      const notice = await repo.notice(a.id);
+      if (!notice || notice.edited_at) return;
+      const bot = (await deps.bots.boundBots()).find((b) => b.bot_id === notice.bot_id);
+      if (!bot) return;
+      let token: string;
+      try {
+        token = deps.sealer.open(bot.token_enc);
+      } catch {
+        return;
+      }
+      await showDecision(token, notice, a);
     },
 
     /** Whether some instance polls bot `botId` now. */

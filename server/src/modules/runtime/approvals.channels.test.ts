@@ -253,6 +253,13 @@ describe('approvals in the messenger', () => {
       body: { decision: 'deny', reason: 'web said no' },
     });
     expect(d.body).toMatchObject({ status: 'denied', channel: 'web' });
+    // The request's message shows the decision made on the web, and loses its buttons.
+    const edit = await waitFor(
+      async () => bot.calls.find((c) => c.method === 'editMessageText' && c.body.message_id === messageId),
+      15_000,
+    );
+    expect(edit.body.text).toContain(`Denied by ${owner.email}: web said no`);
+    expect(edit.body.reply_markup).toEqual({ inline_keyboard: [] });
     const n = bot.calls.length;
     bot.pushCallback(TOKEN, OWNER_CHAT, `approve:${a.id}`, { messageId });
     const [ack] = await waitFor(async () => (answersAfter(n).length ? answersAfter(n) : undefined));

@@ -103,6 +103,10 @@ export function createApprovalsService(deps: ApprovalsDeps) {
     return true;
   }
 
+  /** Inside `tx`: the job that shows approval `id`'s decision on its request's messenger message, if any. */
+  const showDecision = (tx: Transaction<DB>, id: number) =>
+    deps.jobs.send('approvals.notify', { approval_id: id, channel: 'messenger_decided', worker: '' }, { tx });
+
   return {
     /**
      * The execution's approval hook for one tool call of run `run` under `rules` (approvals.rules.ts): `run` when
@@ -241,6 +245,8 @@ export function createApprovalsService(deps: ApprovalsDeps) {
           tx,
         );
         await resume(tx, row.run_id);
+        // The request's messenger message shows a decision made elsewhere (the messenger edits its own).
+        if (channel !== 'messenger') await showDecision(tx, row.id);
         return row;
       });
       if (!decided) {
@@ -269,6 +275,12 @@ export function createApprovalsService(deps: ApprovalsDeps) {
         worker,
         url: `${deps.appUrl}/projects/${encodeURIComponent(projectName)}/chat?approval=${row.id}`,
       };
+    },
+
+    /** Approval `id` as the API shows it, or undefined (the notice jobs). */
+    async view(id: number): Promise<ApprovalView | undefined> {
+      const row = await repo.byId(id);
+      return row ? toApprovalView(row) : undefined;
     },
 
     /**
@@ -323,6 +335,7 @@ export function createApprovalsService(deps: ApprovalsDeps) {
           tx,
         );
         await resume(tx, r.run_id);
+        await showDecision(tx, r.id);
         return r;
       });
       if (row) deps.log.info({ approval_id: id, run_id: row.run_id }, 'approval expired');
