@@ -61,6 +61,7 @@ import { createRunExecution } from './modules/runtime/runtime.execution.ts';
 import { registerRuntimeJobs } from './modules/runtime/runtime.jobs.ts';
 import { createApprovalsRepo } from './modules/runtime/approvals.repo.ts';
 import { createApprovalsService } from './modules/runtime/approvals.service.ts';
+import { approvalsPersonalData } from './modules/runtime/approvals.privacy.ts';
 import { createRuntimeRepo } from './modules/runtime/runtime.repo.ts';
 import { createRuntimeService } from './modules/runtime/runtime.service.ts';
 import { createSkillsPort } from './modules/skills/skills.port.ts';
@@ -437,14 +438,17 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
   // The worker runtime: run execution (the engine with the metered model call) and run management.
   const runEvents = createRunEvents(deps.bus);
   // Approvals: tool calls that wait for a person; the decision requeues the run (the runtime's repository).
+  const approvalsRepo = createApprovalsRepo(db);
   const approvals = createApprovalsService({
-    repo: createApprovalsRepo(db),
+    repo: approvalsRepo,
     runs: runtimeRepo,
     access,
     activity,
     jobs,
     events: runEvents,
     timeoutS: config.approvals.timeoutS,
+    mailer,
+    appUrl: config.appUrl,
     log,
   });
   const runExecution = createRunExecution({
@@ -651,6 +655,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     workers,
     issues,
     runtime,
+    approvals,
     events: runtime.events,
     runs: runtimeRepo,
     accounts: accountsRepo,
@@ -702,7 +707,10 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
 
   // Durable jobs.
   registerKnowledgeJobs(jobs, index);
-  registerRuntimeJobs(jobs, runtime, approvals);
+  registerRuntimeJobs(jobs, runtime, approvals, {
+    requested: (notice) => messenger.approvalRequested(notice),
+    decided: (approval) => messenger.approvalDecided(approval),
+  });
   registerBillingJobs(jobs, billing);
   registerNotesJobs(jobs, noteProcessing);
   registerTranscriptJobs(jobs, transcriptPipeline);
@@ -716,6 +724,8 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
    * goes before the `project` entry.
    */
   const personalData: PersonalData[] = [
+    // Before the runtime's entry: its runs' deletion would take the approvals (and their ids) with it.
+    approvalsPersonalData({ repo: approvalsRepo, jobs }),
     runtimePersonalData({ repo: runtimeRepo, jobs }),
     chatPersonalData(chatRepo),
     knowledgePersonalData({ repo: knowledgeRepo, jobs }),

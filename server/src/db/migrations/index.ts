@@ -34,6 +34,7 @@ import * as m20261125_0101 from './20261125_0100_sign_in_providers.ts';
 import * as m20261127_2510 from './20261127_2510_rate_limits.ts';
 import * as m20261127_2900 from './20261127_2900_storage_usage.ts';
 import * as m20261128_0100 from './20261128_0100_approvals.ts';
+import * as m20261128_0300 from './20261128_0300_approval_notices.ts';
 
 export const migrations: Record<string, Migration> = {
   '20261121_0001_foundation': m0001,
@@ -68,4 +69,6 @@ export const migrations: Record<string, Migration> = {
   '20261127_2900_storage_usage': m20261127_2900,
   // Approvals: runs pause for a person before tool calls that need one.
   '20261128_0100_approvals': m20261128_0100,
+  // Approvals through the messenger: the message each request was sent as.
+  '20261128_0300_approval_notices': m20261128_0300,
 };

@@ -54,6 +54,63 @@ describe('worker approval rules', () => {
   });
 });
 
+describe("the project's default approval rules", () => {
+  it('are set and read through the project config, validated, owner only, and apply to workers without rules', async () => {
+    const { u, p } = await owner();
+    const C = `/api/crm/projects/${p.name}/config`;
+    expect((await api(t.app, 'GET', C, { token: u.token })).body).toEqual({ modelMode: 'strict', approvals: [] });
+    const rules = [
+      { tool: 'create_issue', mode: 'always' },
+      { tool: 'github__*', mode: 'once_per_run' },
+    ];
+    const put = await api(t.app, 'PUT', C, { token: u.token, body: { approvals: rules } });
+    expect(put.status).toBe(200);
+    expect(put.body).toEqual({ modelMode: 'strict', approvals: rules });
+    // modelMode alone keeps the rules; the rules alone keep modelMode.
+    await api(t.app, 'PUT', C, { token: u.token, body: { modelMode: 'optimize' } });
+    expect((await api(t.app, 'GET', C, { token: u.token })).body).toEqual({ modelMode: 'optimize', approvals: rules });
+    for (const bad of [
+      [{ tool: 'x', mode: 'sometimes' }],
+      [{ tool: 'a*b', mode: 'always' }],
+      [{ mode: 'always' }],
+      [{ tool: '', mode: 'always' }],
+      [{ tool: 'x', mode: 'always', extra: 1 }],
+      'create_issue',
+      Array.from({ length: 51 }, (_, i) => ({ tool: `t${i}`, mode: 'always' })),
+    ]) {
+      const r = await api(t.app, 'PUT', C, { token: u.token, body: { approvals: bad } });
+      expect(r.status, JSON.stringify(bad).slice(0, 60)).toBe(400);
+      expect(r.body.error).toBe('invalid_request');
+    }
+    const other = await createUser(t);
+    expect((await api(t.app, 'PUT', C, { token: other.token, body: { approvals: [] } })).status).toBe(403);
+    expect((await api(t.app, 'GET', C, { token: u.token })).body.approvals).toEqual(rules);
+    const ev = await t.db
+      .selectFrom('activity_log')
+      .select(['actor', 'payload'])
+      .where('project_id', '=', p.id)
+      .where('type', '=', 'project_approvals_changed')
+      .execute();
+    expect(ev).toEqual([{ actor: u.email, payload: { approvals: rules } }]);
+
+    // A worker without rules of its own waits under the project's default.
+    const w = await createWorker(t, p.id, { label: 'Dev', tools: ['issues'] });
+    s.enqueue({ content: [{ type: 'tool_use', name: 'create_issue', input: { title: 'Default' } }] }, say('x'));
+    const m = await api(t.app, 'POST', `/api/crm/projects/${p.name}/message`, {
+      token: u.token,
+      body: { worker_id: w.id, text: 'File it' },
+    });
+    const runId = m.body.run_ids[0];
+    expect((await waitRun(t, p.name, runId, u.token)).status).toBe('waiting_approval');
+    const [a] = (await listApprovals(p.name, u.token)).body.approvals;
+    expect(a).toMatchObject({ tool: 'create_issue', status: 'pending' });
+    // `[]` removes the default (the waiting call stays waiting until decided).
+    expect((await api(t.app, 'PUT', C, { token: u.token, body: { approvals: [] } })).body.approvals).toEqual([]);
+    await decide(p.name, u.token, a.id, { decision: 'deny' });
+    expect((await waitRun(t, p.name, runId, u.token)).status).toBe('succeeded');
+  });
+});
+
 const issuesOf = (projectId: number) =>
   t.db.selectFrom('issues').select(['title']).where('project_id', '=', projectId).orderBy('number').execute();
 const useOf = (title: string, text?: string) => ({
