@@ -377,6 +377,9 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web UI in a browser', () => {
     await reply.getByRole('button', { name: 'Copy', exact: true }).click();
     expect(await page.evaluate(() => navigator.clipboard.readText())).toContain('**Research** plan');
     await shot('07b-chat-markdown');
+    // The chosen workers are in the address: after a reload the thread shows both replies again.
+    await page.reload();
+    await replies.nth(1).waitFor();
 
     // Back to one worker: a slow reply goes on on the server while the page reloads, and shows when it is done.
     await page.getByRole('checkbox', { name: second.label }).uncheck();

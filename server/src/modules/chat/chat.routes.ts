@@ -21,7 +21,7 @@ export function chatRoutes(app: TypedApp, { chat }: { chat: ChatService }): void
         tags,
         summary: 'Chat with a worker; the reply streams as server-sent events',
         description:
-          'Events: text_delta {delta}, tool_result {tool, is_error, …}, cascade_escalated {class, from, to}, done {message_id, user_message_id, run_id, status, usage, error}. Comment heartbeats every 15 s.',
+          'Events: text_delta {delta}, tool_result {tool, is_error, …}, cascade_escalated {class, from, to}, done {message_id, user_message_id, run_id, status, usage, error, error_message, reply}. Comment heartbeats every 15 s.',
         params: NameParam,
         body: Type.Object(
           { text: Type.String({ minLength: 1, maxLength: 32_000 }), worker_id: Type.Optional(Id) },

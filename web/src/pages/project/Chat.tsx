@@ -1,6 +1,6 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useCallback, useEffect, useMemo, useReducer, useRef, useState } from 'react';
-import { Link } from 'react-router';
+import { Link, useSearchParams } from 'react-router';
 import { ApiFailure } from '../../api/client';
 import { ApprovalCard } from '../../features/approvals/ApprovalCard';
 import { approvalsQuery } from '../../features/approvals/api';
@@ -34,7 +34,25 @@ export default function Chat({ project }: TabProps) {
   const qc = useQueryClient();
   const workers = useQuery(workersQuery(project));
   const list = useMemo(() => workers.data?.workers ?? [], [workers.data]);
-  const [selected, setSelected] = useState<number[]>([]);
+  // The chosen workers are in the address (`?to=1,2`), so a reload keeps the thread.
+  const [params, setParams] = useSearchParams();
+  const selected = useMemo(
+    () =>
+      (params.get('to') ?? '')
+        .split(',')
+        .map(Number)
+        .filter((id) => list.some((w) => w.id === id)),
+    [params, list],
+  );
+  const setSelected = (ids: number[]) =>
+    setParams(
+      (cur) => {
+        const next = new URLSearchParams(cur);
+        next.set('to', ids.join(','));
+        return next;
+      },
+      { replace: true },
+    );
   const [text, setText] = useState('');
   const [live, dispatch] = useReducer(liveReducer, {});
   const first = list[0]?.id ?? 0;
@@ -151,12 +169,10 @@ export default function Chat({ project }: TabProps) {
             <input
               type="checkbox"
               checked={chosen.includes(w.id)}
-              onChange={(e) =>
-                setSelected(() => {
-                  const next = e.target.checked ? [...new Set([...chosen, w.id])] : chosen.filter((x) => x !== w.id);
-                  return next.length ? next : chosen;
-                })
-              }
+              onChange={(e) => {
+                const next = e.target.checked ? [...new Set([...chosen, w.id])] : chosen.filter((x) => x !== w.id);
+                if (next.length) setSelected(next);
+              }}
             />
             <Avatar name={w.label} size={20} />
             {w.label}
