@@ -60,6 +60,7 @@ const MARKDOWN_REPLY = [
 ].join('\n');
 const SLOW_REPLY = 'The slow answer arrived.';
 const FILED_REPLY = 'Filed the survey issue.';
+const LOST_REPLY = 'Back after a lost connection.';
 
 /** The last user turn of a model call (its text, and whether it carries tool results). */
 function lastUserTurn(body: any): { text: string; toolResult: boolean } {
@@ -85,6 +86,8 @@ function chatResponder(r: { body: any }) {
   if (turn.text.includes('MD-STEP')) return { content: [{ type: 'text' as const, text: MARKDOWN_REPLY }], usage };
   if (turn.text.includes('SLOW-STEP'))
     return { content: [{ type: 'text' as const, text: SLOW_REPLY }], usage, delayMs: 4000 };
+  if (turn.text.includes('LOST-STEP'))
+    return { content: [{ type: 'text' as const, text: LOST_REPLY }], usage, delayMs: 1500 };
   if (turn.text.includes('ISSUE-STEP'))
     return {
       content: [{ type: 'tool_use' as const, name: 'create_issue', input: { title: 'Survey sample', priority: 'P1' } }],
@@ -390,6 +393,24 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web UI in a browser', () => {
     await page.locator('li.msg.assistant.streaming').first().waitFor();
     await page.locator('li.msg.assistant').filter({ hasText: SLOW_REPLY }).waitFor({ timeout: 20_000 });
     await page.getByRole('button', { name: 'Stop' }).waitFor({ state: 'detached' });
+
+    // A lost connection: the first events stream ends early (no done); the page shows it reconnects and gets the reply.
+    let streams = 0;
+    await page.route('**/api/crm/projects/market-study/runs/*/events', (route) =>
+      streams++ === 0
+        ? route.fulfill({
+            status: 200,
+            headers: { 'content-type': 'text/event-stream' },
+            body: 'event: snapshot\ndata: {"status":"running","text":"","tool_calls":[]}\n\n',
+          })
+        : route.continue(),
+    );
+    await page.getByLabel('Message').fill('LOST-STEP: are you there?');
+    await page.getByRole('button', { name: 'Send', exact: true }).click();
+    await page.getByText('Reconnecting…').waitFor();
+    await page.locator('li.msg.assistant').filter({ hasText: LOST_REPLY }).waitFor({ timeout: 20_000 });
+    expect(streams).toBeGreaterThanOrEqual(2);
+    await page.unroute('**/api/crm/projects/market-study/runs/*/events');
 
     // Regenerate asks the same worker again.
     const slow = page.locator('li.msg.assistant').filter({ hasText: SLOW_REPLY });
