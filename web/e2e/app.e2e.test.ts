@@ -395,19 +395,24 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web UI in a browser', () => {
     await page.getByRole('button', { name: 'Stop' }).waitFor({ state: 'detached' });
 
     // A lost connection: the first events stream ends early (no done); the page shows it reconnects and gets the reply.
+    // Later attempts wait until the test saw the page say it reconnects.
     let streams = 0;
-    await page.route('**/api/crm/projects/market-study/runs/*/events', (route) =>
-      streams++ === 0
-        ? route.fulfill({
-            status: 200,
-            headers: { 'content-type': 'text/event-stream' },
-            body: 'event: snapshot\ndata: {"status":"running","text":"","tool_calls":[]}\n\n',
-          })
-        : route.continue(),
-    );
+    let release = () => {};
+    const seen = new Promise<void>((r) => (release = r));
+    await page.route('**/api/crm/projects/market-study/runs/*/events', async (route) => {
+      if (streams++ === 0)
+        return route.fulfill({
+          status: 200,
+          headers: { 'content-type': 'text/event-stream' },
+          body: 'event: snapshot\ndata: {"status":"running","text":"","tool_calls":[]}\n\n',
+        });
+      await seen;
+      return route.continue();
+    });
     await page.getByLabel('Message').fill('LOST-STEP: are you there?');
     await page.getByRole('button', { name: 'Send', exact: true }).click();
     await page.getByText('Reconnecting…').waitFor();
+    release();
     await page.locator('li.msg.assistant').filter({ hasText: LOST_REPLY }).waitFor({ timeout: 20_000 });
     expect(streams).toBeGreaterThanOrEqual(2);
     await page.unroute('**/api/crm/projects/market-study/runs/*/events');
@@ -459,6 +464,16 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web UI in a browser', () => {
     await page.reload();
     await page.getByRole('heading', { name: 'Tool calls' }).waitFor();
     await shot('07e-run-detail');
+
+    // In Ukrainian: the run's page and the chat's reply actions.
+    await page.getByLabel('Language').selectOption('uk');
+    await page.getByRole('heading', { name: 'Виклики інструментів' }).waitFor();
+    await page.getByText('Успішно').first().waitFor();
+    await page.getByRole('link', { name: 'Чат', exact: true }).click();
+    await page.getByRole('button', { name: 'Згенерувати ще раз' }).first().waitFor();
+    await shot('07f-chat-uk');
+    await page.getByLabel('Мова').selectOption('en');
+    await page.getByRole('link', { name: 'Chat', exact: true }).waitFor();
   });
 
   // ---- notes ----
