@@ -454,6 +454,8 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web UI in a browser', () => {
     await page.locator('.run-row', { hasText: 'create_issue' }).getByText('Approved').waitFor();
     await shot('07d-approvals');
     await page.getByRole('link', { name: 'Runs', exact: true }).click();
+    await page.locator('.run-row').first().waitFor();
+    await shot('07d2-runs');
     await page.locator('.run-row').first().getByRole('link').click();
     await page.getByRole('heading', { name: new RegExp(`${first.label} · Run #\\d+`) }).waitFor();
     await page.getByRole('heading', { name: 'Tool calls' }).waitFor();
@@ -472,6 +474,9 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web UI in a browser', () => {
     await page.getByRole('link', { name: 'Чат', exact: true }).click();
     await page.getByRole('button', { name: 'Згенерувати ще раз' }).first().waitFor();
     await shot('07f-chat-uk');
+    await page.setViewportSize({ width: 390, height: 844 });
+    await shot('07g-chat-uk-phone');
+    await page.setViewportSize({ width: 1280, height: 800 });
     await page.getByLabel('Мова').selectOption('en');
     await page.getByRole('link', { name: 'Chat', exact: true }).waitFor();
   });

@@ -214,6 +214,7 @@ export default function Chat({ project }: TabProps) {
               approvals={(approvals.data?.approvals ?? []).filter((a) => a.run_id === item.runId)}
               onRegenerate={item.prompt && item.workerId ? () => submit(item.prompt!, [item.workerId!]) : undefined}
               onResume={(runId) => follow(runId)}
+              onCancel={(runId) => cancel.mutate(runId)}
               busy={send.isPending}
             />
           ),
@@ -272,6 +273,7 @@ function Reply({
   approvals,
   onRegenerate,
   onResume,
+  onCancel,
   busy,
 }: {
   project: string;
@@ -280,6 +282,7 @@ function Reply({
   approvals: Parameters<typeof ApprovalCard>[0]['approval'][];
   onRegenerate?: () => void;
   onResume: (runId: number) => void;
+  onCancel: (runId: number) => void;
   busy: boolean;
 }) {
   const { t } = useI18n();
@@ -342,6 +345,11 @@ function Reply({
           {onRegenerate && status !== 'waiting_approval' && (
             <button type="button" className="small" disabled={busy} onClick={onRegenerate}>
               {t('Regenerate')}
+            </button>
+          )}
+          {status === 'waiting_approval' && item.runId && (
+            <button type="button" className="small" onClick={() => onCancel(item.runId!)}>
+              {t('Cancel')}
             </button>
           )}
           {item.runId && (

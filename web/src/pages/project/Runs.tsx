@@ -85,7 +85,7 @@ function RunList({ project }: { project: string }) {
               </span>
             </div>
             {r.error_message && <p className="error">{r.error_message}</p>}
-            {r.reply && <p className="run-reply">{r.reply}</p>}
+            {r.reply && <Markdown text={r.reply} className="run-reply" />}
           </li>
         ))}
       </ul>
