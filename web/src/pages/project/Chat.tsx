@@ -65,9 +65,11 @@ export default function Chat({ project }: TabProps) {
   const names = useMemo(() => new Map(list.map((w) => [w.id, w.label])), [list]);
   const inView = useCallback((id: number) => chosen.includes(id), [chosen]);
 
-  // Followed runs (by id) and runs seen ending here (not re-attached from a list that has not caught up yet).
+  // Followed runs (by id), and runs seen ending here with their last status: a run that ended is not re-attached
+  // from a list that has not caught up yet, but one that waited for an approval is when the list shows it going on
+  // again (decided elsewhere).
   const followers = useRef(new Map<number, AbortController>());
-  const ended = useRef(new Set<number>());
+  const ended = useRef(new Map<number, string>());
   const refresh = useCallback(() => {
     void qc.invalidateQueries({ queryKey: chatKeys.all(project) });
     void qc.invalidateQueries({ queryKey: runKeys.all(project) });
@@ -82,6 +84,7 @@ export default function Chat({ project }: TabProps) {
       dispatch({ type: 'start', runId });
       void (async () => {
         let wait = 1000;
+        let last = 'failed';
         for (;;) {
           let done = false;
           try {
@@ -90,7 +93,10 @@ export default function Chat({ project }: TabProps) {
               runId,
               (e) => {
                 dispatch({ type: 'event', runId, event: e.event, data: e.data });
-                if (e.event === 'done') done = true;
+                if (e.event === 'done') {
+                  done = true;
+                  last = String((e.data as { status?: string } | null)?.status ?? last);
+                }
               },
               ctrl.signal,
             );
@@ -110,7 +116,7 @@ export default function Chat({ project }: TabProps) {
           if (ctrl.signal.aborted) return;
         }
         followers.current.delete(runId);
-        ended.current.add(runId);
+        ended.current.set(runId, last);
         refresh();
       })();
     },
@@ -126,7 +132,12 @@ export default function Chat({ project }: TabProps) {
   // Re-attach to the runs of this view that are still going (after a reload, or sent from another tab).
   useEffect(() => {
     for (const r of runs.data?.runs ?? [])
-      if (isActive(r.status) && inView(r.worker_id) && !ended.current.has(r.id)) follow(r.id);
+      if (
+        isActive(r.status) &&
+        inView(r.worker_id) &&
+        [undefined, 'waiting_approval'].includes(ended.current.get(r.id))
+      )
+        follow(r.id);
   }, [runs.data, inView, follow]);
 
   const send = useSendToWorkers(project, {
