@@ -446,6 +446,20 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web UI in a browser', () => {
     expect(approvals.body.approvals.map((a: any) => [a.tool, a.status, a.channel])).toEqual([
       ['create_issue', 'approved', 'web'],
     ]);
+    // Deny with a reason: the model is told the call was refused; the run still completes.
+    await page.getByLabel('Message').fill('ISSUE-STEP: file it once more');
+    await page.getByRole('button', { name: 'Send', exact: true }).click();
+    const again = page.locator('.approval-card').filter({ hasText: 'create_issue' });
+    await again.waitFor({ timeout: 20_000 });
+    await again.getByRole('button', { name: 'Deny…' }).click();
+    await again.getByLabel('Reason (optional)').fill('One sample issue is enough.');
+    await again.getByRole('button', { name: 'Deny', exact: true }).click();
+    await expect.poll(() => filed.count(), { timeout: 20_000 }).toBe(2);
+    await filed.last().locator('.tool-card.failed', { hasText: 'create_issue' }).waitFor();
+    const denied = await apiCall('GET', '/api/crm/projects/market-study/approvals?status=denied', undefined, token);
+    expect(denied.body.approvals.map((a: any) => [a.tool, a.reason])).toEqual([
+      ['create_issue', 'One sample issue is enough.'],
+    ]);
     await apiCall('PUT', `/api/crm/projects/market-study/workers/${first.id}`, { approvals: [] }, token);
 
     // The approvals page lists the decision; the run's page shows its tool calls, tokens and reply.
