@@ -46,6 +46,56 @@ const IDP_CLIENT = { client_id: 'crm-e2e-client', client_secret: 'e2e-idp-client
 const CODEHOST_APP = { id: 'Iv1.e2e-codehost', secret: 'e2e-codehost-secret-0123456789' };
 const SANDBOX = (process.env.PATH ?? '').split(':').some((d) => d && fs.existsSync(path.join(d, 'bwrap')));
 
+/** A reply in Markdown with a code block, and a raw-HTML image and a javascript: link that must stay inert. */
+const MARKDOWN_REPLY = [
+  '**Research** plan for the survey:',
+  '',
+  '- ask ten customers',
+  '',
+  '```ts',
+  'const sample: number = 10;',
+  '```',
+  '',
+  'Inert: <img src="x" onerror="window.__xss = 1"> and [a link](javascript:window.__xss=2).',
+].join('\n');
+const SLOW_REPLY = 'The slow answer arrived.';
+const FILED_REPLY = 'Filed the survey issue.';
+const LOST_REPLY = 'Back after a lost connection.';
+
+/** The last user turn of a model call (its text, and whether it carries tool results). */
+function lastUserTurn(body: any): { text: string; toolResult: boolean } {
+  const m = [...(body?.messages ?? [])].reverse().find((x: any) => x.role === 'user');
+  const text = typeof m?.content === 'string' ? m.content : JSON.stringify(m?.content ?? '');
+  return { text, toolResult: Array.isArray(m?.content) && m.content.some((b: any) => b?.type === 'tool_result') };
+}
+
+/**
+ * The stand-in model: the meeting summary asks for JSON (its prompt names `tldr`); the chat steps' markers ask for
+ * Markdown, a slow reply, or an issue (a tool call, then the text after its result); everything else gets the fixed
+ * reply.
+ */
+function chatResponder(r: { body: any }) {
+  const usage = { input_tokens: 12, output_tokens: 7 };
+  if (JSON.stringify(r.body).includes('tldr'))
+    return {
+      content: [{ type: 'text' as const, text: JSON.stringify(SUMMARY) }],
+      usage: { input_tokens: 40, output_tokens: 20 },
+    };
+  const turn = lastUserTurn(r.body);
+  if (turn.toolResult) return { content: [{ type: 'text' as const, text: FILED_REPLY }], usage };
+  if (turn.text.includes('MD-STEP')) return { content: [{ type: 'text' as const, text: MARKDOWN_REPLY }], usage };
+  if (turn.text.includes('SLOW-STEP'))
+    return { content: [{ type: 'text' as const, text: SLOW_REPLY }], usage, delayMs: 4000 };
+  if (turn.text.includes('LOST-STEP'))
+    return { content: [{ type: 'text' as const, text: LOST_REPLY }], usage, delayMs: 1500 };
+  if (turn.text.includes('ISSUE-STEP'))
+    return {
+      content: [{ type: 'tool_use' as const, name: 'create_issue', input: { title: 'Survey sample', priority: 'P1' } }],
+      usage,
+    };
+  return { content: [{ type: 'text' as const, text: REPLY }], usage };
+}
+
 describe.skipIf(!fs.existsSync(CHROMIUM))('web UI in a browser', () => {
   let llm: Awaited<ReturnType<typeof startLlmStandIn>>;
   let smtp: Awaited<ReturnType<typeof startSmtpStandIn>>;
@@ -85,16 +135,7 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web UI in a browser', () => {
     await ensureWebBuild();
     fs.mkdirSync(SHOTS, { recursive: true });
     dataDir = fs.mkdtempSync(path.join(ROOT, '.tmp', 'e2e-'));
-    llm = await startLlmStandIn({
-      // The meeting summary asks for JSON (its prompt names `tldr`); everything else gets the fixed reply.
-      responder: (r) =>
-        JSON.stringify(r.body).includes('tldr')
-          ? {
-              content: [{ type: 'text', text: JSON.stringify(SUMMARY) }],
-              usage: { input_tokens: 40, output_tokens: 20 },
-            }
-          : { content: [{ type: 'text', text: REPLY }], usage: { input_tokens: 12, output_tokens: 7 } },
-    });
+    llm = await startLlmStandIn({ responder: chatResponder });
     smtp = await startSmtpStandIn();
     speech = await startSpeechStandIn({ respond: () => ({ text: HEARD }) });
     payprov = await startPayprovStandIn(MERCHANT_TOKEN);
@@ -305,6 +346,154 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web UI in a browser', () => {
 
   // Areas add their own steps here, each as its own `it` (they run in order, in the same signed-in page),
   // before the last one, which switches the language and the width.
+
+  // ---- chat ----
+  it('renders Markdown replies of two workers in one thread, re-attaches after a reload, asks for an approval and shows the run', async () => {
+    const token = (await page.evaluate(() => localStorage.getItem('crm.token')))!;
+    const workers = (await apiCall('GET', '/api/crm/projects/market-study/workers', undefined, token)).body.workers;
+    const [first, second] = workers as { id: number; label: string }[];
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
+    await page.goto(`${base}/projects/market-study/chat`);
+    await page.getByLabel('Message').waitFor();
+
+    // One message to both workers: one thread, each worker's reply under its name, in Markdown, inert HTML.
+    await page.getByRole('checkbox', { name: second.label }).check();
+    await page.getByLabel('Message').fill('MD-STEP: plan the survey');
+    await page.getByRole('button', { name: 'Send', exact: true }).click();
+    const replies = page.locator('li.msg.assistant').filter({ has: page.locator('strong', { hasText: 'Research' }) });
+    await replies.nth(1).waitFor();
+    for (const w of [first, second])
+      await replies
+        .filter({ has: page.locator('.who', { hasText: w.label }) })
+        .first()
+        .waitFor();
+    const reply = replies.first();
+    await reply.locator('.code-block code.language-ts .hljs-keyword').first().waitFor();
+    expect(await reply.locator('img').count()).toBe(0);
+    expect(await reply.locator('a[href^="javascript"]').count()).toBe(0);
+    await reply.getByText('<img src="x" onerror="window.__xss = 1">').waitFor();
+    expect(await page.evaluate(() => (window as any).__xss)).toBeUndefined();
+    // Copy a code block and a whole reply.
+    await reply.getByRole('button', { name: 'Copy code' }).click();
+    await reply.getByRole('button', { name: 'Copied' }).waitFor();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe('const sample: number = 10;');
+    await reply.getByRole('button', { name: 'Copy', exact: true }).click();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toContain('**Research** plan');
+    await shot('07b-chat-markdown');
+    // The chosen workers are in the address: after a reload the thread shows both replies again.
+    await page.reload();
+    await replies.nth(1).waitFor();
+
+    // Back to one worker: a slow reply goes on on the server while the page reloads, and shows when it is done.
+    await page.getByRole('checkbox', { name: second.label }).uncheck();
+    await page.getByLabel('Message').fill('SLOW-STEP: take your time');
+    await page.getByRole('button', { name: 'Send', exact: true }).click();
+    await page.locator('li.msg.assistant.streaming').first().waitFor();
+    await page.reload();
+    await page.locator('li.msg.assistant.streaming').first().waitFor();
+    await page.locator('li.msg.assistant').filter({ hasText: SLOW_REPLY }).waitFor({ timeout: 20_000 });
+    await page.getByRole('button', { name: 'Stop' }).waitFor({ state: 'detached' });
+
+    // A lost connection: the first events stream ends early (no done); the page shows it reconnects and gets the reply.
+    // Later attempts wait until the test saw the page say it reconnects.
+    let streams = 0;
+    let release = () => {};
+    const seen = new Promise<void>((r) => (release = r));
+    await page.route('**/api/crm/projects/market-study/runs/*/events', async (route) => {
+      if (streams++ === 0)
+        return route.fulfill({
+          status: 200,
+          headers: { 'content-type': 'text/event-stream' },
+          body: 'event: snapshot\ndata: {"status":"running","text":"","tool_calls":[]}\n\n',
+        });
+      await seen;
+      return route.continue();
+    });
+    await page.getByLabel('Message').fill('LOST-STEP: are you there?');
+    await page.getByRole('button', { name: 'Send', exact: true }).click();
+    await page.getByText('Reconnecting…').waitFor();
+    release();
+    await page.locator('li.msg.assistant').filter({ hasText: LOST_REPLY }).waitFor({ timeout: 20_000 });
+    expect(streams).toBeGreaterThanOrEqual(2);
+    await page.unroute('**/api/crm/projects/market-study/runs/*/events');
+
+    // Regenerate asks the same worker again.
+    const slow = page.locator('li.msg.assistant').filter({ hasText: SLOW_REPLY });
+    await slow.last().getByRole('button', { name: 'Regenerate' }).click();
+    await page.locator('li.msg.user').filter({ hasText: 'SLOW-STEP' }).nth(1).waitFor();
+    await expect.poll(() => slow.count(), { timeout: 20_000 }).toBe(2);
+
+    // A worker whose rules need an approval for create_issue: the run waits, the card shows, Approve, it completes.
+    const rule = await apiCall(
+      'PUT',
+      `/api/crm/projects/market-study/workers/${first.id}`,
+      { approvals: [{ tool: 'create_issue', mode: 'always' }] },
+      token,
+    );
+    expect(rule.status).toBe(200);
+    await page.getByLabel('Message').fill('ISSUE-STEP: file the sample issue');
+    await page.getByRole('button', { name: 'Send', exact: true }).click();
+    const card = page.locator('.approval-card').filter({ hasText: 'create_issue' });
+    await card.waitFor({ timeout: 20_000 });
+    await page.locator('li.msg.assistant .status', { hasText: 'Waiting for approval' }).waitFor();
+    await card.getByText('Survey sample').waitFor();
+    await shot('07c-chat-approval');
+    await card.getByRole('button', { name: 'Approve' }).click();
+    const filed = page.locator('li.msg.assistant').filter({ hasText: FILED_REPLY });
+    await filed.waitFor({ timeout: 20_000 });
+    await filed.locator('.tool-card.issue', { hasText: 'Survey sample' }).waitFor();
+    const approvals = await apiCall('GET', '/api/crm/projects/market-study/approvals', undefined, token);
+    expect(approvals.body.approvals.map((a: any) => [a.tool, a.status, a.channel])).toEqual([
+      ['create_issue', 'approved', 'web'],
+    ]);
+    // Deny with a reason: the model is told the call was refused; the run still completes.
+    await page.getByLabel('Message').fill('ISSUE-STEP: file it once more');
+    await page.getByRole('button', { name: 'Send', exact: true }).click();
+    const again = page.locator('.approval-card').filter({ hasText: 'create_issue' });
+    await again.waitFor({ timeout: 20_000 });
+    await again.getByRole('button', { name: 'Deny…' }).click();
+    await again.getByLabel('Reason (optional)').fill('One sample issue is enough.');
+    await again.getByRole('button', { name: 'Deny', exact: true }).click();
+    await expect.poll(() => filed.count(), { timeout: 20_000 }).toBe(2);
+    await filed.last().locator('.tool-card.failed', { hasText: 'create_issue' }).waitFor();
+    const denied = await apiCall('GET', '/api/crm/projects/market-study/approvals?status=denied', undefined, token);
+    expect(denied.body.approvals.map((a: any) => [a.tool, a.reason])).toEqual([
+      ['create_issue', 'One sample issue is enough.'],
+    ]);
+    await apiCall('PUT', `/api/crm/projects/market-study/workers/${first.id}`, { approvals: [] }, token);
+
+    // The approvals page lists the decision; the run's page shows its tool calls, tokens and reply.
+    await page.getByRole('link', { name: 'Approvals' }).click();
+    await page.getByRole('heading', { name: 'Decided' }).waitFor();
+    await page.locator('.run-row', { hasText: 'create_issue' }).getByText('Approved').waitFor();
+    await shot('07d-approvals');
+    await page.getByRole('link', { name: 'Runs', exact: true }).click();
+    await page.locator('.run-row').first().waitFor();
+    await shot('07d2-runs');
+    await page.locator('.run-row').first().getByRole('link').click();
+    await page.getByRole('heading', { name: new RegExp(`${first.label} · Run #\\d+`) }).waitFor();
+    await page.getByRole('heading', { name: 'Tool calls' }).waitFor();
+    await page.locator('.run-turns').getByText('create_issue').waitFor();
+    await page.locator('.run-detail .md').getByText(FILED_REPLY).waitFor();
+    await page.getByText(/in all/).waitFor();
+    // The run's page has its own address: a reload shows it again.
+    await page.reload();
+    await page.getByRole('heading', { name: 'Tool calls' }).waitFor();
+    await shot('07e-run-detail');
+
+    // In Ukrainian: the run's page and the chat's reply actions.
+    await page.getByLabel('Language').selectOption('uk');
+    await page.getByRole('heading', { name: 'Виклики інструментів' }).waitFor();
+    await page.getByText('Успішно').first().waitFor();
+    await page.getByRole('link', { name: 'Чат', exact: true }).click();
+    await page.getByRole('button', { name: 'Згенерувати ще раз' }).first().waitFor();
+    await shot('07f-chat-uk');
+    await page.setViewportSize({ width: 390, height: 844 });
+    await shot('07g-chat-uk-phone');
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.getByLabel('Мова').selectOption('en');
+    await page.getByRole('link', { name: 'Chat', exact: true }).waitFor();
+  });
 
   // ---- notes ----
   it('collects a text source in a research note, shows its text and answers from it', async () => {

@@ -11,3 +11,5 @@ export { Modal } from './components/Modal';
 export { PageTitle } from './components/PageTitle';
 export { Select } from './components/Select';
 export { TextArea } from './components/TextArea';
+export { Avatar } from './components/Avatar';
+export { Markdown } from './components/Markdown';

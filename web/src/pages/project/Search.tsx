@@ -3,7 +3,7 @@ import { useState } from 'react';
 import { Link } from 'react-router';
 import { searchQuery } from '../../features/search/api';
 import { useI18n } from '../../i18n';
-import { ErrorLine, Field, Loading } from '../../ui';
+import { ErrorLine, Field, Loading, Markdown } from '../../ui';
 import type { TabProps } from '../../features/projects/types';
 
 /** Where a hit lives in the app: issues on the board, wiki pages in the wiki, skills in skills. */
@@ -37,7 +37,7 @@ export default function Search({ project }: TabProps) {
         {hits.data?.hits.map((h) => (
           <li key={`${h.doc_type}-${h.doc_id}-${h.chunk_ix}`}>
             <Link to={hitLink(project, h.doc_type)}>{h.title}</Link> <span className="badge">{h.doc_type}</span>
-            <p className="muted clip">{h.text}</p>
+            <Markdown text={h.text} className="muted snippet" />
           </li>
         ))}
       </ol>
