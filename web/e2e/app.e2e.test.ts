@@ -467,6 +467,10 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web UI in a browser', () => {
     await page.getByRole('heading', { name: 'Decided' }).waitFor();
     await page.locator('.run-row', { hasText: 'create_issue' }).getByText('Approved').waitFor();
     await shot('07d-approvals');
+    // The link an approval's e-mail carries marks that approval on this page.
+    await page.goto(`${base}/projects/market-study/approvals?approval=${denied.body.approvals[0].id}`);
+    await page.locator(`#approval-${denied.body.approvals[0].id}.approval-focus`).getByText('Denied').waitFor();
+    await page.getByRole('link', { name: 'Approvals' }).waitFor();
     await page.getByRole('link', { name: 'Runs', exact: true }).click();
     await page.locator('.run-row').first().waitFor();
     await shot('07d2-runs');

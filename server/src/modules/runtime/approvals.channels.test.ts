@@ -277,7 +277,7 @@ describe('approvals by e-mail', () => {
       15_000,
     );
     expect(mail.headers.subject).toBe(`Approval needed: create_issue in ${project.name}`);
-    const link = `http://app.test/projects/${encodeURIComponent(project.name)}/chat?approval=${a.id}`;
+    const link = `http://app.test/projects/${encodeURIComponent(project.name)}/approvals?approval=${a.id}`;
     expect(mail.decoded).toContain(link);
     // No address in it decides: the only link to the service is the card's (and the notification settings).
     const links = [...mail.decoded.matchAll(/https?:\/\/[^\s"<>]+/g)].map((m) => m[0]);

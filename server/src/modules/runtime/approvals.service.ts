@@ -273,7 +273,7 @@ export function createApprovalsService(deps: ApprovalsDeps) {
         projectName,
         owner,
         worker,
-        url: `${deps.appUrl}/projects/${encodeURIComponent(projectName)}/chat?approval=${row.id}`,
+        url: `${deps.appUrl}/projects/${encodeURIComponent(projectName)}/approvals?approval=${row.id}`,
       };
     },
 
