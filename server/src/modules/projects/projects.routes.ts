@@ -96,7 +96,7 @@ export function projectsRoutes(app: TypedApp, { projects }: { projects: Projects
         tags,
         summary: 'Set modelMode (strict | optimize) and/or the default approval rules',
         description:
-          "`approvals`: `[{tool, mode}]` (a tool name or a prefix ending in `*`; mode `always` or `once_per_run`), the rules of the project's workers that have none of their own; `[]` removes them. Owner or admin.",
+          "`approvals`: `[{tool, mode, above?}]` (a tool name, a prefix ending in `*` or a class: `@commands`, `@writes`, `@deletions`, `@outbound`, `@tokens` with `above`; mode `always`, `once_per_run` or `never`), the rules of the project's workers that have none of their own; `[]` removes them. Owner or admin.",
         params: S.NameParam,
         body: S.ProjectConfigBody,
         response: { 200: S.ProjectConfig, ...errors(400, 401, 403, 404) },

@@ -67,9 +67,12 @@ export const ModelMode = Type.Object({ modelMode: Type.Union([Type.Literal('stri
 /** The project's configuration: the model mode and the default approval rules of its workers. */
 export const ProjectConfig = Type.Object({
   modelMode: ModelMode.properties.modelMode,
-  approvals: Type.Array(Type.Object({ tool: Type.String(), mode: Type.String() }), {
-    description: "the default approval rules of the project's workers (a worker's own rules replace them)",
-  }),
+  approvals: Type.Array(
+    Type.Object({ tool: Type.String(), mode: Type.String(), above: Type.Optional(Type.Integer()) }),
+    {
+      description: "the default approval rules of the project's workers (a worker's own rules replace them)",
+    },
+  ),
 });
 /** `PUT /projects/:name/config`: any of the fields; `approvals` replaces the default rules (`[]`: none). */
 export const ProjectConfigBody = Type.Object(

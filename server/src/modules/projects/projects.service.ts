@@ -21,7 +21,7 @@ import type { ProjectRow, ProjectsRepo } from './projects.repo.ts';
 import type * as S from './projects.schemas.ts';
 import { bindBot, validateBotToken } from '../workers/bot-binding.ts';
 import { IMAGE_MIME, type ImageKind } from '../workers/workers.rules.ts';
-import { asRules, type ApprovalRule } from '../runtime/approvals.rules.ts';
+import { asRules, rulesProblem, storedRules, type ApprovalRule } from '../runtime/approvals.rules.ts';
 
 /** Technical names: 2–40 characters, lower-case letters, digits and inner hyphens or underscores. */
 export const PROJECT_NAME_PATTERN = /^[a-z0-9](?:[a-z0-9_-]{0,38}[a-z0-9])?$/;
@@ -297,7 +297,11 @@ export function createProjectsService(deps: ProjectsDeps) {
       const p = await ref(actor, name);
       const before = asRules(p.config.approvals);
       const config: Record<string, unknown> = { ...p.config, modelMode: body.modelMode ?? modelMode(p.config) };
-      if (body.approvals) config.approvals = body.approvals.map((r) => ({ tool: r.tool, mode: r.mode }));
+      if (body.approvals) {
+        const problem = rulesProblem(body.approvals);
+        if (problem) throw new BadRequest('invalid_approval_rule', problem);
+        config.approvals = storedRules(body.approvals);
+      }
       await repo.setConfig(p.id, config);
       const after = asRules(config.approvals);
       if (JSON.stringify(before) !== JSON.stringify(after))

@@ -109,16 +109,18 @@ export function createApprovalsService(deps: ApprovalsDeps) {
 
   return {
     /**
-     * The execution's approval hook for one tool call of run `run` under `rules` (approvals.rules.ts): `run` when
-     * no rule matches, the call was approved, or (`once_per_run`) the tool was approved earlier in the run;
+     * The execution's approval hook for one tool call of run `run` under `rules` (approvals.rules.ts), the run having
+     * spent `spentTokens` so far (for `@tokens` rules): `run` when no rule asks, the call was approved, or
+     * (`once_per_run`) the tool was approved earlier in the run;
      * `refuse` with the reason when it was denied or expired; `wait` while it is pending (asked here once per call).
      */
     async gate(
       run: { projectId: number; ownerId: number; runId: number; workerId: number; actor: string },
       rules: ApprovalRule[],
       use: JournalToolUse,
+      spentTokens = 0,
     ): Promise<ApprovalGate> {
-      const rule = ruleFor(rules, use.name);
+      const rule = ruleFor(rules, use.name, spentTokens);
       if (!rule) return { action: 'run' };
       const known = await repo.forCall(run.runId, use.id);
       if (known) {

@@ -122,7 +122,7 @@ const useOf = (title: string, text?: string) => ({
 const say = (text: string) => ({ content: [{ type: 'text' as const, text }] });
 
 async function runWaiting(
-  rules: Array<{ tool: string; mode: 'always' | 'once_per_run' }> | undefined,
+  rules: Array<{ tool: string; mode: 'always' | 'once_per_run' | 'never'; above?: number }> | undefined,
   script: Parameters<typeof s.enqueue>,
   projectRules?: unknown,
 ) {
@@ -155,6 +155,60 @@ const listApprovals = (name: string, token: string, q = '') =>
   api(t.app, 'GET', `/api/crm/projects/${name}/approvals${q}`, { token });
 const decide = (name: string, token: string, id: number, body: unknown) =>
   api(t.app, 'POST', `/api/crm/projects/${name}/approvals/${id}`, { token, body });
+
+describe('classes of tools, exemptions and a spending threshold', () => {
+  it('ask for a class (@writes), let an exempt tool (never) run, ask once a run spent more than @tokens above', async () => {
+    // @writes covers create_issue: the run waits.
+    const a = await runWaiting([{ tool: '@writes', mode: 'always' }], [useOf('Class')]);
+    expect(a.run.status).toBe('waiting_approval');
+    expect((await listApprovals(a.p.name, a.u.token)).body.approvals[0]).toMatchObject({ tool: 'create_issue' });
+    // The exact name's `never` wins over the class: no approval, the issue is filed.
+    const b = await runWaiting(
+      [
+        { tool: '@writes', mode: 'always' },
+        { tool: 'create_issue', mode: 'never' },
+      ],
+      [useOf('Exempt'), say('Filed.')],
+    );
+    expect(b.run.status).toBe('succeeded');
+    expect(await issuesOf(b.p.id)).toEqual([{ title: 'Exempt' }]);
+    expect((await listApprovals(b.p.name, b.u.token)).body.approvals).toEqual([]);
+    // @commands does not cover create_issue.
+    const c = await runWaiting([{ tool: '@commands', mode: 'always' }], [useOf('Not a command'), say('Filed.')]);
+    expect(c.run.status).toBe('succeeded');
+    // Spending: the first model call spent 15 tokens; above 10 the call waits, above 1000 it runs.
+    const d = await runWaiting([{ tool: '@tokens', mode: 'always', above: 10 }], [useOf('Costly')]);
+    expect(d.run.status).toBe('waiting_approval');
+    const e = await runWaiting([{ tool: '@tokens', mode: 'always', above: 1000 }], [useOf('Cheap'), say('Filed.')]);
+    expect(e.run.status).toBe('succeeded');
+    // The API refuses a @tokens rule without `above`, a `never` one, and `above` on another rule.
+    const B = `/api/crm/projects/${e.p.name}/workers/${e.w.id}`;
+    for (const bad of [
+      [{ tool: '@tokens', mode: 'always' }],
+      [{ tool: '@tokens', mode: 'never', above: 5 }],
+      [{ tool: 'create_issue', mode: 'always', above: 5 }],
+      [{ tool: '@everything', mode: 'always' }],
+    ]) {
+      const r = await api(t.app, 'PUT', B, { token: e.u.token, body: { approvals: bad } });
+      expect(r.status, JSON.stringify(bad)).toBe(400);
+      expect(['invalid_approval_rule', 'invalid_request']).toContain(r.body.error);
+    }
+    const ok = await api(t.app, 'PUT', B, {
+      token: e.u.token,
+      body: {
+        approvals: [
+          { tool: '@tokens', mode: 'once_per_run', above: 5000 },
+          { tool: '@outbound', mode: 'always' },
+        ],
+      },
+    });
+    expect(ok.status).toBe(200);
+    expect(ok.body.approvals).toEqual([
+      { tool: '@tokens', mode: 'once_per_run', above: 5000 },
+      { tool: '@outbound', mode: 'always' },
+    ]);
+  });
+});
 
 describe('runs waiting for approval', () => {
   it('stop before the call without a model call; an approval runs it once and the run goes on', async () => {
