@@ -4,7 +4,7 @@ import { Link, useNavigate } from 'react-router';
 import { projectsQuery, useCreateProject } from '../features/projects/api';
 import { useI18n } from '../i18n';
 import { ErrorLine, Field, Loading, Modal, PageTitle } from '../ui';
-import { slugify } from './projectName';
+import { PROJECT_NAME_MAX, PROJECT_NAME_PATTERN, slugify } from './projectName';
 
 export default function Projects() {
   const { t, date } = useI18n();
@@ -13,6 +13,9 @@ export default function Projects() {
   const [open, setOpen] = useState(false);
   const [displayName, setDisplayName] = useState('');
   const [description, setDescription] = useState('');
+  /** The technical name as the user typed it; until then it follows the display name. */
+  const [technical, setTechnical] = useState<string | null>(null);
+  const projectName = technical ?? slugify(displayName);
   const create = useCreateProject({ onSuccess: (r) => navigate(`/projects/${r.project.name}`) });
   return (
     <section>
@@ -57,7 +60,7 @@ export default function Projects() {
             e.preventDefault();
             create.mutate({
               displayName,
-              projectName: slugify(displayName),
+              projectName,
               ...(description ? { description } : {}),
             });
           }}
@@ -65,10 +68,25 @@ export default function Projects() {
           <Field
             label={t('Project name')}
             required
+            maxLength={200}
             value={displayName}
             onChange={(e) => setDisplayName(e.target.value)}
           />
-          <Field label={t('Description')} value={description} onChange={(e) => setDescription(e.target.value)} />
+          <Field
+            label={t('Technical name')}
+            hint={t('Lower-case letters, digits and dashes; it names the project in links.')}
+            required
+            pattern={PROJECT_NAME_PATTERN}
+            maxLength={PROJECT_NAME_MAX}
+            value={projectName}
+            onChange={(e) => setTechnical(e.target.value)}
+          />
+          <Field
+            label={t('Description')}
+            maxLength={5000}
+            value={description}
+            onChange={(e) => setDescription(e.target.value)}
+          />
           <ErrorLine error={create.error} />
           <button type="submit" className="primary" disabled={create.isPending}>
             {t('Create')}

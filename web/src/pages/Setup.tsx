@@ -6,7 +6,7 @@ import { setupProject } from '../features/onboarding/api';
 import { presetsQuery } from '../features/workers/api';
 import { useI18n } from '../i18n';
 import { ErrorLine, Field, PageTitle } from '../ui';
-import { slugify } from './projectName';
+import { PROJECT_NAME_MAX, PROJECT_NAME_PATTERN, slugify } from './projectName';
 
 /** The setup wizard: a project from a team preset, with the user's own LLM key or the trial. */
 export default function Setup() {
@@ -64,7 +64,8 @@ export default function Setup() {
             <Field
               label={t('Technical name')}
               hint={t('Lower-case letters, digits and dashes; it names the project in links.')}
-              pattern="[a-z0-9][a-z0-9\-]{1,39}"
+              pattern={PROJECT_NAME_PATTERN}
+              maxLength={PROJECT_NAME_MAX}
               value={name}
               onChange={(e) => setProjectName(e.target.value)}
             />

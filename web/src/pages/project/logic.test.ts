@@ -62,7 +62,10 @@ describe('small rules', () => {
   });
   it('slugify makes a technical project name', () => {
     expect(slugify('Market Study 2026!')).toBe('market-study-2026');
-    expect(slugify('Ω')).toBe('');
+    expect(slugify('!!!')).toBe('');
+    expect(slugify('Дослідження ринку')).toBe('doslidzhennya-rinku');
+    expect(slugify("Ґанок і м'ята")).toBe('ganok-i-myata');
+    expect(slugify('北京')).toBe('bei-jing');
     expect(slugify('a')).toBe('a-project');
     expect(slugify('x'.repeat(60))).toHaveLength(40);
   });
