@@ -7,7 +7,7 @@ import { ErrorLine, Field, Loading, Modal, PageTitle } from '../ui';
 import { PROJECT_NAME_MAX, PROJECT_NAME_PATTERN, slugify } from './projectName';
 
 export default function Projects() {
-  const { t, date } = useI18n();
+  const { t, tn, date } = useI18n();
   const navigate = useNavigate();
   const projects = useQuery(projectsQuery());
   const [open, setOpen] = useState(false);
@@ -48,7 +48,7 @@ export default function Projects() {
             </h2>
             <p className="muted">{p.description || p.niche || p.name}</p>
             <p className="muted">
-              {t('{n} workers', { n: p.worker_count })} · {date(p.updated_at)}
+              {tn('{n} worker', '{n} workers', p.worker_count)} · {date(p.updated_at)}
               {p.trial_mode && <span className="badge">{t('Trial')}</span>}
             </p>
           </li>

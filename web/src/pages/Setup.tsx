@@ -1,6 +1,7 @@
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
-import { useNavigate } from 'react-router';
+import { Link, useNavigate, useSearchParams } from 'react-router';
+import { billingStatusQuery } from '../features/billing/api';
 import { suggestPresetQuery } from '../features/projects/api';
 import { setupProject } from '../features/onboarding/api';
 import { presetsQuery } from '../features/workers/api';
@@ -8,12 +9,25 @@ import { useI18n } from '../i18n';
 import { ErrorLine, Field, PageTitle } from '../ui';
 import { PROJECT_NAME_MAX, PROJECT_NAME_PATTERN, slugify } from './projectName';
 
-/** The setup wizard: a project from a team preset, with the user's own LLM key or the trial. */
+/**
+ * The setup wizard: a project from a team preset, with the user's own LLM key or the trial. The step is in the
+ * address (`?step=2`), so Back and Forward walk the steps; a plan already at its project limit is said before the
+ * first step, with the way to a bigger plan.
+ */
 export default function Setup() {
-  const { t } = useI18n();
+  const { t, tn } = useI18n();
   const navigate = useNavigate();
-  const [step, setStep] = useState(1);
+  const [params, setParams] = useSearchParams();
   const [displayName, setDisplayName] = useState('');
+  // A reload loses what was typed: the wizard starts again at its first step.
+  const step = displayName ? Math.min(3, Math.max(1, Number(params.get('step')) || 1)) : 1;
+  const setStep = (n: number) =>
+    setParams((p) => {
+      const next = new URLSearchParams(p);
+      next.set('step', String(n));
+      return next;
+    });
+  const billing = useQuery(billingStatusQuery());
   const [projectName, setProjectName] = useState('');
   const [niche, setNiche] = useState('');
   const [teamPreset, setTeamPreset] = useState('');
@@ -42,6 +56,29 @@ export default function Setup() {
     ['support', t('Customer support')],
     ['startup', t('Startup (generalist)')],
   ];
+  const limit = billing.data?.limits.projects;
+  const full =
+    billing.data && limit != null && !billing.data.features.plan_limit_bypass && billing.data.usage.projects >= limit;
+  if (full)
+    return (
+      <section className="narrow">
+        <PageTitle>{t('Set up a project')}</PageTitle>
+        <p role="alert">
+          {tn(
+            'Your plan ({plan}) allows {n} project, and you have {count}.',
+            'Your plan ({plan}) allows {n} projects, and you have {count}.',
+            limit,
+            { plan: billing.data.plan, count: billing.data.usage.projects },
+          )}
+        </p>
+        <p>
+          <Link className="button primary" to="/account?tab=billing">
+            {t('See the plans')}
+          </Link>{' '}
+          <Link to="/projects">{t('Back to the projects')}</Link>
+        </p>
+      </section>
+    );
   return (
     <section className="narrow">
       <PageTitle>{t('Set up a project')}</PageTitle>
@@ -91,7 +128,11 @@ export default function Setup() {
               </label>
             ))}
             <p className="muted">
-              {t('{n} worker presets are available to add later.', { n: presets.data?.presets.length ?? 0 })}
+              {tn(
+                '{n} worker preset is available to add later.',
+                '{n} worker presets are available to add later.',
+                presets.data?.presets.length ?? 0,
+              )}
             </p>
           </fieldset>
         )}

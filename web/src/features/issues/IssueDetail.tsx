@@ -136,7 +136,7 @@ function EditIssue({
           options={PRIORITIES.map((p) => ({ value: p, label: `${p} · ${t(PRIORITY_LABELS[p])}` }))}
         />
         <div className="assignee-pick">
-          <Avatar name={v.assignee} />
+          <Avatar name={v.assignee} empty />
           <Select
             label={t('Assignee')}
             value={v.assignee ?? ''}

@@ -47,7 +47,10 @@ export const PRIORITY_LABELS: Record<Priority, string> = {
 
 /** Up to two initials of a name ("Market researcher" → "MR", "ann" → "A"), for an avatar; "?" for none. */
 export function initials(name: string | null | undefined): string {
-  const words = (name ?? '').trim().split(/[\s_.@-]+/u).filter(Boolean);
+  const words = (name ?? '')
+    .trim()
+    .split(/[\s_.@-]+/u)
+    .filter(Boolean);
   const letters = words.slice(0, 2).map((w) => [...w][0]!.toUpperCase());
   return letters.join('') || '?';
 }
@@ -79,7 +82,11 @@ const FIELD_LABELS: Record<string, string> = {
  * kind and its machine-written message (`status open → in_progress`, `assigned to X`, `edited title, priority`)
  * pick the words; `t` translates, `list` joins names (Intl.ListFormat). A log entry is the author's own text.
  */
-export function entrySentence(e: Entry, t: (m: string, v?: Record<string, string>) => string, list: (items: string[]) => string): string {
+export function entrySentence(
+  e: Entry,
+  t: (m: string, v?: Record<string, string>) => string,
+  list: (items: string[]) => string,
+): string {
   const author = e.author || t('Someone');
   const m = e.message ?? '';
   const status = (s: string) => (s in STATUS_LABELS ? t(STATUS_LABELS[s as Status]) : s);
@@ -88,7 +95,8 @@ export function entrySentence(e: Entry, t: (m: string, v?: Record<string, string
       return t('{author} created the issue', { author });
     case 'status': {
       const hit = /^status (\w+) → (\w+)$/u.exec(m);
-      if (hit) return t('{author} moved it from {from} to {to}', { author, from: status(hit[1]!), to: status(hit[2]!) });
+      if (hit)
+        return t('{author} moved it from {from} to {to}', { author, from: status(hit[1]!), to: status(hit[2]!) });
       break;
     }
     case 'take': {
