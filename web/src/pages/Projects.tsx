@@ -87,7 +87,10 @@ export default function Projects() {
             value={description}
             onChange={(e) => setDescription(e.target.value)}
           />
-          <ErrorLine error={create.error} />
+          <ErrorLine
+            error={create.error}
+            fields={{ displayName: t('Project name'), projectName: t('Technical name'), description: t('Description') }}
+          />
           <button type="submit" className="primary" disabled={create.isPending}>
             {t('Create')}
           </button>

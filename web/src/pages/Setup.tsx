@@ -1,6 +1,7 @@
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link, useNavigate, useSearchParams } from 'react-router';
+import { ApiFailure } from '../api/client';
 import { billingStatusQuery } from '../features/billing/api';
 import { suggestPresetQuery } from '../features/projects/api';
 import { setupProject } from '../features/onboarding/api';
@@ -46,6 +47,10 @@ export default function Setup() {
         ...(keyMode === 'own' && llmKey ? { llmKey } : {}),
       }),
     onSuccess: (r) => navigate(`/projects/${r.project.name}/workers`),
+    // A name the service refuses is fixed on the first step, where the names are.
+    onError: (err) => {
+      if (err instanceof ApiFailure && ['invalid_project_name', 'project_exists'].includes(err.body.error)) setStep(1);
+    },
   });
   const teams = [
     ['software', t('Software product')],
@@ -158,7 +163,14 @@ export default function Setup() {
             )}
           </fieldset>
         )}
-        <ErrorLine error={setup.error} />
+        <ErrorLine
+          error={setup.error}
+          fields={{
+            displayName: t('Project name'),
+            projectName: t('Technical name'),
+            niche: t('What is it about? (niche)'),
+          }}
+        />
         <div className="actions">
           {step > 1 && (
             <button type="button" onClick={() => setStep(step - 1)}>

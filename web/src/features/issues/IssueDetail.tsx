@@ -152,7 +152,16 @@ function EditIssue({
         value={v.description}
         onChange={(e) => setV({ ...v, description: e.target.value })}
       />
-      <ErrorLine error={update.error} />
+      <ErrorLine
+        error={update.error}
+        fields={{
+          title: t('Title'),
+          status: t('Status'),
+          priority: t('Priority'),
+          assignee: t('Assignee'),
+          description: t('Description'),
+        }}
+      />
       <button type="submit" className="primary" disabled={!changed.length || update.isPending}>
         {t('Save')}
       </button>

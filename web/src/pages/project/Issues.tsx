@@ -164,7 +164,10 @@ export default function Issues({ project }: TabProps) {
             value={description}
             onChange={(e) => setDescription(e.target.value)}
           />
-          <ErrorLine error={create.error} />
+          <ErrorLine
+            error={create.error}
+            fields={{ title: t('Title'), priority: t('Priority'), description: t('Description') }}
+          />
           <button type="submit" className="primary" disabled={create.isPending}>
             {t('Create')}
           </button>
