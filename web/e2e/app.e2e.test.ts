@@ -690,7 +690,7 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web UI in a browser', () => {
     await page.getByRole('button', { name: 'New project' }).click();
     const dialog = page.getByRole('dialog', { name: 'New project' });
     await dialog.getByLabel('Project name').fill('Дослідження ринку');
-    expect(await dialog.getByLabel('Technical name').inputValue()).toBe('doslidzhennya-rinku');
+    await expect.poll(() => dialog.getByLabel('Technical name').inputValue()).toBe('doslidzhennya-rinku');
     await shot('61-new-project-cyrillic');
     await dialog.getByRole('button', { name: 'Create' }).click();
     await page.waitForURL('**/projects/doslidzhennya-rinku**');

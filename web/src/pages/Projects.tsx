@@ -4,7 +4,7 @@ import { Link, useNavigate } from 'react-router';
 import { projectsQuery, useCreateProject } from '../features/projects/api';
 import { useI18n } from '../i18n';
 import { ErrorLine, Field, Loading, Modal, PageTitle } from '../ui';
-import { PROJECT_NAME_MAX, PROJECT_NAME_PATTERN, slugify } from './projectName';
+import { PROJECT_NAME_MAX, PROJECT_NAME_PATTERN, useSlugify } from './projectName';
 
 export default function Projects() {
   const { t, tn, date } = useI18n();
@@ -15,7 +15,8 @@ export default function Projects() {
   const [description, setDescription] = useState('');
   /** The technical name as the user typed it; until then it follows the display name. */
   const [technical, setTechnical] = useState<string | null>(null);
-  const projectName = technical ?? slugify(displayName);
+  const slugify = useSlugify(open);
+  const projectName = technical ?? (slugify ? slugify(displayName) : '');
   const create = useCreateProject({ onSuccess: (r) => navigate(`/projects/${r.project.name}`) });
   return (
     <section>

@@ -8,7 +8,7 @@ import { setupProject } from '../features/onboarding/api';
 import { presetsQuery } from '../features/workers/api';
 import { useI18n } from '../i18n';
 import { ErrorLine, Field, PageTitle } from '../ui';
-import { PROJECT_NAME_MAX, PROJECT_NAME_PATTERN, slugify } from './projectName';
+import { PROJECT_NAME_MAX, PROJECT_NAME_PATTERN, useSlugify } from './projectName';
 
 /**
  * The setup wizard: a project from a team preset, with the user's own LLM key or the trial. The step is in the
@@ -36,7 +36,8 @@ export default function Setup() {
   const [llmKey, setLlmKey] = useState('');
   const suggestion = useQuery({ ...suggestPresetQuery(niche), enabled: step === 2 && niche.length > 1 });
   const presets = useQuery(presetsQuery());
-  const name = projectName || slugify(displayName);
+  const slugify = useSlugify();
+  const name = projectName || (slugify ? slugify(displayName) : '');
   const setup = useMutation({
     mutationFn: () =>
       setupProject({

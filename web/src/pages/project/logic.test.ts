@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { safeNext } from '../auth/Login';
-import { slugify } from '../projectName';
+import { loadSlugify } from '../projectName';
 import { dropMove, STATUSES, toColumns } from '../../features/issues/board';
 import { chatReducer, emptyChat } from './chatState';
 import { moveItem } from './reorder';
@@ -60,7 +60,8 @@ describe('small rules', () => {
     expect(moveItem([1, 2, 3], 2, 5)).toEqual([1, 2, 3]);
     expect(moveItem([1, 2, 3], 2, -1)).toEqual([3, 1, 2]);
   });
-  it('slugify makes a technical project name', () => {
+  it('slugify makes a technical project name', async () => {
+    const slugify = await loadSlugify();
     expect(slugify('Market Study 2026!')).toBe('market-study-2026');
     expect(slugify('!!!')).toBe('');
     expect(slugify('Дослідження ринку')).toBe('doslidzhennya-rinku');
