@@ -50,7 +50,7 @@ import { registerKnowledgeJobs } from './modules/knowledge/knowledge.jobs.ts';
 import { createSearchPort } from './modules/knowledge/knowledge.port.ts';
 import { createKnowledgeService, memoryLoader } from './modules/knowledge/knowledge.service.ts';
 import { createOnboardingRepo } from './modules/onboarding/onboarding.repo.ts';
-import { createOnboardingService } from './modules/onboarding/onboarding.service.ts';
+import { createOnboardingService, type Step as OnboardingStep } from './modules/onboarding/onboarding.service.ts';
 import { createPinsRepo } from './modules/pins/pins.repo.ts';
 import { createPinsService } from './modules/pins/pins.service.ts';
 import { createProjectsRepo } from './modules/projects/projects.repo.ts';
@@ -581,6 +581,23 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     usage,
     storage: storageQuota,
     tmpRoot: path.join(config.dataDir, 'tmp'),
+    // The checklist's steps as the areas that hold them see them: workers in the user's projects, a CLI device, a
+    // skill the user added, a messenger bot bound to one of their workers, an issue in one of their projects.
+    done: {
+      async steps(userId) {
+        const ids = await projectsRepo.ownerProjectIds(userId);
+        const [workers, cli, skill, bot, issue] = await Promise.all([
+          ids.length ? workersRepo.count(db, ids).then((n) => n > 0) : false,
+          cliRepo.deviceCount(db, userId).then((n) => n > 0),
+          skillsRepo.anyAddedBy(userId),
+          workersRepo.anyBotIn(ids),
+          issuesRepo.anyIn(ids),
+        ]);
+        return (Object.entries({ workers, cli, skill, bot, issue }) as [OnboardingStep, boolean][])
+          .filter(([, yes]) => yes)
+          .map(([step]) => step);
+      },
+    },
   });
 
   // Billing: checkout, the provider's callbacks, renewals, cancel, status and summary.

@@ -12,6 +12,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { AxeBuilder } from '@axe-core/playwright';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startLlmStandIn } from '../../server/test/standins/llm.ts';
@@ -326,7 +327,14 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web UI in a browser', () => {
     await page.getByRole('button', { name: 'Create' }).click();
     const card = page.locator('section[data-status="open"] li.issue').filter({ hasText: 'Write the survey questions' });
     await card.waitFor();
-    await card.dragTo(page.locator('section[data-status="in_progress"]'));
+    // A pointer drag (dnd-kit starts it after a few pixels of movement, then follows the pointer).
+    const from = (await card.boundingBox())!;
+    const to = (await page.locator('section[data-status="in_progress"]').boundingBox())!;
+    await page.mouse.move(from.x + from.width / 2, from.y + from.height / 2);
+    await page.mouse.down();
+    await page.mouse.move(from.x + from.width / 2 + 20, from.y + from.height / 2, { steps: 4 });
+    await page.mouse.move(to.x + to.width / 2, to.y + 60, { steps: 10 });
+    await page.mouse.up();
     await page
       .locator('section[data-status="in_progress"] li.issue')
       .filter({ hasText: 'Write the survey questions' })
@@ -597,6 +605,7 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web UI in a browser', () => {
     // sandbox runtime a real shell in the page's terminal and the log; without one, a plain "cannot run".
     await page.getByRole('tab', { name: 'Cloud container' }).click();
     await page.getByText('A cloud container needs the cloud plan.').waitFor();
+    expect(await page.getByRole('button', { name: 'Create my container' }).isDisabled()).toBe(true);
     await page.getByRole('button', { name: 'Join the cloud waitlist' }).click();
     await page.getByText(/You are number 1 on the cloud waitlist/).waitFor();
     const admin = await apiCall('POST', '/api/auth/login', ADMIN);
@@ -723,6 +732,17 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web UI in a browser', () => {
       await p.getByRole('button', { name: 'Accept the suggestion “Огляд”' }).waitFor();
       await adminShot('53-admin-feedback');
 
+      // The e-mail outbox lists Ann's verification e-mail with its text; Back returns to the previous tab.
+      await p.getByRole('tab', { name: 'E-mail outbox' }).click();
+      await p.waitForURL('**/admin?tab=outbox');
+      // Newest first: Ann's oldest e-mail is her verification.
+      const mail = p.locator('ul.outbox li').filter({ hasText: USER.email }).last();
+      await mail.locator('summary').click();
+      await mail.getByText(/\/verify-email\?token=/).waitFor();
+      await adminShot('55-admin-outbox');
+      await p.goBack();
+      await p.getByRole('tab', { name: 'Feedback and translations', selected: true }).waitFor();
+
       // At phone width the analytics charts fit the screen (tables scroll inside their box).
       await p.setViewportSize({ width: 390, height: 844 });
       await p.getByRole('tab', { name: 'Analytics' }).click();
@@ -801,10 +821,158 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web UI in a browser', () => {
     });
   });
 
+  // ---- board, dead ends, phone width ----
+  it('moves an issue from the keyboard, edits it in the drawer, names a Cyrillic project and fits a phone', async () => {
+    const token = (await page.evaluate(() => localStorage.getItem('crm.token')))!;
+    // A title without spaces wraps inside its card: every column keeps its width.
+    const long = `Competitor${'x'.repeat(140)}`;
+    const made = await apiCall('POST', '/api/crm/projects/market-study/issues', { title: long, priority: 'P1' }, token);
+    expect(made.status).toBe(201);
+    await page.goto(`${base}/projects/market-study/issues`);
+    const card = page.locator('li.issue').filter({ hasText: long });
+    await page.locator('section[data-status="open"] li.issue').filter({ hasText: long }).waitFor();
+    const widths = await page.locator('section[data-status]').evaluateAll((els) => els.map((e) => e.clientWidth));
+    expect(new Set(widths).size).toBe(1);
+
+    // From the keyboard: lift the card with Space by its handle, two columns right, Space drops it in Blocked.
+    await card.getByRole('button', { name: `Move “${long}”` }).focus();
+    await page.keyboard.press('Space');
+    for (const key of ['ArrowRight', 'ArrowRight']) {
+      await new Promise((r) => setTimeout(r, 250));
+      await page.keyboard.press(key);
+    }
+    await new Promise((r) => setTimeout(r, 250));
+    await page.keyboard.press('Space');
+    await page.locator('section[data-status="blocked"] li.issue').filter({ hasText: long }).waitFor();
+    await expect
+      .poll(
+        async () =>
+          (await apiCall('GET', `/api/crm/projects/market-study/issues/${made.body.id}`, undefined, token)).body.status,
+      )
+      .toBe('blocked');
+
+    // The drawer: headed by the title, the issue's number in the address; assign a worker and raise the priority.
+    await card.getByRole('button', { name: long, exact: true }).click();
+    const drawer = page.getByRole('dialog', { name: long });
+    await drawer.waitFor();
+    expect(new URL(page.url()).searchParams.get('issue')).toBe(String(made.body.id));
+    await drawer.getByText('Ann moved it from Open to Blocked').waitFor();
+    await drawer.getByLabel('Assignee').selectOption({ index: 1 });
+    const worker = await drawer.getByLabel('Assignee').inputValue();
+    await drawer.getByLabel('Priority').selectOption('P0');
+    await drawer.getByRole('button', { name: 'Save' }).click();
+    await drawer.getByText(`Ann assigned it to ${worker}`).waitFor();
+    await drawer.getByText('Ann changed the priority').waitFor();
+    const saved = await apiCall('GET', `/api/crm/projects/market-study/issues/${made.body.id}`, undefined, token);
+    expect([saved.body.assignee, saved.body.priority]).toEqual([worker, 'P0']);
+    await shot('60-issue-drawer');
+    // Closing the drawer is a step of the history: Back opens it again.
+    await page.keyboard.press('Escape');
+    await drawer.waitFor({ state: 'detached' });
+    await page.goBack();
+    await page.getByRole('dialog', { name: long }).waitFor();
+    await page.keyboard.press('Escape');
+
+    // The onboarding checklist ticked itself from what Ann did: a team of workers, an issue, the linked CLI.
+    await page.goto(`${base}/onboarding`);
+    for (const step of ['Set up a team of workers', 'Create an issue', 'Link the command-line client'])
+      await page.locator('li.step').filter({ hasText: step }).getByText('Done').waitFor();
+
+    // A project named in Cyrillic: the technical name is transliterated, shown and editable.
+    await page.goto(`${base}/projects`);
+    await page.getByRole('button', { name: 'New project' }).click();
+    const dialog = page.getByRole('dialog', { name: 'New project' });
+    await dialog.getByLabel('Project name').fill('Дослідження ринку');
+    await expect.poll(() => dialog.getByLabel('Technical name').inputValue()).toBe('doslidzhennya-rinku');
+    await shot('61-new-project-cyrillic');
+    await dialog.getByRole('button', { name: 'Create' }).click();
+    await page.waitForURL('**/projects/doslidzhennya-rinku**');
+
+    // An unknown address is the app's own page (status 404), not the API's JSON; the favicon is there.
+    const missing = await page.goto(`${base}/no-such-page`);
+    expect(missing?.status()).toBe(404);
+    await page.getByRole('heading', { name: 'Page not found' }).waitFor();
+    const icon = await fetch(`${base}/favicon.svg`);
+    expect([icon.status, icon.headers.get('content-type')]).toEqual([200, 'image/svg+xml']);
+    await shot('62-not-found');
+
+    // At phone width (375 px) no page scrolls sideways: the board scrolls inside itself.
+    await page.setViewportSize({ width: 375, height: 812 });
+    for (const url of ['/projects', '/account', '/projects/market-study/workers', '/projects/market-study/issues']) {
+      await page.goto(`${base}${url}`);
+      await page.waitForLoadState('networkidle');
+      expect(await page.evaluate(() => document.documentElement.scrollWidth), url).toBeLessThanOrEqual(375);
+    }
+    await shot('63-board-phone');
+    await page.setViewportSize({ width: 1280, height: 800 });
+  });
+
+  // ---- accessibility ----
+  it('has no serious or critical accessibility violations (axe-core) on the main pages, in both languages', async () => {
+    const pages = [
+      '/projects',
+      '/onboarding',
+      '/setup',
+      '/projects/market-study/workers',
+      '/projects/market-study/chat',
+      '/projects/market-study/runs',
+      '/projects/market-study/issues',
+      `/projects/market-study/issues?issue=1`,
+      '/projects/market-study/notes',
+      '/account',
+      '/account?tab=billing',
+      '/help',
+      '/no-such-page',
+    ];
+    const found: string[] = [];
+    const check = async (p: Page, where: string) => {
+      await p.waitForLoadState('networkidle');
+      const { violations } = await new AxeBuilder({ page: p }).analyze();
+      for (const v of violations.filter((x) => x.impact === 'serious' || x.impact === 'critical'))
+        found.push(
+          `${where}: ${v.id} (${v.impact}) ${v.nodes
+            .map((n) => n.target.join(' '))
+            .slice(0, 3)
+            .join(' | ')}`,
+        );
+    };
+    // axe-core runs in pages of a context of their own (it opens one to collect frames): Ann's token is put there.
+    const token = (await page.evaluate(() => localStorage.getItem('crm.token')))!;
+    for (const locale of ['en', 'uk']) {
+      const own = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+      const p = await own.newPage();
+      await p.addInitScript(
+        ([tk, l]) => {
+          localStorage.setItem('crm.token', tk);
+          localStorage.setItem('crm.locale', l);
+        },
+        [token, locale],
+      );
+      for (const url of pages) {
+        await p.goto(`${base}${url}`);
+        await p.locator('main h1, main h2').first().waitFor();
+        await check(p, `${locale} ${url}`);
+      }
+      await own.close();
+      // A guest's sign-in page, in a context of its own.
+      const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale });
+      const guest = await ctx.newPage();
+      await guest.addInitScript((l) => localStorage.setItem('crm.locale', l), locale);
+      await guest.goto(`${base}/login`);
+      await guest.locator('main h1').waitFor();
+      await check(guest, `${locale} /login`);
+      await ctx.close();
+    }
+    expect(found).toEqual([]);
+  });
+
   it('shows the projects in Ukrainian at phone width', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     await page.getByLabel('Language').selectOption('uk');
+    // At phone width the navigation is behind the menu button.
+    await page.getByRole('button', { name: 'Меню' }).click();
     await page.getByRole('link', { name: 'Проєкти' }).click();
+    await page.getByRole('button', { name: 'Меню', expanded: false }).waitFor();
     await page.getByRole('heading', { name: 'Проєкти' }).waitFor();
     await page.getByRole('link', { name: 'Market study' }).waitFor();
     await shot('10-projects-uk-phone');

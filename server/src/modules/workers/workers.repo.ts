@@ -252,6 +252,19 @@ export function createWorkersRepo(db: Kysely<DB>) {
     /** A project's workers as other areas refer to them (id, label, role, context skills), by position. */
     refs: (projectId: number, ex: Executor = db) => workerRefs(ex, projectId),
 
+    /** Whether a worker of these projects has a messenger bot bound (the onboarding checklist's "bot" step). */
+    async anyBotIn(projectIds: number[]): Promise<boolean> {
+      if (!projectIds.length) return false;
+      const row = await db
+        .selectFrom('workers')
+        .select('id')
+        .where('project_id', 'in', projectIds)
+        .where('messenger_bot_id', 'is not', null)
+        .limit(1)
+        .executeTakeFirst();
+      return !!row;
+    },
+
     /** Number of workers per project of the given ids (projects without workers are absent). */
     async countByProject(projectIds: number[]): Promise<Map<number, number>> {
       if (!projectIds.length) return new Map();

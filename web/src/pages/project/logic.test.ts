@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { safeNext } from '../auth/Login';
-import { slugify } from '../projectName';
+import { loadSlugify } from '../projectName';
 import { dropMove, STATUSES, toColumns } from '../../features/issues/board';
 import { moveItem } from './reorder';
 import { hitLink } from './Search';
@@ -32,9 +32,13 @@ describe('small rules', () => {
     expect(moveItem([1, 2, 3], 2, 5)).toEqual([1, 2, 3]);
     expect(moveItem([1, 2, 3], 2, -1)).toEqual([3, 1, 2]);
   });
-  it('slugify makes a technical project name', () => {
+  it('slugify makes a technical project name', async () => {
+    const slugify = await loadSlugify();
     expect(slugify('Market Study 2026!')).toBe('market-study-2026');
-    expect(slugify('Ω')).toBe('');
+    expect(slugify('!!!')).toBe('');
+    expect(slugify('Дослідження ринку')).toBe('doslidzhennya-rinku');
+    expect(slugify("Ґанок і м'ята")).toBe('ganok-i-myata');
+    expect(slugify('北京')).toBe('bei-jing');
     expect(slugify('a')).toBe('a-project');
     expect(slugify('x'.repeat(60))).toHaveLength(40);
   });
