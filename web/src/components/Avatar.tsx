@@ -1,6 +1,7 @@
 /**
  * A generated avatar: the initials of a name on a colour chosen by a hash of the name (the same name always gets
  * the same colour), drawn with CSS, so no image or emoji font is needed. Decorative: the name is shown beside it.
+ * The colour is dark enough for white initials on every hue (contrast at least 4.5:1).
  */
 
 /** Up to two initials of `name` (first letters of its first two words; any script). */
@@ -28,7 +29,7 @@ export function Avatar({ name, size = 28 }: { name: string; size?: number }) {
     <span
       className="gen-avatar"
       aria-hidden="true"
-      style={{ width: size, height: size, fontSize: size * 0.42, background: `hsl(${hue(name)} 55% 42%)` }}
+      style={{ width: size, height: size, fontSize: size * 0.42, background: `hsl(${hue(name)} 55% 30%)` }}
     >
       {initials(name)}
     </span>
