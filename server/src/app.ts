@@ -23,6 +23,7 @@ import { installOperationIds, openApiOptions } from './http/openapi.ts';
 import { ErrorSchema, namedSchemaList } from './http/schemas.ts';
 import { lazyCompiler } from './lib/lazy-compile.ts';
 import { registerRoutes } from './modules/routes.ts';
+import { pageFallback } from './modules/webui/webui.routes.ts';
 import { createServices, type Services } from './services.ts';
 
 export type App = FastifyInstance;
@@ -108,7 +109,8 @@ export async function buildApp(
     );
     done();
   });
-  installErrorHandling(app);
+  // A browser's unknown page path answers the web UI (its own not-found page), other unknown paths the envelope.
+  installErrorHandling(app, { page: pageFallback(services.webui) });
   // CSP, framing, referrer, HSTS over https, … on every answer (http/security-headers.ts).
   await installSecurityHeaders(app);
   // JSON depth, NUL/surrogates/control characters, the validator over prepared schemas (http/input.ts).

@@ -350,6 +350,7 @@ describe.skipIf(!onPostgres)('instances starting at the same moment', () => {
       expect(queues.rows.map((r) => r.name)).toEqual([
         '__pgboss__send-it',
         'approvals.expire',
+        'approvals.notify',
         'billing.renew',
         'knowledge.index',
         'mail.retry',

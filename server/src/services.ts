@@ -50,7 +50,7 @@ import { registerKnowledgeJobs } from './modules/knowledge/knowledge.jobs.ts';
 import { createSearchPort } from './modules/knowledge/knowledge.port.ts';
 import { createKnowledgeService, memoryLoader } from './modules/knowledge/knowledge.service.ts';
 import { createOnboardingRepo } from './modules/onboarding/onboarding.repo.ts';
-import { createOnboardingService } from './modules/onboarding/onboarding.service.ts';
+import { createOnboardingService, type Step as OnboardingStep } from './modules/onboarding/onboarding.service.ts';
 import { createPinsRepo } from './modules/pins/pins.repo.ts';
 import { createPinsService } from './modules/pins/pins.service.ts';
 import { createProjectsRepo } from './modules/projects/projects.repo.ts';
@@ -61,6 +61,7 @@ import { createRunExecution } from './modules/runtime/runtime.execution.ts';
 import { registerRuntimeJobs } from './modules/runtime/runtime.jobs.ts';
 import { createApprovalsRepo } from './modules/runtime/approvals.repo.ts';
 import { createApprovalsService } from './modules/runtime/approvals.service.ts';
+import { approvalsPersonalData } from './modules/runtime/approvals.privacy.ts';
 import { createRuntimeRepo } from './modules/runtime/runtime.repo.ts';
 import { createRuntimeService } from './modules/runtime/runtime.service.ts';
 import { createSkillsPort } from './modules/skills/skills.port.ts';
@@ -438,14 +439,17 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
   // The worker runtime: run execution (the engine with the metered model call) and run management.
   const runEvents = createRunEvents(deps.bus);
   // Approvals: tool calls that wait for a person; the decision requeues the run (the runtime's repository).
+  const approvalsRepo = createApprovalsRepo(db);
   const approvals = createApprovalsService({
-    repo: createApprovalsRepo(db),
+    repo: approvalsRepo,
     runs: runtimeRepo,
     access,
     activity,
     jobs,
     events: runEvents,
     timeoutS: config.approvals.timeoutS,
+    mailer,
+    appUrl: config.appUrl,
     log,
   });
   const runExecution = createRunExecution({
@@ -578,6 +582,23 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     usage,
     storage: storageQuota,
     tmpRoot: path.join(config.dataDir, 'tmp'),
+    // The checklist's steps as the areas that hold them see them: workers in the user's projects, a CLI device, a
+    // skill the user added, a messenger bot bound to one of their workers, an issue in one of their projects.
+    done: {
+      async steps(userId) {
+        const ids = await projectsRepo.ownerProjectIds(userId);
+        const [workers, cli, skill, bot, issue] = await Promise.all([
+          ids.length ? workersRepo.count(db, ids).then((n) => n > 0) : false,
+          cliRepo.deviceCount(db, userId).then((n) => n > 0),
+          skillsRepo.anyAddedBy(userId),
+          workersRepo.anyBotIn(ids),
+          issuesRepo.anyIn(ids),
+        ]);
+        return (Object.entries({ workers, cli, skill, bot, issue }) as [OnboardingStep, boolean][])
+          .filter(([, yes]) => yes)
+          .map(([step]) => step);
+      },
+    },
   });
 
   // Billing: checkout, the provider's callbacks, renewals, cancel, status and summary.
@@ -652,6 +673,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     workers,
     issues,
     runtime,
+    approvals,
     events: runtime.events,
     runs: runtimeRepo,
     accounts: accountsRepo,
@@ -703,7 +725,10 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
 
   // Durable jobs.
   registerKnowledgeJobs(jobs, index);
-  registerRuntimeJobs(jobs, runtime, approvals);
+  registerRuntimeJobs(jobs, runtime, approvals, {
+    requested: (notice) => messenger.approvalRequested(notice),
+    decided: (approval) => messenger.approvalDecided(approval),
+  });
   registerBillingJobs(jobs, billing);
   registerNotesJobs(jobs, noteProcessing);
   registerTranscriptJobs(jobs, transcriptPipeline);
@@ -717,6 +742,8 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
    * goes before the `project` entry.
    */
   const personalData: PersonalData[] = [
+    // Before the runtime's entry: its runs' deletion would take the approvals (and their ids) with it.
+    approvalsPersonalData({ repo: approvalsRepo, jobs }),
     runtimePersonalData({ repo: runtimeRepo, jobs }),
     chatPersonalData(chatRepo),
     knowledgePersonalData({ repo: knowledgeRepo, jobs }),

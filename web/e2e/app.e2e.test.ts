@@ -12,6 +12,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { AxeBuilder } from '@axe-core/playwright';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startLlmStandIn } from '../../server/test/standins/llm.ts';
@@ -81,6 +82,57 @@ const IDP_CLIENT = { client_id: 'crm-e2e-client', client_secret: 'e2e-idp-client
 const CODEHOST_APP = { id: 'Iv1.e2e-codehost', secret: 'e2e-codehost-secret-0123456789' };
 const SANDBOX = (process.env.PATH ?? '').split(':').some((d) => d && fs.existsSync(path.join(d, 'bwrap')));
 
+/** A reply in Markdown with a code block, and a raw-HTML image and a javascript: link that must stay inert. */
+const MARKDOWN_REPLY = [
+  '**Research** plan for the survey:',
+  '',
+  '- ask ten customers',
+  '',
+  '```ts',
+  'const sample: number = 10;',
+  '```',
+  '',
+  'Inert: <img src="x" onerror="window.__xss = 1"> and [a link](javascript:window.__xss=2).',
+].join('\n');
+const SLOW_REPLY = 'The slow answer arrived.';
+const FILED_REPLY = 'Filed the survey issue.';
+const LOST_REPLY = 'Back after a lost connection.';
+
+/** The last user turn of a model call (its text, and whether it carries tool results). */
+function lastUserTurn(body: any): { text: string; toolResult: boolean } {
+  const m = [...(body?.messages ?? [])].reverse().find((x: any) => x.role === 'user');
+  const text = typeof m?.content === 'string' ? m.content : JSON.stringify(m?.content ?? '');
+  return { text, toolResult: Array.isArray(m?.content) && m.content.some((b: any) => b?.type === 'tool_result') };
+}
+
+/**
+ * The stand-in model: the meeting summary asks for JSON (its prompt names `tldr`); the chat steps' markers ask for
+ * Markdown, a slow reply, or an issue (a tool call, then the text after its result); everything else gets the fixed
+ * reply.
+ */
+function chatResponder(r: { body: any }) {
+  const usage = { input_tokens: 12, output_tokens: 7 };
+  if (JSON.stringify(r.body).includes('tldr'))
+    return {
+      content: [{ type: 'text' as const, text: JSON.stringify(SUMMARY) }],
+      usage: { input_tokens: 40, output_tokens: 20 },
+    };
+  const turn = lastUserTurn(r.body);
+  if (turn.toolResult) return { content: [{ type: 'text' as const, text: FILED_REPLY }], usage };
+  if (turn.text.includes('MD-STEP')) return { content: [{ type: 'text' as const, text: MARKDOWN_REPLY }], usage };
+  if (turn.text.includes('SLOW-STEP'))
+    return { content: [{ type: 'text' as const, text: SLOW_REPLY }], usage, delayMs: 4000 };
+  if (turn.text.includes('LOST-STEP'))
+    return { content: [{ type: 'text' as const, text: LOST_REPLY }], usage, delayMs: 1500 };
+  if (turn.text.includes('ISSUE-STEP'))
+    return {
+      content: [{ type: 'tool_use' as const, name: 'create_issue', input: { title: 'Survey sample', priority: 'P1' } }],
+      usage,
+    };
+  // A research note's question gets the fixed reply citing the passage that holds its answer.
+  return { content: [{ type: 'text' as const, text: REPLY + citeFrom(r.body) }], usage };
+}
+
 describe.skipIf(!fs.existsSync(CHROMIUM))('web UI in a browser', () => {
   let llm: Awaited<ReturnType<typeof startLlmStandIn>>;
   let smtp: Awaited<ReturnType<typeof startSmtpStandIn>>;
@@ -120,19 +172,7 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web UI in a browser', () => {
     await ensureWebBuild();
     fs.mkdirSync(SHOTS, { recursive: true });
     dataDir = fs.mkdtempSync(path.join(ROOT, '.tmp', 'e2e-'));
-    llm = await startLlmStandIn({
-      // The meeting summary asks for JSON (its prompt names `tldr`); everything else gets the fixed reply.
-      responder: (r) =>
-        JSON.stringify(r.body).includes('tldr')
-          ? {
-              content: [{ type: 'text', text: JSON.stringify(SUMMARY) }],
-              usage: { input_tokens: 40, output_tokens: 20 },
-            }
-          : {
-              content: [{ type: 'text', text: REPLY + citeFrom(r.body) }],
-              usage: { input_tokens: 12, output_tokens: 7 },
-            },
-    });
+    llm = await startLlmStandIn({ responder: chatResponder });
     smtp = await startSmtpStandIn();
     speech = await startSpeechStandIn({
       respond: (r) =>
@@ -328,7 +368,14 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web UI in a browser', () => {
     await page.getByRole('button', { name: 'Create' }).click();
     const card = page.locator('section[data-status="open"] li.issue').filter({ hasText: 'Write the survey questions' });
     await card.waitFor();
-    await card.dragTo(page.locator('section[data-status="in_progress"]'));
+    // A pointer drag (dnd-kit starts it after a few pixels of movement, then follows the pointer).
+    const from = (await card.boundingBox())!;
+    const to = (await page.locator('section[data-status="in_progress"]').boundingBox())!;
+    await page.mouse.move(from.x + from.width / 2, from.y + from.height / 2);
+    await page.mouse.down();
+    await page.mouse.move(from.x + from.width / 2 + 20, from.y + from.height / 2, { steps: 4 });
+    await page.mouse.move(to.x + to.width / 2, to.y + 60, { steps: 10 });
+    await page.mouse.up();
     await page
       .locator('section[data-status="in_progress"] li.issue')
       .filter({ hasText: 'Write the survey questions' })
@@ -348,6 +395,158 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web UI in a browser', () => {
 
   // Areas add their own steps here, each as its own `it` (they run in order, in the same signed-in page),
   // before the last one, which switches the language and the width.
+
+  // ---- chat ----
+  it('renders Markdown replies of two workers in one thread, re-attaches after a reload, asks for an approval and shows the run', async () => {
+    const token = (await page.evaluate(() => localStorage.getItem('crm.token')))!;
+    const workers = (await apiCall('GET', '/api/crm/projects/market-study/workers', undefined, token)).body.workers;
+    const [first, second] = workers as { id: number; label: string }[];
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
+    await page.goto(`${base}/projects/market-study/chat`);
+    await page.getByLabel('Message').waitFor();
+
+    // One message to both workers: one thread, each worker's reply under its name, in Markdown, inert HTML.
+    await page.getByRole('checkbox', { name: second.label }).check();
+    await page.getByLabel('Message').fill('MD-STEP: plan the survey');
+    await page.getByRole('button', { name: 'Send', exact: true }).click();
+    const replies = page.locator('li.msg.assistant').filter({ has: page.locator('strong', { hasText: 'Research' }) });
+    await replies.nth(1).waitFor();
+    for (const w of [first, second])
+      await replies
+        .filter({ has: page.locator('.who', { hasText: w.label }) })
+        .first()
+        .waitFor();
+    const reply = replies.first();
+    await reply.locator('.code-block code.language-ts .hljs-keyword').first().waitFor();
+    expect(await reply.locator('img').count()).toBe(0);
+    expect(await reply.locator('a[href^="javascript"]').count()).toBe(0);
+    await reply.getByText('<img src="x" onerror="window.__xss = 1">').waitFor();
+    expect(await page.evaluate(() => (window as any).__xss)).toBeUndefined();
+    // Copy a code block and a whole reply.
+    await reply.getByRole('button', { name: 'Copy code' }).click();
+    await reply.getByRole('button', { name: 'Copied' }).waitFor();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe('const sample: number = 10;');
+    await reply.getByRole('button', { name: 'Copy', exact: true }).click();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toContain('**Research** plan');
+    await shot('07b-chat-markdown');
+    // The chosen workers are in the address: after a reload the thread shows both replies again.
+    await page.reload();
+    await replies.nth(1).waitFor();
+
+    // Back to one worker: a slow reply goes on on the server while the page reloads, and shows when it is done.
+    await page.getByRole('checkbox', { name: second.label }).uncheck();
+    await page.getByLabel('Message').fill('SLOW-STEP: take your time');
+    await page.getByRole('button', { name: 'Send', exact: true }).click();
+    await page.locator('li.msg.assistant.streaming').first().waitFor();
+    await page.reload();
+    await page.locator('li.msg.assistant.streaming').first().waitFor();
+    await page.locator('li.msg.assistant').filter({ hasText: SLOW_REPLY }).waitFor({ timeout: 20_000 });
+    await page.getByRole('button', { name: 'Stop' }).waitFor({ state: 'detached' });
+
+    // A lost connection: the first events stream ends early (no done); the page shows it reconnects and gets the reply.
+    // Later attempts wait until the test saw the page say it reconnects.
+    let streams = 0;
+    let release = () => {};
+    const seen = new Promise<void>((r) => (release = r));
+    await page.route('**/api/crm/projects/market-study/runs/*/events', async (route) => {
+      if (streams++ === 0)
+        return route.fulfill({
+          status: 200,
+          headers: { 'content-type': 'text/event-stream' },
+          body: 'event: snapshot\ndata: {"status":"running","text":"","tool_calls":[]}\n\n',
+        });
+      await seen;
+      return route.continue();
+    });
+    await page.getByLabel('Message').fill('LOST-STEP: are you there?');
+    await page.getByRole('button', { name: 'Send', exact: true }).click();
+    await page.getByText('Reconnecting…').waitFor();
+    release();
+    await page.locator('li.msg.assistant').filter({ hasText: LOST_REPLY }).waitFor({ timeout: 20_000 });
+    expect(streams).toBeGreaterThanOrEqual(2);
+    await page.unroute('**/api/crm/projects/market-study/runs/*/events');
+
+    // Regenerate asks the same worker again.
+    const slow = page.locator('li.msg.assistant').filter({ hasText: SLOW_REPLY });
+    await slow.last().getByRole('button', { name: 'Regenerate' }).click();
+    await page.locator('li.msg.user').filter({ hasText: 'SLOW-STEP' }).nth(1).waitFor();
+    await expect.poll(() => slow.count(), { timeout: 20_000 }).toBe(2);
+
+    // A worker whose rules need an approval for create_issue: the run waits, the card shows, Approve, it completes.
+    const rule = await apiCall(
+      'PUT',
+      `/api/crm/projects/market-study/workers/${first.id}`,
+      { approvals: [{ tool: 'create_issue', mode: 'always' }] },
+      token,
+    );
+    expect(rule.status).toBe(200);
+    await page.getByLabel('Message').fill('ISSUE-STEP: file the sample issue');
+    await page.getByRole('button', { name: 'Send', exact: true }).click();
+    const card = page.locator('.approval-card').filter({ hasText: 'create_issue' });
+    await card.waitFor({ timeout: 20_000 });
+    await page.locator('li.msg.assistant .status', { hasText: 'Waiting for approval' }).waitFor();
+    await card.getByText('Survey sample').waitFor();
+    await shot('07c-chat-approval');
+    await card.getByRole('button', { name: 'Approve' }).click();
+    const filed = page.locator('li.msg.assistant').filter({ hasText: FILED_REPLY });
+    await filed.waitFor({ timeout: 20_000 });
+    await filed.locator('.tool-card.issue', { hasText: 'Survey sample' }).waitFor();
+    const approvals = await apiCall('GET', '/api/crm/projects/market-study/approvals', undefined, token);
+    expect(approvals.body.approvals.map((a: any) => [a.tool, a.status, a.channel])).toEqual([
+      ['create_issue', 'approved', 'web'],
+    ]);
+    // Deny with a reason: the model is told the call was refused; the run still completes.
+    await page.getByLabel('Message').fill('ISSUE-STEP: file it once more');
+    await page.getByRole('button', { name: 'Send', exact: true }).click();
+    const again = page.locator('.approval-card').filter({ hasText: 'create_issue' });
+    await again.waitFor({ timeout: 20_000 });
+    await again.getByRole('button', { name: 'Deny…' }).click();
+    await again.getByLabel('Reason (optional)').fill('One sample issue is enough.');
+    await again.getByRole('button', { name: 'Deny', exact: true }).click();
+    await expect.poll(() => filed.count(), { timeout: 20_000 }).toBe(2);
+    await filed.last().locator('.tool-card.failed', { hasText: 'create_issue' }).waitFor();
+    const denied = await apiCall('GET', '/api/crm/projects/market-study/approvals?status=denied', undefined, token);
+    expect(denied.body.approvals.map((a: any) => [a.tool, a.reason])).toEqual([
+      ['create_issue', 'One sample issue is enough.'],
+    ]);
+    await apiCall('PUT', `/api/crm/projects/market-study/workers/${first.id}`, { approvals: [] }, token);
+
+    // The approvals page lists the decision; the run's page shows its tool calls, tokens and reply.
+    await page.getByRole('link', { name: 'Approvals' }).click();
+    await page.getByRole('heading', { name: 'Decided' }).waitFor();
+    await page.locator('.run-row', { hasText: 'create_issue' }).getByText('Approved').waitFor();
+    await shot('07d-approvals');
+    // The link an approval's e-mail carries marks that approval on this page.
+    await page.goto(`${base}/projects/market-study/approvals?approval=${denied.body.approvals[0].id}`);
+    await page.locator(`#approval-${denied.body.approvals[0].id}.approval-focus`).getByText('Denied').waitFor();
+    await page.getByRole('link', { name: 'Approvals' }).waitFor();
+    await page.getByRole('link', { name: 'Runs', exact: true }).click();
+    await page.locator('.run-row').first().waitFor();
+    await shot('07d2-runs');
+    await page.locator('.run-row').first().getByRole('link').click();
+    await page.getByRole('heading', { name: new RegExp(`${first.label} · Run #\\d+`) }).waitFor();
+    await page.getByRole('heading', { name: 'Tool calls' }).waitFor();
+    await page.locator('.run-turns').getByText('create_issue').waitFor();
+    await page.locator('.run-detail .md').getByText(FILED_REPLY).waitFor();
+    await page.getByText(/in all/).waitFor();
+    // The run's page has its own address: a reload shows it again.
+    await page.reload();
+    await page.getByRole('heading', { name: 'Tool calls' }).waitFor();
+    await shot('07e-run-detail');
+
+    // In Ukrainian: the run's page and the chat's reply actions.
+    await page.getByLabel('Language').selectOption('uk');
+    await page.getByRole('heading', { name: 'Виклики інструментів' }).waitFor();
+    await page.getByText('Успішно').first().waitFor();
+    await page.getByRole('link', { name: 'Чат', exact: true }).click();
+    await page.getByRole('button', { name: 'Згенерувати ще раз' }).first().waitFor();
+    await shot('07f-chat-uk');
+    await page.setViewportSize({ width: 390, height: 844 });
+    await shot('07g-chat-uk-phone');
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.getByLabel('Мова').selectOption('en');
+    await page.getByRole('link', { name: 'Chat', exact: true }).waitFor();
+  });
 
   // ---- notes ----
   it('collects a text source in a research note, shows its text and answers from it', async () => {
@@ -517,6 +716,7 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web UI in a browser', () => {
     // sandbox runtime a real shell in the page's terminal and the log; without one, a plain "cannot run".
     await page.getByRole('tab', { name: 'Cloud container' }).click();
     await page.getByText('A cloud container needs the cloud plan.').waitFor();
+    expect(await page.getByRole('button', { name: 'Create my container' }).isDisabled()).toBe(true);
     await page.getByRole('button', { name: 'Join the cloud waitlist' }).click();
     await page.getByText(/You are number 1 on the cloud waitlist/).waitFor();
     const admin = await apiCall('POST', '/api/auth/login', ADMIN);
@@ -643,6 +843,17 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web UI in a browser', () => {
       await p.getByRole('button', { name: 'Accept the suggestion “Огляд”' }).waitFor();
       await adminShot('53-admin-feedback');
 
+      // The e-mail outbox lists Ann's verification e-mail with its text; Back returns to the previous tab.
+      await p.getByRole('tab', { name: 'E-mail outbox' }).click();
+      await p.waitForURL('**/admin?tab=outbox');
+      // Newest first: Ann's oldest e-mail is her verification.
+      const mail = p.locator('ul.outbox li').filter({ hasText: USER.email }).last();
+      await mail.locator('summary').click();
+      await mail.getByText(/\/verify-email\?token=/).waitFor();
+      await adminShot('55-admin-outbox');
+      await p.goBack();
+      await p.getByRole('tab', { name: 'Feedback and translations', selected: true }).waitFor();
+
       // At phone width the analytics charts fit the screen (tables scroll inside their box).
       await p.setViewportSize({ width: 390, height: 844 });
       await p.getByRole('tab', { name: 'Analytics' }).click();
@@ -721,10 +932,158 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web UI in a browser', () => {
     });
   });
 
+  // ---- board, dead ends, phone width ----
+  it('moves an issue from the keyboard, edits it in the drawer, names a Cyrillic project and fits a phone', async () => {
+    const token = (await page.evaluate(() => localStorage.getItem('crm.token')))!;
+    // A title without spaces wraps inside its card: every column keeps its width.
+    const long = `Competitor${'x'.repeat(140)}`;
+    const made = await apiCall('POST', '/api/crm/projects/market-study/issues', { title: long, priority: 'P1' }, token);
+    expect(made.status).toBe(201);
+    await page.goto(`${base}/projects/market-study/issues`);
+    const card = page.locator('li.issue').filter({ hasText: long });
+    await page.locator('section[data-status="open"] li.issue').filter({ hasText: long }).waitFor();
+    const widths = await page.locator('section[data-status]').evaluateAll((els) => els.map((e) => e.clientWidth));
+    expect(new Set(widths).size).toBe(1);
+
+    // From the keyboard: lift the card with Space by its handle, two columns right, Space drops it in Blocked.
+    await card.getByRole('button', { name: `Move “${long}”` }).focus();
+    await page.keyboard.press('Space');
+    for (const key of ['ArrowRight', 'ArrowRight']) {
+      await new Promise((r) => setTimeout(r, 250));
+      await page.keyboard.press(key);
+    }
+    await new Promise((r) => setTimeout(r, 250));
+    await page.keyboard.press('Space');
+    await page.locator('section[data-status="blocked"] li.issue').filter({ hasText: long }).waitFor();
+    await expect
+      .poll(
+        async () =>
+          (await apiCall('GET', `/api/crm/projects/market-study/issues/${made.body.id}`, undefined, token)).body.status,
+      )
+      .toBe('blocked');
+
+    // The drawer: headed by the title, the issue's number in the address; assign a worker and raise the priority.
+    await card.getByRole('button', { name: long, exact: true }).click();
+    const drawer = page.getByRole('dialog', { name: long });
+    await drawer.waitFor();
+    expect(new URL(page.url()).searchParams.get('issue')).toBe(String(made.body.id));
+    await drawer.getByText('Ann moved it from Open to Blocked').waitFor();
+    await drawer.getByLabel('Assignee').selectOption({ index: 1 });
+    const worker = await drawer.getByLabel('Assignee').inputValue();
+    await drawer.getByLabel('Priority').selectOption('P0');
+    await drawer.getByRole('button', { name: 'Save' }).click();
+    await drawer.getByText(`Ann assigned it to ${worker}`).waitFor();
+    await drawer.getByText('Ann changed the priority').waitFor();
+    const saved = await apiCall('GET', `/api/crm/projects/market-study/issues/${made.body.id}`, undefined, token);
+    expect([saved.body.assignee, saved.body.priority]).toEqual([worker, 'P0']);
+    await shot('60-issue-drawer');
+    // Closing the drawer is a step of the history: Back opens it again.
+    await page.keyboard.press('Escape');
+    await drawer.waitFor({ state: 'detached' });
+    await page.goBack();
+    await page.getByRole('dialog', { name: long }).waitFor();
+    await page.keyboard.press('Escape');
+
+    // The onboarding checklist ticked itself from what Ann did: a team of workers, an issue, the linked CLI.
+    await page.goto(`${base}/onboarding`);
+    for (const step of ['Set up a team of workers', 'Create an issue', 'Link the command-line client'])
+      await page.locator('li.step').filter({ hasText: step }).getByText('Done').waitFor();
+
+    // A project named in Cyrillic: the technical name is transliterated, shown and editable.
+    await page.goto(`${base}/projects`);
+    await page.getByRole('button', { name: 'New project' }).click();
+    const dialog = page.getByRole('dialog', { name: 'New project' });
+    await dialog.getByLabel('Project name').fill('Дослідження ринку');
+    await expect.poll(() => dialog.getByLabel('Technical name').inputValue()).toBe('doslidzhennya-rinku');
+    await shot('61-new-project-cyrillic');
+    await dialog.getByRole('button', { name: 'Create' }).click();
+    await page.waitForURL('**/projects/doslidzhennya-rinku**');
+
+    // An unknown address is the app's own page (status 404), not the API's JSON; the favicon is there.
+    const missing = await page.goto(`${base}/no-such-page`);
+    expect(missing?.status()).toBe(404);
+    await page.getByRole('heading', { name: 'Page not found' }).waitFor();
+    const icon = await fetch(`${base}/favicon.svg`);
+    expect([icon.status, icon.headers.get('content-type')]).toEqual([200, 'image/svg+xml']);
+    await shot('62-not-found');
+
+    // At phone width (375 px) no page scrolls sideways: the board scrolls inside itself.
+    await page.setViewportSize({ width: 375, height: 812 });
+    for (const url of ['/projects', '/account', '/projects/market-study/workers', '/projects/market-study/issues']) {
+      await page.goto(`${base}${url}`);
+      await page.waitForLoadState('networkidle');
+      expect(await page.evaluate(() => document.documentElement.scrollWidth), url).toBeLessThanOrEqual(375);
+    }
+    await shot('63-board-phone');
+    await page.setViewportSize({ width: 1280, height: 800 });
+  });
+
+  // ---- accessibility ----
+  it('has no serious or critical accessibility violations (axe-core) on the main pages, in both languages', async () => {
+    const pages = [
+      '/projects',
+      '/onboarding',
+      '/setup',
+      '/projects/market-study/workers',
+      '/projects/market-study/chat',
+      '/projects/market-study/runs',
+      '/projects/market-study/issues',
+      `/projects/market-study/issues?issue=1`,
+      '/projects/market-study/notes',
+      '/account',
+      '/account?tab=billing',
+      '/help',
+      '/no-such-page',
+    ];
+    const found: string[] = [];
+    const check = async (p: Page, where: string) => {
+      await p.waitForLoadState('networkidle');
+      const { violations } = await new AxeBuilder({ page: p }).analyze();
+      for (const v of violations.filter((x) => x.impact === 'serious' || x.impact === 'critical'))
+        found.push(
+          `${where}: ${v.id} (${v.impact}) ${v.nodes
+            .map((n) => n.target.join(' '))
+            .slice(0, 3)
+            .join(' | ')}`,
+        );
+    };
+    // axe-core runs in pages of a context of their own (it opens one to collect frames): Ann's token is put there.
+    const token = (await page.evaluate(() => localStorage.getItem('crm.token')))!;
+    for (const locale of ['en', 'uk']) {
+      const own = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+      const p = await own.newPage();
+      await p.addInitScript(
+        ([tk, l]) => {
+          localStorage.setItem('crm.token', tk);
+          localStorage.setItem('crm.locale', l);
+        },
+        [token, locale],
+      );
+      for (const url of pages) {
+        await p.goto(`${base}${url}`);
+        await p.locator('main h1, main h2').first().waitFor();
+        await check(p, `${locale} ${url}`);
+      }
+      await own.close();
+      // A guest's sign-in page, in a context of its own.
+      const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale });
+      const guest = await ctx.newPage();
+      await guest.addInitScript((l) => localStorage.setItem('crm.locale', l), locale);
+      await guest.goto(`${base}/login`);
+      await guest.locator('main h1').waitFor();
+      await check(guest, `${locale} /login`);
+      await ctx.close();
+    }
+    expect(found).toEqual([]);
+  });
+
   it('shows the projects in Ukrainian at phone width', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     await page.getByLabel('Language').selectOption('uk');
+    // At phone width the navigation is behind the menu button.
+    await page.getByRole('button', { name: 'Меню' }).click();
     await page.getByRole('link', { name: 'Проєкти' }).click();
+    await page.getByRole('button', { name: 'Меню', expanded: false }).waitFor();
     await page.getByRole('heading', { name: 'Проєкти' }).waitFor();
     await page.getByRole('link', { name: 'Market study' }).waitFor();
     await shot('10-projects-uk-phone');

@@ -1,8 +1,8 @@
 /**
  * English and Ukrainian from the gettext catalogs `locales/<locale>/web.po`, loaded at run time from the
  * service (`GET /api/crm/i18n/web/:locale`), so an accepted translation shows without a rebuild. Messages are
- * written in English (the msgid); `t` fills `{placeholders}`. Dates and numbers use
- * the chosen locale's formats.
+ * written in English (the msgid); `t` fills `{placeholders}`; `tn` picks a plural form (the catalog's
+ * `msgid_plural` forms, chosen by the locale's plural rule). Dates and numbers use the chosen locale's formats.
  */
 import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from 'react';
 import { api } from './api/client';
@@ -23,6 +23,16 @@ export function interpolate(message: string, vars?: Record<string, string | numb
   return message.replace(/\{(\w+)\}/g, (all, name: string) => (name in vars ? String(vars[name]) : all));
 }
 
+/**
+ * The index of the plural form for `n` in a catalog of `locale` (gettext's order: English one, other; Ukrainian
+ * one, few, many), from the locale's plural rule (Intl.PluralRules).
+ */
+export function pluralIndex(locale: string, n: number): number {
+  const category = new Intl.PluralRules(locale).select(n);
+  if (locale === 'uk') return category === 'one' ? 0 : category === 'few' ? 1 : 2;
+  return category === 'one' ? 0 : 1;
+}
+
 /** The locale to start with: the saved choice, else the browser's language when it is Ukrainian, else English. */
 export function initialLocale(saved: string | null, languages: readonly string[]): Locale {
   if (saved === 'en' || saved === 'uk') return saved;
@@ -33,6 +43,11 @@ interface I18n {
   locale: Locale;
   setLocale(locale: Locale): void;
   t(msgid: string, vars?: Record<string, string | number>): string;
+  /**
+   * A message with plural forms: `one` and `other` are the English forms (the msgid and msgid_plural), `n` picks
+   * the form and fills `{n}` (formatted for the locale) besides `vars`.
+   */
+  tn(one: string, other: string, n: number, vars?: Record<string, string | number>): string;
   date(value: string | Date | null | undefined): string;
   number(value: number): string;
   /** The loaded catalog: msgid → translation (empty for English). */
@@ -49,11 +64,15 @@ export function I18nProvider({ children }: { children: ReactNode }) {
     ),
   );
   const [messages, setMessages] = useState<Record<string, string>>({});
+  const [plurals, setPlurals] = useState<Record<string, string[]>>({});
   useEffect(() => {
     let live = true;
     document.documentElement.lang = locale;
     api.GET('/api/crm/i18n/web/{locale}', { params: { path: { locale } } }).then(({ data }) => {
-      if (live) setMessages(data?.messages ?? {});
+      if (live) {
+        setMessages(data?.messages ?? {});
+        setPlurals(data?.plurals ?? {});
+      }
     });
     return () => {
       live = false;
@@ -71,11 +90,16 @@ export function I18nProvider({ children }: { children: ReactNode }) {
       locale,
       setLocale,
       t: (msgid, vars) => interpolate(messages[msgid] || msgid, vars),
+      tn: (one, other, n, vars) => {
+        const forms = plurals[one] ?? [one, other];
+        const lang = plurals[one] ? locale : 'en';
+        return interpolate(forms[pluralIndex(lang, n)] ?? other, { ...vars, n: numFmt.format(n) });
+      },
       date: (v) => (v ? dateFmt.format(typeof v === 'string' ? new Date(v) : v) : '—'),
       number: (n) => numFmt.format(n),
       messages,
     };
-  }, [locale, messages, setLocale]);
+  }, [locale, messages, plurals, setLocale]);
   return <Ctx.Provider value={value}>{children}</Ctx.Provider>;
 }
 

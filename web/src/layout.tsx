@@ -1,6 +1,9 @@
-/** The frame of every page: skip link, header with navigation, language switch and sign-out, the page. */
-import { Suspense } from 'react';
-import { NavLink, Outlet, useNavigation } from 'react-router';
+/**
+ * The frame of every page: skip link, header with navigation (behind a Menu button at phone width), language
+ * switch and sign-out, the page.
+ */
+import { Suspense, useEffect, useState } from 'react';
+import { NavLink, Outlet, useLocation, useNavigation } from 'react-router';
 import { useMe, useResetOnSignOut, useToken } from './auth';
 import { LOCALES, useI18n, type Locale } from './i18n';
 import { session } from './session';
@@ -13,6 +16,10 @@ export function Layout() {
   const me = useMe();
   const nav = useNavigation();
   useResetOnSignOut();
+  const [menu, setMenu] = useState(false);
+  const { pathname } = useLocation();
+  // A link followed from the phone menu closes it (also one to the page already shown).
+  useEffect(() => setMenu(false), [pathname]);
   return (
     <>
       <a className="skip" href="#main">
@@ -22,7 +29,21 @@ export function Layout() {
         <NavLink to="/" className="brand">
           CRM
         </NavLink>
-        <nav aria-label={t('Main')}>
+        <button
+          type="button"
+          className="menu-toggle"
+          aria-expanded={menu}
+          aria-controls="main-nav"
+          onClick={() => setMenu(!menu)}
+        >
+          {t('Menu')}
+        </button>
+        <nav
+          id="main-nav"
+          aria-label={t('Main')}
+          className={menu ? 'open' : undefined}
+          onClick={(e) => (e.target as HTMLElement).closest('a') && setMenu(false)}
+        >
           {token ? (
             <>
               <NavLink to="/projects">{t('Projects')}</NavLink>

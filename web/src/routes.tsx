@@ -38,6 +38,7 @@ export const routes: RouteObject[] = [
       { path: '/setup', ...authed(() => import('./pages/Setup')) },
       { path: '/projects', ...authed(() => import('./pages/Projects')) },
       { path: '/projects/:name/:tab?', ...authed(() => import('./pages/project/Project')) },
+      { path: '/projects/:name/:tab/:sub', ...authed(() => import('./pages/project/Project')) },
       { path: '/account', ...authed(() => import('./pages/Account')) },
       { path: '/admin', ...authed(() => import('./pages/Admin'), true) },
       { path: '/help', ...authed(() => import('./pages/Help')) },

@@ -194,6 +194,29 @@ describe('the dictate button of a TextArea', () => {
     expect((screen.getByLabelText('Description') as HTMLTextAreaElement).value).toBe('Notes:');
   });
 
+  it('is not offered when the service has no speech server', async () => {
+    localStorage.setItem('crm.token', 'token-without-speech');
+    vi.stubGlobal('MediaRecorder', FakeRecorder);
+    withMicrophone();
+    const asked: string[] = [];
+    vi.stubGlobal(
+      'fetch',
+      vi.fn(async (input: Request | string) => {
+        const url = new URL(typeof input === 'string' ? input : input.url, 'http://localhost');
+        asked.push(url.pathname);
+        const body = url.pathname === '/api/crm/voice/status' ? { available: false } : { messages: {} };
+        return new Response(JSON.stringify(body), { headers: { 'content-type': 'application/json' } });
+      }),
+    );
+    render(
+      <I18nProvider>
+        <Form />
+      </I18nProvider>,
+    );
+    await waitFor(() => expect(screen.queryByRole('button', { name: 'Dictate' })).toBeNull());
+    expect(asked).toContain('/api/crm/voice/status');
+  });
+
   it('is not offered to a guest', () => {
     vi.stubGlobal('MediaRecorder', FakeRecorder);
     withMicrophone();

@@ -3,12 +3,12 @@
  * `POST /api/crm/voice/transcribe` (multipart `audio` and `locale`), and put the text into the field: at its
  * caret (a `target` field) or through `onText`. Every multi-line field (`components/TextArea.tsx`) offers it.
  */
-import { useRef, useState, type RefObject } from 'react';
+import { useEffect, useRef, useState, type RefObject } from 'react';
 import { ApiFailure } from './api/client';
 import { useI18n } from './i18n';
 import { joinDictation } from './lib/dictation';
 import { session } from './session';
-import { CLIP_TYPES, transcribe } from './features/voice/api';
+import { CLIP_TYPES, speechAvailable, transcribe } from './features/voice/api';
 
 /**
  * Put dictated `text` into a text field at its caret (replacing a selection), the way typing would: React's
@@ -34,8 +34,8 @@ function recorderType(): string | undefined {
 
 /**
  * A "Dictate" button: records until pressed again, then transcribes. The text goes to `target` (inserted at its
- * caret) or to `onText`. `describedBy` names the field (the id of its label). Hidden for guests and where the
- * browser cannot record.
+ * caret) or to `onText`. `describedBy` names the field (the id of its label). Hidden for guests, where the
+ * browser cannot record and where the service has no speech server (`speechAvailable`).
  */
 export function VoiceButton({
   onText,
@@ -50,8 +50,18 @@ export function VoiceButton({
   const [state, setState] = useState<'idle' | 'recording' | 'sending'>('idle');
   const [error, setError] = useState('');
   const rec = useRef<MediaRecorder | null>(null);
-  // Dictation is for signed-in users (the route needs a token), in browsers that can record.
-  if (typeof MediaRecorder === 'undefined' || !navigator.mediaDevices || !session.token()) return null;
+  const token = session.token();
+  const [offered, setOffered] = useState(true);
+  useEffect(() => {
+    let live = true;
+    if (token) void speechAvailable(token).then((yes) => live && setOffered(yes));
+    return () => {
+      live = false;
+    };
+  }, [token]);
+  // Dictation is for signed-in users (the route needs a token), in browsers that can record, on a service with a
+  // speech server.
+  if (typeof MediaRecorder === 'undefined' || !navigator.mediaDevices || !token || !offered) return null;
   async function start() {
     setError('');
     try {

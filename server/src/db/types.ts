@@ -744,6 +744,17 @@ export interface MessengerSageTables {
     created_at: TimestampDefault;
     sent_at: Date | null;
   };
+  /** The message an approval's request was sent as (migration 20261128_0300_approval_notices). */
+  messenger_approval_notices: {
+    approval_id: number;
+    project_id: number;
+    bot_id: string;
+    chat_id: string;
+    message_id: ColumnType<number, number, number>;
+    text: string;
+    created_at: TimestampDefault;
+    edited_at: Date | null;
+  };
   messenger_link_codes: {
     code_hash: string;
     user_id: number;

@@ -262,10 +262,11 @@ const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
  *   `invalid_request`: a value of the request the database or the decoder refused (the safety net behind
  *   input.ts; logged as a warning so a server-side cause is still seen).
  * - Anything else → 500 `internal_error` with the request id; the cause is logged.
- * - No route for the path → 404 `not_found`; a route for the path with another method → 405
- *   `method_not_allowed` with an `Allow` header.
+ * - No route for the path → 404 `not_found` (or, for a browser's page request, what `opts.page` answers: the web
+ *   UI's own not-found page); a route for the path with another method → 405 `method_not_allowed` with an
+ *   `Allow` header.
  */
-export function installErrorHandling(app: FastifyInstance): void {
+export function installErrorHandling(app: FastifyInstance, opts: { page?: PageFallback } = {}): void {
   app.setErrorHandler((err: FastifyError | AppError, req: FastifyRequest, reply: FastifyReply) => {
     if (err instanceof AppError) {
       if (err.statusCode >= 500) req.log.error({ err }, 'request failed');
@@ -321,9 +322,16 @@ export function installErrorHandling(app: FastifyInstance): void {
         .header('allow', allowed.join(', '))
         .send({ error: 'method_not_allowed', message: `This path does not accept ${req.method}.` });
     }
+    if (opts.page && !allowed.length && opts.page(req, reply)) return reply;
     return reply.status(404).send({ error: 'not_found', message: 'No route matches this method and path.' });
   });
 }
+
+/**
+ * What the not-found handler asks before its 404 envelope: true when it has answered the request itself (the web
+ * UI answers a browser's unknown page path with the app and status 404), false to leave the envelope.
+ */
+export type PageFallback = (req: FastifyRequest, reply: FastifyReply) => boolean;
 
 /**
  * Fastify's `frameworkErrors` option: errors the router raises before a route is chosen (a malformed

@@ -26,4 +26,9 @@ export interface JobCatalog {
   'mail.retry': { outbox_id: number };
   /** Expire one approval still pending after `APPROVAL_TIMEOUT_S` (modules/runtime, approvals; sent delayed). */
   'approvals.expire': { approval_id: number };
+  /**
+   * Tell the owner about a new approval through one channel (modules/runtime, approvals; the worker's label), or
+   * (`messenger_decided`) show a decision made elsewhere on the request's messenger message.
+   */
+  'approvals.notify': { approval_id: number; channel: 'messenger' | 'email' | 'messenger_decided'; worker: string };
 }

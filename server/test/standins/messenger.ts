@@ -1,7 +1,8 @@
 /**
  * A local bot API (the messenger's wire protocol):
  *  - `GET|POST /bot{token}/getMe` answers the bot registered for the token (401 `{ok:false}` otherwise);
- *  - `POST /bot{token}/sendMessage` records `{chat_id, text, reply_markup}` (inline keyboards included);
+ *  - `POST /bot{token}/sendMessage` records `{chat_id, text, reply_markup}` (inline keyboards included) and answers
+ *    its `message_id`; `editMessageText` `{chat_id, message_id, text}` and `answerCallbackQuery` are recorded;
  *  - `POST /bot{token}/getUpdates` `{offset, timeout}`: long polling over the updates pushed with `pushMessage` /
  *    `pushCallback` (ids from 1 up per bot); updates below `offset` are forgotten, as the real API does; the call
  *    waits up to `timeout` seconds for one; a second concurrent `getUpdates` of one token answers 409;
@@ -87,6 +88,11 @@ export async function startMessengerStandIn(bots: Record<string, { id: number; u
           result: { message_id: calls.length, chat: { id: body.chat_id }, text: body.text },
         });
       }
+      if (method === 'editMessageText') {
+        if (!body.chat_id || !body.message_id || !body.text)
+          return send(400, { ok: false, error_code: 400, description: 'Bad Request: message to edit not found' });
+        return send(200, { ok: true, result: { message_id: body.message_id, chat: { id: body.chat_id } } });
+      }
       if (method === 'answerCallbackQuery') return send(200, { ok: true, result: true });
       if (method === 'getUpdates') {
         const q = queue(token);
@@ -141,24 +147,50 @@ export async function startMessengerStandIn(bots: Record<string, { id: number; u
     calls,
     /** Register another valid token. */
     addBot: (token: string, bot: { id: number; username: string }) => (bots[token] = bot),
-    /** A text message from chat `chatId` to the bot of `token`. @returns its update id. */
-    pushMessage: (token: string, chatId: string | number, text: string) =>
+    /**
+     * A text message from chat `chatId` to the bot of `token` (`opts.replyTo`: the id of the message it answers;
+     * `opts.fromId`: the sender, the chat itself by default). @returns its update id.
+     */
+    pushMessage: (
+      token: string,
+      chatId: string | number,
+      text: string,
+      opts: { replyTo?: number; fromId?: number } = {},
+    ) =>
       push(token, {
         message: {
           message_id: ++messageId,
           date: Math.floor(Date.now() / 1000),
-          chat: { id: Number(chatId), type: 'private' },
-          from: { id: Number(chatId), is_bot: false, first_name: 'User', username: `user${chatId}` },
+          chat: { id: Number(chatId), type: Number(chatId) < 0 ? 'group' : 'private' },
+          from: {
+            id: opts.fromId ?? Number(chatId),
+            is_bot: false,
+            first_name: 'User',
+            username: `user${opts.fromId ?? chatId}`,
+          },
           text,
+          ...(opts.replyTo ? { reply_to_message: { message_id: opts.replyTo, chat: { id: Number(chatId) } } } : {}),
         },
       }),
-    /** A press on an inline button carrying `data`, in chat `chatId`. */
-    pushCallback: (token: string, chatId: string | number, data: string) =>
+    /**
+     * A press on an inline button carrying `data`, in chat `chatId` (`opts.messageId`: the message of the button;
+     * `opts.fromId`: who pressed, the chat itself by default). @returns its update id.
+     */
+    pushCallback: (
+      token: string,
+      chatId: string | number,
+      data: string,
+      opts: { messageId?: number; fromId?: number } = {},
+    ) =>
       push(token, {
         callback_query: {
           id: String(++messageId),
-          from: { id: Number(chatId), is_bot: false, first_name: 'User' },
-          message: { message_id: messageId, chat: { id: Number(chatId), type: 'private' }, text: '…' },
+          from: { id: opts.fromId ?? Number(chatId), is_bot: false, first_name: 'User' },
+          message: {
+            message_id: opts.messageId ?? messageId,
+            chat: { id: Number(chatId), type: Number(chatId) < 0 ? 'group' : 'private' },
+            text: '…',
+          },
           data,
         },
       }),

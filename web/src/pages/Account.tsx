@@ -33,7 +33,7 @@ export default function Account() {
           {me.data.email} · {t('plan')}: {me.data.plan}
         </p>
       )}
-      <Tabs.Root value={tab} onValueChange={(v) => setParams({ tab: v }, { replace: true })}>
+      <Tabs.Root value={tab} activationMode="manual" onValueChange={(v) => v !== tab && setParams({ tab: v })}>
         <Tabs.List className="tabs" aria-label={t('Account sections')}>
           {TABS.map(([value, label]) => (
             <Tabs.Trigger key={value} value={value}>

@@ -6,6 +6,7 @@ import Analytics from './admin/Analytics';
 import Dashboard from './admin/Dashboard';
 import Feedback from './admin/Feedback';
 import Invites from './admin/Invites';
+import Outbox from './admin/Outbox';
 import Secrets from './admin/Secrets';
 import Users from './admin/Users';
 import Waitlist from './admin/Waitlist';
@@ -16,11 +17,15 @@ const TABS = [
   { value: 'users', label: msg('Users and plans'), Component: Users },
   { value: 'invites', label: msg('Invites'), Component: Invites },
   { value: 'waitlist', label: msg('Waitlist'), Component: Waitlist },
+  { value: 'outbox', label: msg('E-mail outbox'), Component: Outbox },
   { value: 'secrets', label: msg('Platform secrets'), Component: Secrets },
   { value: 'feedback', label: msg('Feedback and translations'), Component: Feedback },
 ] as const;
 
-/** The admin page (`/admin?tab=…`, admins only): one tab per area, the tab kept in the address. */
+/**
+ * The admin page (`/admin?tab=…`, admins only): one tab per area, the tab kept in the address (each a step of the
+ * history, so Back returns to the previous tab).
+ */
 export default function Admin() {
   const { t } = useI18n();
   const [params, setParams] = useSearchParams();
@@ -28,7 +33,7 @@ export default function Admin() {
   return (
     <section className="admin">
       <PageTitle>{t('Admin')}</PageTitle>
-      <Tabs.Root value={tab} onValueChange={(v) => setParams({ tab: v }, { replace: true })}>
+      <Tabs.Root value={tab} activationMode="manual" onValueChange={(v) => v !== tab && setParams({ tab: v })}>
         <Tabs.List className="tabs" aria-label={t('Admin sections')}>
           {TABS.map((x) => (
             <Tabs.Trigger key={x.value} value={x.value}>

@@ -4,15 +4,19 @@ import { Link, useNavigate } from 'react-router';
 import { projectsQuery, useCreateProject } from '../features/projects/api';
 import { useI18n } from '../i18n';
 import { ErrorLine, Field, Loading, Modal, PageTitle } from '../ui';
-import { slugify } from './projectName';
+import { PROJECT_NAME_MAX, PROJECT_NAME_PATTERN, useSlugify } from './projectName';
 
 export default function Projects() {
-  const { t, date } = useI18n();
+  const { t, tn, date } = useI18n();
   const navigate = useNavigate();
   const projects = useQuery(projectsQuery());
   const [open, setOpen] = useState(false);
   const [displayName, setDisplayName] = useState('');
   const [description, setDescription] = useState('');
+  /** The technical name as the user typed it; until then it follows the display name. */
+  const [technical, setTechnical] = useState<string | null>(null);
+  const slugify = useSlugify(open);
+  const projectName = technical ?? (slugify ? slugify(displayName) : '');
   const create = useCreateProject({ onSuccess: (r) => navigate(`/projects/${r.project.name}`) });
   return (
     <section>
@@ -45,7 +49,7 @@ export default function Projects() {
             </h2>
             <p className="muted">{p.description || p.niche || p.name}</p>
             <p className="muted">
-              {t('{n} workers', { n: p.worker_count })} · {date(p.updated_at)}
+              {tn('{n} worker', '{n} workers', p.worker_count)} · {date(p.updated_at)}
               {p.trial_mode && <span className="badge">{t('Trial')}</span>}
             </p>
           </li>
@@ -57,7 +61,7 @@ export default function Projects() {
             e.preventDefault();
             create.mutate({
               displayName,
-              projectName: slugify(displayName),
+              projectName,
               ...(description ? { description } : {}),
             });
           }}
@@ -65,11 +69,29 @@ export default function Projects() {
           <Field
             label={t('Project name')}
             required
+            maxLength={200}
             value={displayName}
             onChange={(e) => setDisplayName(e.target.value)}
           />
-          <Field label={t('Description')} value={description} onChange={(e) => setDescription(e.target.value)} />
-          <ErrorLine error={create.error} />
+          <Field
+            label={t('Technical name')}
+            hint={t('Lower-case letters, digits and dashes; it names the project in links.')}
+            required
+            pattern={PROJECT_NAME_PATTERN}
+            maxLength={PROJECT_NAME_MAX}
+            value={projectName}
+            onChange={(e) => setTechnical(e.target.value)}
+          />
+          <Field
+            label={t('Description')}
+            maxLength={5000}
+            value={description}
+            onChange={(e) => setDescription(e.target.value)}
+          />
+          <ErrorLine
+            error={create.error}
+            fields={{ displayName: t('Project name'), projectName: t('Technical name'), description: t('Description') }}
+          />
           <button type="submit" className="primary" disabled={create.isPending}>
             {t('Create')}
           </button>

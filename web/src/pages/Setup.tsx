@@ -1,19 +1,34 @@
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
-import { useNavigate } from 'react-router';
+import { Link, useNavigate, useSearchParams } from 'react-router';
+import { ApiFailure } from '../api/client';
+import { billingStatusQuery } from '../features/billing/api';
 import { suggestPresetQuery } from '../features/projects/api';
 import { setupProject } from '../features/onboarding/api';
 import { presetsQuery } from '../features/workers/api';
 import { useI18n } from '../i18n';
 import { ErrorLine, Field, PageTitle } from '../ui';
-import { slugify } from './projectName';
+import { PROJECT_NAME_MAX, PROJECT_NAME_PATTERN, useSlugify } from './projectName';
 
-/** The setup wizard: a project from a team preset, with the user's own LLM key or the trial. */
+/**
+ * The setup wizard: a project from a team preset, with the user's own LLM key or the trial. The step is in the
+ * address (`?step=2`), so Back and Forward walk the steps; a plan already at its project limit is said before the
+ * first step, with the way to a bigger plan.
+ */
 export default function Setup() {
-  const { t } = useI18n();
+  const { t, tn } = useI18n();
   const navigate = useNavigate();
-  const [step, setStep] = useState(1);
+  const [params, setParams] = useSearchParams();
   const [displayName, setDisplayName] = useState('');
+  // A reload loses what was typed: the wizard starts again at its first step.
+  const step = displayName ? Math.min(3, Math.max(1, Number(params.get('step')) || 1)) : 1;
+  const setStep = (n: number) =>
+    setParams((p) => {
+      const next = new URLSearchParams(p);
+      next.set('step', String(n));
+      return next;
+    });
+  const billing = useQuery(billingStatusQuery());
   const [projectName, setProjectName] = useState('');
   const [niche, setNiche] = useState('');
   const [teamPreset, setTeamPreset] = useState('');
@@ -21,7 +36,8 @@ export default function Setup() {
   const [llmKey, setLlmKey] = useState('');
   const suggestion = useQuery({ ...suggestPresetQuery(niche), enabled: step === 2 && niche.length > 1 });
   const presets = useQuery(presetsQuery());
-  const name = projectName || slugify(displayName);
+  const slugify = useSlugify();
+  const name = projectName || (slugify ? slugify(displayName) : '');
   const setup = useMutation({
     mutationFn: () =>
       setupProject({
@@ -32,6 +48,10 @@ export default function Setup() {
         ...(keyMode === 'own' && llmKey ? { llmKey } : {}),
       }),
     onSuccess: (r) => navigate(`/projects/${r.project.name}/workers`),
+    // A name the service refuses is fixed on the first step, where the names are.
+    onError: (err) => {
+      if (err instanceof ApiFailure && ['invalid_project_name', 'project_exists'].includes(err.body.error)) setStep(1);
+    },
   });
   const teams = [
     ['software', t('Software product')],
@@ -42,6 +62,29 @@ export default function Setup() {
     ['support', t('Customer support')],
     ['startup', t('Startup (generalist)')],
   ];
+  const limit = billing.data?.limits.projects;
+  const full =
+    billing.data && limit != null && !billing.data.features.plan_limit_bypass && billing.data.usage.projects >= limit;
+  if (full)
+    return (
+      <section className="narrow">
+        <PageTitle>{t('Set up a project')}</PageTitle>
+        <p role="alert">
+          {tn(
+            'Your plan ({plan}) allows {n} project, and you have {count}.',
+            'Your plan ({plan}) allows {n} projects, and you have {count}.',
+            limit,
+            { plan: billing.data.plan, count: billing.data.usage.projects },
+          )}
+        </p>
+        <p>
+          <Link className="button primary" to="/account?tab=billing">
+            {t('See the plans')}
+          </Link>{' '}
+          <Link to="/projects">{t('Back to the projects')}</Link>
+        </p>
+      </section>
+    );
   return (
     <section className="narrow">
       <PageTitle>{t('Set up a project')}</PageTitle>
@@ -64,7 +107,8 @@ export default function Setup() {
             <Field
               label={t('Technical name')}
               hint={t('Lower-case letters, digits and dashes; it names the project in links.')}
-              pattern="[a-z0-9][a-z0-9\-]{1,39}"
+              pattern={PROJECT_NAME_PATTERN}
+              maxLength={PROJECT_NAME_MAX}
               value={name}
               onChange={(e) => setProjectName(e.target.value)}
             />
@@ -90,7 +134,11 @@ export default function Setup() {
               </label>
             ))}
             <p className="muted">
-              {t('{n} worker presets are available to add later.', { n: presets.data?.presets.length ?? 0 })}
+              {tn(
+                '{n} worker preset is available to add later.',
+                '{n} worker presets are available to add later.',
+                presets.data?.presets.length ?? 0,
+              )}
             </p>
           </fieldset>
         )}
@@ -116,7 +164,14 @@ export default function Setup() {
             )}
           </fieldset>
         )}
-        <ErrorLine error={setup.error} />
+        <ErrorLine
+          error={setup.error}
+          fields={{
+            displayName: t('Project name'),
+            projectName: t('Technical name'),
+            niche: t('What is it about? (niche)'),
+          }}
+        />
         <div className="actions">
           {step > 1 && (
             <button type="button" onClick={() => setStep(step - 1)}>

@@ -35,6 +35,7 @@ import * as m20261127_2510 from './20261127_2510_rate_limits.ts';
 import * as m20261127_2900 from './20261127_2900_storage_usage.ts';
 import * as m20261128_0100 from './20261128_0100_approvals.ts';
 import * as m20261128_0200 from './20261128_0200_citations.ts';
+import * as m20261128_0300 from './20261128_0300_approval_notices.ts';
 
 export const migrations: Record<string, Migration> = {
   '20261121_0001_foundation': m0001,
@@ -71,4 +72,6 @@ export const migrations: Record<string, Migration> = {
   '20261128_0100_approvals': m20261128_0100,
   // Citations: where each indexed passage is (page, timecode, heading, lines); partial indexing made visible.
   '20261128_0200_citations': m20261128_0200,
+  // Approvals through the messenger: the message each request was sent as.
+  '20261128_0300_approval_notices': m20261128_0300,
 };

@@ -2,11 +2,12 @@
 import { Type } from 'typebox';
 import { requireActor } from '../../http/auth.ts';
 import type { TypedApp } from '../../http/typed-app.ts';
-import { DateTime, errors, Nullable, ProjectParam } from '../../http/schemas.ts';
+import { DateTime, errors, Nullable, projectIdParams, ProjectParam } from '../../http/schemas.ts';
 import type { ChatService } from './chat.service.ts';
 import { openSse, pipeSse } from '../../http/sse.ts';
 
 const NameParam = ProjectParam;
+const RunParams = projectIdParams('the run id');
 const Id = Type.Integer({ minimum: 1, maximum: 2147483647 });
 const ActiveRole = Type.Object({ worker_id: Nullable(Type.Integer()), role: Nullable(Type.String()) });
 
@@ -20,7 +21,7 @@ export function chatRoutes(app: TypedApp, { chat }: { chat: ChatService }): void
         tags,
         summary: 'Chat with a worker; the reply streams as server-sent events',
         description:
-          'Events: text_delta {delta}, tool_result {tool, is_error, …}, cascade_escalated {class, from, to}, done {message_id, user_message_id, run_id, status, usage, error}. Comment heartbeats every 15 s.',
+          'Events: text_delta {delta}, tool_result {tool, is_error, …}, cascade_escalated {class, from, to}, done {message_id, user_message_id, run_id, status, usage, error, error_message, reply}. Comment heartbeats every 15 s.',
         params: NameParam,
         body: Type.Object(
           { text: Type.String({ minLength: 1, maxLength: 32_000 }), worker_id: Type.Optional(Id) },
@@ -32,6 +33,26 @@ export function chatRoutes(app: TypedApp, { chat }: { chat: ChatService }): void
     },
     async (req, reply) => {
       const { events } = await chat.stream(requireActor(req), req.params.name, req.body);
+      reply.hijack();
+      openSse(reply.raw, { 'x-request-id': String(req.id) });
+      await pipeSse(reply.raw, events, { heartbeatMs: 15_000 });
+    },
+  );
+  app.get(
+    '/api/crm/projects/:name/runs/:id/events',
+    {
+      schema: {
+        tags,
+        summary: "Follow a run's events (re-attach to a reply after a reload or a lost connection)",
+        description:
+          'Events: snapshot {run_id, status, text, tool_calls} (the text written so far), then, while the run is queued or running, the events of the chat stream (text_delta, tool_result, approval_requested, cascade_escalated), and done {message_id, user_message_id, run_id, status, usage, error, error_message, reply}. A run that ended or waits for an approval gets done at once. Comment heartbeats every 15 s.',
+        params: RunParams,
+        produces: ['text/event-stream'],
+        response: { 200: Type.String({ description: 'text/event-stream' }), ...errors(400, 401, 403, 404) },
+      },
+    },
+    async (req, reply) => {
+      const { events } = await chat.follow(requireActor(req), req.params.name, req.params.id);
       reply.hijack();
       openSse(reply.raw, { 'x-request-id': String(req.id) });
       await pipeSse(reply.raw, events, { heartbeatMs: 15_000 });

@@ -11,7 +11,7 @@ import type { Access, ProjectRef } from '../../access/access.ts';
 import { BadRequest, NotFound } from '../../http/errors.ts';
 import type { SseEvent } from '../../http/sse.ts';
 import { follow } from '../../lib/follow.ts';
-import type { RuntimeService } from '../runtime/runtime.service.ts';
+import type { RunView, RuntimeService } from '../runtime/runtime.service.ts';
 import type { RunEvent, RunEvents } from '../runtime/events.ts';
 import type { RuntimeRepo } from '../runtime/runtime.repo.ts';
 import type { WorkersRepo } from '../workers/workers.repo.ts';
@@ -27,7 +27,7 @@ export interface ChatDeps {
   /** The worker of the active role. */
   workers: Pick<WorkersRepo, 'brief' | 'first'>;
   access: Access;
-  runtime: Pick<RuntimeService, 'submit' | 'getRun'>;
+  runtime: Pick<RuntimeService, 'submit' | 'getRun' | 'progress'>;
   events: RunEvents;
 }
 
@@ -92,10 +92,7 @@ export function createChatService(deps: ChatDeps) {
       const project = await deps.access.project(actor, name);
       const workerId = body.worker_id ?? (await active(project, actor.id))?.id;
       if (!workerId) throw new BadRequest('no_worker', 'This project has no worker to chat with yet.');
-      /** A run event as it came, or the run's stored status (read when no event came for POLL_MS). */
-      type Item = RunEvent | { type: 'status'; status: string | undefined };
       let stream: AsyncGenerator<SseEvent, void, undefined> | undefined;
-      let sawText = false;
       const submitted = await deps.runtime
         .submit(
           actor,
@@ -104,25 +101,7 @@ export function createChatService(deps: ChatDeps) {
           {
             // Follow the run from before its job can start, so no event is missed.
             beforeCommit: ([runId]) => {
-              stream = follow<Item, SseEvent>({
-                listen: (notify) => deps.events.subscribe(runId, notify),
-                read: async () => ({ type: 'status', status: await deps.runs.status(runId) }),
-                readFirst: false,
-                pollMs: POLL_MS,
-                isNew: (e, last) => e.type !== 'status' || last?.type !== 'status' || e.status !== last.status,
-                isDone: (e) =>
-                  e.type === 'end' || (e.type === 'status' && !['queued', 'running'].includes(e.status ?? '')),
-                emit: (e) => {
-                  if (e.type === 'end' || e.type === 'status') return [];
-                  if (e.type === 'text_delta') {
-                    sawText = true;
-                    return [{ event: 'text_delta', data: { delta: e.delta } }];
-                  }
-                  const { type, ...rest } = e;
-                  return [{ event: type, data: rest }];
-                },
-                end: () => finish(runId),
-              });
+              stream = followRun(actor, name, runId, false);
             },
           },
         )
@@ -130,29 +109,108 @@ export function createChatService(deps: ChatDeps) {
           await stream?.return(undefined);
           throw err;
         });
-      /** The last event: the stored reply (when no text streamed) and `done` with the run's outcome. */
-      async function finish(runId: number): Promise<SseEvent[]> {
-        const run = await deps.runtime.getRun(actor, name, runId);
-        const out: SseEvent[] = [];
-        if (!sawText && run.reply) out.push({ event: 'text_delta', data: { delta: run.reply } });
-        out.push({
-          event: 'done',
-          data: {
-            message_id: run.reply_message_id,
-            user_message_id: submitted.message_id,
-            run_id: run.id,
-            status: run.status,
-            usage: run.usage,
-            error: run.error,
-            error_message: run.error_message,
-          },
-        });
-        return out;
-      }
       const runId = submitted.run_ids[0];
       return { message_id: submitted.message_id, run_id: runId, events: stream! };
     },
+
+    /**
+     * `GET /projects/:name/runs/:id/events`: re-attach to a run (after a reload or a lost connection; the run goes
+     * on on the server). First `snapshot {run_id, status, text, tool_calls}` (`text`: what the run has written so
+     * far, see RuntimeService.progress), then, while it is queued or running, the events `stream` sends, ending with
+     * `done` (a run already ended, or waiting for an approval, gets `done` at once).
+     * @throws 404 `run_not_found`.
+     */
+    async follow(actor: Actor, name: string, runId: number) {
+      // Listen before reading the snapshot, so an event between the two is not lost (it may repeat the snapshot's
+      // last turn; `done` carries the whole reply).
+      const live = followRun(actor, name, runId, true);
+      try {
+        const { run, text } = await deps.runtime.progress(actor, name, runId);
+        const snapshot: SseEvent = {
+          event: 'snapshot',
+          data: { run_id: run.id, status: run.status, text, tool_calls: run.tool_calls },
+        };
+        if (ACTIVE.includes(run.status)) return { events: prepend(snapshot, live) };
+        await live.return(undefined);
+        return {
+          events: prepend(
+            snapshot,
+            (async function* () {
+              yield doneEvent(run);
+            })(),
+          ),
+        };
+      } catch (err) {
+        await live.return(undefined);
+        throw err;
+      }
+    },
   };
+
+  /**
+   * The events of run `runId` as it goes on (module header): `text_delta`, `tool_result`, `approval_requested`,
+   * `cascade_escalated`, then `done` when it leaves queued/running. `sawTextFirst`: the client already has text, so
+   * the stored reply is never sent as a delta.
+   */
+  function followRun(actor: Actor, name: string, runId: number, sawTextFirst: boolean) {
+    /** A run event as it came, or the run's stored status (read when no event came for POLL_MS). */
+    type Item = RunEvent | { type: 'status'; status: string | undefined };
+    let sawText = sawTextFirst;
+    return follow<Item, SseEvent>({
+      listen: (notify) => deps.events.subscribe(runId, notify),
+      read: async () => ({ type: 'status', status: await deps.runs.status(runId) }),
+      readFirst: false,
+      pollMs: POLL_MS,
+      isNew: (e, last) => e.type !== 'status' || last?.type !== 'status' || e.status !== last.status,
+      isDone: (e) => e.type === 'end' || (e.type === 'status' && !ACTIVE.includes(e.status ?? '')),
+      emit: (e) => {
+        if (e.type === 'end' || e.type === 'status') return [];
+        if (e.type === 'text_delta') {
+          sawText = true;
+          return [{ event: 'text_delta', data: { delta: e.delta } }];
+        }
+        const { type, ...rest } = e;
+        return [{ event: type, data: rest }];
+      },
+      end: async () => {
+        const run = await deps.runtime.getRun(actor, name, runId);
+        const out: SseEvent[] = [];
+        if (!sawText && run.reply) out.push({ event: 'text_delta', data: { delta: run.reply } });
+        out.push(doneEvent(run));
+        return out;
+      },
+    });
+  }
+}
+
+/** Statuses of a run that still goes on by itself (a run waiting for an approval waits for a person). */
+const ACTIVE: string[] = ['queued', 'running'];
+
+/** The last event of a followed run: its outcome and its whole reply. */
+function doneEvent(run: RunView): SseEvent {
+  return {
+    event: 'done',
+    data: {
+      message_id: run.reply_message_id,
+      user_message_id: run.message_id,
+      run_id: run.id,
+      status: run.status,
+      usage: run.usage,
+      error: run.error,
+      error_message: run.error_message,
+      reply: run.reply,
+    },
+  };
+}
+
+/** `first`, then the events of `rest`; ending the result ends `rest`. */
+async function* prepend(first: SseEvent, rest: AsyncGenerator<SseEvent, void, undefined>) {
+  try {
+    yield first;
+    yield* rest;
+  } finally {
+    await rest.return(undefined);
+  }
 }
 
 export type ChatService = ReturnType<typeof createChatService>;

@@ -156,6 +156,51 @@ describe('chat over SSE', () => {
   });
 });
 
+describe('following a run (re-attach)', () => {
+  it('sends a snapshot, then the events of a run going on, and done with the whole reply; a run that ended gets done at once', async () => {
+    const { u, p, w1 } = await setup();
+    s.enqueue(
+      {
+        content: [
+          { type: 'text', text: 'Filing it now.' },
+          { type: 'tool_use', name: 'create_issue', input: { title: 'Follow me' } },
+        ],
+        usage: { input_tokens: 10, output_tokens: 5 },
+      },
+      { content: [{ type: 'text', text: 'Done.' }], usage: { input_tokens: 10, output_tokens: 5 }, delayMs: 400 },
+    );
+    const sent = await api(t.app, 'POST', `/api/crm/projects/${p.name}/message`, {
+      token: u.token,
+      body: { worker_id: w1.id, text: 'file it' },
+    });
+    expect(sent.status).toBe(202);
+    const runId = sent.body.run_ids[0];
+    const url = `/api/crm/projects/${p.name}/runs/${runId}/events`;
+    const res = await t.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${u.token}` } });
+    expect(res.statusCode).toBe(200);
+    const events = parseSse(res.body);
+    expect(events[0].event).toBe('snapshot');
+    expect(events[0].data).toMatchObject({ run_id: runId });
+    const done = events.at(-1)!;
+    expect(done.event).toBe('done');
+    expect(done.data).toMatchObject({ run_id: runId, status: 'succeeded', reply: 'Filing it now.\n\nDone.' });
+    // Again after the end: the snapshot holds the reply, done follows at once.
+    const again = parseSse(
+      (await t.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${u.token}` } })).body,
+    );
+    expect(again.map((e) => e.event)).toEqual(['snapshot', 'done']);
+    expect(again[0].data).toMatchObject({ status: 'succeeded', text: 'Filing it now.\n\nDone.' });
+    expect(again[0].data.tool_calls[0]).toMatchObject({ tool: 'create_issue', is_error: false });
+    // Another user's project, an unknown run: refused before streaming.
+    const other = await createUser(t);
+    const foreign = await t.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${other.token}` } });
+    expect([403, 404]).toContain(foreign.statusCode);
+    const unknown = await api(t.app, 'GET', `/api/crm/projects/${p.name}/runs/999999/events`, { token: u.token });
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.error).toBe('run_not_found');
+  });
+});
+
 describe('chat history paging', () => {
   it('pages back with before, oldest first within a page', async () => {
     const { u, p, w1, w2 } = await setup();

@@ -20,6 +20,7 @@ import { openTerminalClient } from '../../../test/terminal-client.ts';
 import { api, buildTestApp, createUser, type TestApp } from '../../../test/helpers.ts';
 import { dockerConnection, DOCKER_CAPS } from '../../providers/containers/docker-runtime.ts';
 import { bridgeNameOf, EGRESS_TABLE, loadEgressFirewall } from '../../providers/containers/egress-firewall.ts';
+import { isMountPoint } from '../../providers/containers/process-runtime.ts';
 
 const run = (cmd: string, args: string[], timeout = 60_000) =>
   new Promise<string>((resolve, reject) =>
@@ -149,7 +150,7 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => hostServer!.listen(0, '0.0.0.0', resolve));
   hostPort = (hostServer.address() as net.AddressInfo).port;
   t = await buildTestApp({
-    env: { CONTAINER_RUNTIME: 'docker', DOCKER_HOST: `unix://${socket}`, CLOUD_IMAGE: image },
+    env: { CONTAINER_RUNTIME: 'docker', DOCKER_HOST: `unix://${socket}`, CLOUD_IMAGE: image, CLOUD_HOME_MB: '16' },
   });
   base = await t.app.listen({ port: 0, host: '127.0.0.1' });
 }, 180_000);
@@ -237,6 +238,15 @@ describe('docker runtime on a real engine (podman)', () => {
         await loadEgressFirewall();
       }
 
+      // The home is its own 16 MiB file system: a 40 MiB write fails in the kernel.
+      term.ws.send(
+        'dd if=/dev/zero of=/home/user/big bs=1M count=40 2>/dev/null; echo "dd-rc=$? size=$(wc -c < /home/user/big)"\n',
+      );
+      const written = await term.waitFor(/dd-rc=(\d+) size=(\d+)/, 60_000);
+      expect(Number(written[1])).not.toBe(0);
+      expect(Number(written[2])).toBeLessThanOrEqual(16 * 1024 * 1024);
+      term.ws.send('rm -f /home/user/big\n');
+
       // 260 background processes: the engine's cap (200) stops the rest; counted with shell builtins only.
       term.ws.send(
         "sh -c '(i=0; while [ $i -lt 260 ]; do sleep 60 & i=$((i+1)); done) 2>/dev/null; set -- /proc/[0-9]*; echo ALIVE=$#'\n",
@@ -256,5 +266,7 @@ describe('docker runtime on a real engine (podman)', () => {
     } finally {
       expect((await api(t.app, 'POST', '/api/crm/cloud/deprovision', { token: u.token })).status).toBe(200);
     }
+    // The home's file system goes with the container.
+    expect(isMountPoint(path.join(t.dataDir, 'cloud-docker', `u${u.id}`, 'home'))).toBe(false);
   }, 240_000);
 });

@@ -77,8 +77,11 @@ describe('container output caps', () => {
     const other = await createUser(t);
     expect((await api(t.app, 'POST', '/api/crm/cloud/provision', { token: flooder.token })).status).toBeLessThan(300);
     let published = 0;
+    let notices = 0;
     const off = t.deps.bus.subscribe('cloud.log', (p) => {
-      if (p.user === flooder.id) published++;
+      if (p.user !== flooder.id) return;
+      published++;
+      if (p.line.includes('not logged')) notices++;
     });
 
     const ws = new WebSocket(`${base}/api/crm/ws/cloud/${flooder.id}/terminal?token=${flooder.token}`);
@@ -120,9 +123,8 @@ describe('container output caps', () => {
       stored = await storedNow();
     }
     expect(stored).toBeLessThanOrEqual(Math.ceil(KEEP * 1.1));
-    const notice = await sql<{
-      line: string;
-    }>`select line from cloud_log_lines where user_id = ${flooder.id} and line like '%not logged%'`.execute(t.db);
-    expect(notice.rows.length).toBeGreaterThan(0);
+    // What was dropped is said (stored and published; on a slow machine the trim may have removed the stored one
+    // since, under the newer lines).
+    expect(notices).toBeGreaterThan(0);
   });
 });

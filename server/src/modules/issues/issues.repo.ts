@@ -197,6 +197,18 @@ export function createIssuesRepo(db: Kysely<DB>) {
         .execute(),
 
     /** Whether issue `number` exists in the project. */
+    /** Whether any of these projects has an issue (the onboarding checklist's "issue" step). */
+    async anyIn(projectIds: number[]): Promise<boolean> {
+      if (!projectIds.length) return false;
+      const row = await db
+        .selectFrom('issues')
+        .select('number')
+        .where('project_id', 'in', projectIds)
+        .limit(1)
+        .executeTakeFirst();
+      return !!row;
+    },
+
     async exists(projectId: number, number: number): Promise<boolean> {
       const r = await db
         .selectFrom('issues')

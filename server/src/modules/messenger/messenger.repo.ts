@@ -1,7 +1,7 @@
 /**
  * The messenger area's SQL: poller leases and offsets (`messenger_pollers`), handled updates
- * (`messenger_updates`), replies owed to a chat (`messenger_replies`) and one-time link codes
- * (`messenger_link_codes`).
+ * (`messenger_updates`), replies owed to a chat (`messenger_replies`), one-time link codes
+ * (`messenger_link_codes`) and the messages approval requests were sent as (`messenger_approval_notices`).
  */
 import { type Kysely, sql, type Transaction } from 'kysely';
 import type { DB } from '../../db/types.ts';
@@ -167,6 +167,60 @@ export function createMessengerRepo(db: Kysely<DB>) {
       return Number(r.numUpdatedRows) > 0;
     },
 
+    /** The message approval `approvalId`'s request was sent as, or undefined. */
+    notice: (approvalId: number) =>
+      db
+        .selectFrom('messenger_approval_notices')
+        .select(['approval_id', 'project_id', 'bot_id', 'chat_id', 'message_id', 'text', 'edited_at'])
+        .where('approval_id', '=', approvalId)
+        .executeTakeFirst()
+        .then((r) => (r ? { ...r, message_id: Number(r.message_id) } : undefined)),
+
+    /** The approval whose request is message `messageId` of chat `chatId` through bot `botId`, or undefined. */
+    noticeByMessage: (botId: string, chatId: string, messageId: number) =>
+      db
+        .selectFrom('messenger_approval_notices')
+        .select(['approval_id', 'project_id', 'bot_id', 'chat_id', 'message_id', 'text', 'edited_at'])
+        .where('bot_id', '=', botId)
+        .where('chat_id', '=', chatId)
+        .where('message_id', '=', messageId)
+        .executeTakeFirst()
+        .then((r) => (r ? { ...r, message_id: Number(r.message_id) } : undefined)),
+
+    /** Record the message approval `approvalId`'s request was sent as (once; a second record is ignored). */
+    async addNotice(n: {
+      approvalId: number;
+      projectId: number;
+      botId: string;
+      chatId: string;
+      messageId: number;
+      text: string;
+    }): Promise<void> {
+      await db
+        .insertInto('messenger_approval_notices')
+        .values({
+          approval_id: n.approvalId,
+          project_id: n.projectId,
+          bot_id: n.botId,
+          chat_id: n.chatId,
+          message_id: n.messageId,
+          text: n.text,
+        })
+        .onConflict((oc) => oc.column('approval_id').doNothing())
+        .execute();
+    },
+
+    /** Mark the notice of approval `approvalId` edited: true for exactly one caller. */
+    async claimNoticeEdit(approvalId: number): Promise<boolean> {
+      const r = await db
+        .updateTable('messenger_approval_notices')
+        .set({ edited_at: new Date() })
+        .where('approval_id', '=', approvalId)
+        .where('edited_at', 'is', null)
+        .executeTakeFirst();
+      return Number(r.numUpdatedRows) > 0;
+    },
+
     /** Replace the caller's link codes by one (its sha256), valid until `expiresAt`. */
     async newLinkCode(userId: number, codeHash: string, expiresAt: Date): Promise<void> {
       await db.transaction().execute(async (tx) => {
@@ -208,11 +262,12 @@ export function createMessengerRepo(db: Kysely<DB>) {
     },
 
     /**
-     * A project's replies, deleted at erasure (its workers' pollers and handled updates go with the workers,
+     * A project's replies and approval notices, deleted at erasure (its workers' pollers and handled updates go with the workers,
      * by their foreign keys).
      */
     async eraseProject(tx: Transaction<DB>, projectId: number): Promise<void> {
       await tx.deleteFrom('messenger_replies').where('project_id', '=', projectId).execute();
+      await tx.deleteFrom('messenger_approval_notices').where('project_id', '=', projectId).execute();
     },
 
     /** A project's messenger replies, for the export: `{run_id, worker_id, chat_id, created_at, sent_at}`. */

@@ -55,6 +55,31 @@ export function splitMessage(text: string, limit = MESSAGE_LIMIT): string[] {
   return parts.filter((p, i) => p.length > 0 || i === 0);
 }
 
+/** A press on an approval's button: `approve:<id>` / `deny:<id>` → the decision and the id; else undefined. */
+export function approvalCallback(data: string): { decision: 'approve' | 'deny'; id: number } | undefined {
+  const m = /^(approve|deny):([1-9][0-9]{0,9})$/.exec(data);
+  if (!m || Number(m[2]) > 2 ** 31 - 1) return undefined;
+  return { decision: m[1] as 'approve' | 'deny', id: Number(m[2]) };
+}
+
+/**
+ * A reply denying an approval: `deny: reason`, `deny reason` or `deny` (any case) → the reason ('' when none,
+ * at most 2000 characters); undefined when the text is something else.
+ */
+export function denyReply(text: string): string | undefined {
+  const m = /^\s*deny\b\s*:?\s*([\s\S]*)$/i.exec(text);
+  return m ? m[1].trim().slice(0, 2000) : undefined;
+}
+
+/** How a decided approval reads in the chat: `Approved by a@b.c.`, `Denied by a@b.c: reason`, `Expired: …`. */
+export function approvalOutcome(a: { status: string; decided_by: string | null; reason: string | null }): string {
+  const why = a.reason ? `: ${a.reason}` : '.';
+  if (a.status === 'approved') return `Approved by ${a.decided_by ?? 'the owner'}${why}`;
+  if (a.status === 'denied') return `Denied by ${a.decided_by ?? 'the owner'}${why}`;
+  if (a.status === 'expired') return `Expired${why}`;
+  return 'Waiting for a decision.';
+}
+
 /** `s` cut to at most `max` UTF-8 bytes, on a character boundary. */
 function cutBytes(s: string, max: number): string {
   let out = '';

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { choiceButtons, parseCommand, splitMessage } from './messenger.rules.ts';
+import {
+  approvalCallback,
+  approvalOutcome,
+  choiceButtons,
+  denyReply,
+  parseCommand,
+  splitMessage,
+} from './messenger.rules.ts';
 
 describe('parseCommand', () => {
   it('reads known commands, with a bot mention and an argument', () => {
@@ -61,5 +68,43 @@ describe('choiceButtons', () => {
     expect(choiceButtons('Which?\n1. only')).toBeUndefined();
     expect(choiceButtons(`Which?\n${Array.from({ length: 9 }, (_, i) => `${i + 1}. x`).join('\n')}`)).toBeUndefined();
     expect(choiceButtons('Which?\n1. ok\n2. ok\nthanks')).toBeUndefined();
+  });
+});
+
+describe('approvalCallback', () => {
+  it('reads approve:<id> and deny:<id> only', () => {
+    expect(approvalCallback('approve:12')).toEqual({ decision: 'approve', id: 12 });
+    expect(approvalCallback('deny:7')).toEqual({ decision: 'deny', id: 7 });
+    for (const bad of [
+      'approve:',
+      'approve:0',
+      'approve:01',
+      'approve:12x',
+      'APPROVE:1',
+      'ok:1',
+      'approve:99999999999',
+      ' deny:1',
+    ])
+      expect(approvalCallback(bad), bad).toBeUndefined();
+  });
+});
+
+describe('denyReply', () => {
+  it('reads "deny: reason", "deny reason" and "deny"; other text is not a denial', () => {
+    expect(denyReply('deny: not now')).toBe('not now');
+    expect(denyReply('  Deny:  too risky \n')).toBe('too risky');
+    expect(denyReply('DENY no')).toBe('no');
+    expect(denyReply('deny')).toBe('');
+    expect(denyReply('deny: ' + 'x'.repeat(3000))).toHaveLength(2000);
+    for (const other of ['denied', 'I deny: it', 'approve', 'denying this'])
+      expect(denyReply(other), other).toBeUndefined();
+  });
+});
+
+describe('approvalOutcome', () => {
+  it('says who decided and why', () => {
+    expect(approvalOutcome({ status: 'approved', decided_by: 'a@b.c', reason: null })).toBe('Approved by a@b.c.');
+    expect(approvalOutcome({ status: 'denied', decided_by: 'a@b.c', reason: 'no' })).toBe('Denied by a@b.c: no');
+    expect(approvalOutcome({ status: 'expired', decided_by: 'system', reason: 'late' })).toBe('Expired: late');
   });
 });

@@ -11,6 +11,11 @@
  *   numbered choice offered as inline buttons. A press on a button is a message with the button's text.
  * - Commands: `/start` (with a one-time code: links the chat to the account that made the code), `/help`,
  *   `/status` (the worker's runtime), `/issues` (open issues). Anyone else gets one short refusal.
+ * - Approvals (docs/ARCHITECTURE.md, Approvals): a run waiting for a person is told to the owner's linked chat,
+ *   through the worker's bot (else another bot of the project), with buttons `approve:<id>` / `deny:<id>`; a press
+ *   from that chat by its own user (a private chat), or a reply "deny: reason" to that message, decides it
+ *   (channel `messenger`); the press is answered and the message edited to show the decision. A press from
+ *   anyone else, on an id not sent to that chat, or on a decided approval changes nothing.
  * - A revoked token (401) unbinds the bot, records `worker_bot_revoked` and e-mails the owner; a flood limit
  *   (429 `retry_after`) is waited out.
  */
@@ -35,9 +40,19 @@ import type { IssuesService } from '../issues/issues.service.ts';
 import type { RunEvents } from '../runtime/events.ts';
 import type { RuntimeRepo } from '../runtime/runtime.repo.ts';
 import type { RuntimeService } from '../runtime/runtime.service.ts';
+import type { ApprovalNotice, ApprovalsService, ApprovalView } from '../runtime/approvals.service.ts';
+import { noticeCall } from '../runtime/approvals.service.ts';
 import type { WorkersRepo } from '../workers/workers.repo.ts';
 import type { WorkersService } from '../workers/workers.service.ts';
-import { choiceButtons, parseCommand, splitMessage } from './messenger.rules.ts';
+import {
+  approvalCallback,
+  approvalOutcome,
+  choiceButtons,
+  denyReply,
+  MESSAGE_LIMIT,
+  parseCommand,
+  splitMessage,
+} from './messenger.rules.ts';
 import { type MessengerRepo, UpdateAlreadyHandled } from './messenger.repo.ts';
 
 /** How often each instance reconciles its pollers with the bound bots and renews its leases (ms). */
@@ -65,6 +80,8 @@ export interface MessengerDeps {
   /** Messages to workers go through the runtime's submit; run events tell when the reply is ready. */
   runtime: Pick<RuntimeService, 'submit'>;
   events: RunEvents;
+  /** Decisions on approvals from the owner's chat (channel `messenger`). */
+  approvals: Pick<ApprovalsService, 'decide'>;
   /** The run and its reply text. */
   runs: Pick<RuntimeRepo, 'run' | 'messageContent'>;
   /** Linking a chat fills the account's chat id. */
@@ -280,6 +297,8 @@ export function createMessengerService(deps: MessengerDeps) {
       return;
     }
     const { chatId, text } = incoming;
+    const press = u.callback ? approvalCallback(u.callback.data) : undefined;
+    if (u.callback && press) return decideFromChat(bot, token, u, { ...press, callback: u.callback });
     // A button press is acknowledged at once (best effort) so the messenger stops showing it as pending.
     if (u.callback)
       await deps.messenger.answerCallbackQuery(token, u.callback.id).catch((err: Error) => {
@@ -294,6 +313,17 @@ export function createMessengerService(deps: MessengerDeps) {
           ? `${REFUSAL} If this is your bot, link this chat with the code from your account page: /start <code>`
           : REFUSAL;
       return answerOnly(bot, u, chatId, 'refused', text, token);
+    }
+    const denial = u.message?.replyTo !== undefined ? denyReply(text) : undefined;
+    if (u.message?.replyTo !== undefined && denial !== undefined) {
+      const n = await repo.noticeByMessage(bot.bot_id, chatId, u.message.replyTo);
+      if (n && n.project_id === bot.project_id)
+        return decideFromChat(bot, token, u, {
+          decision: 'deny',
+          id: n.approval_id,
+          reason: denial,
+          fromId: u.message.fromId,
+        });
     }
     if (cmd) {
       let reply: string;
@@ -325,7 +355,8 @@ export function createMessengerService(deps: MessengerDeps) {
             });
             await repo.addReply(tx, { runId, projectId: bot.project_id, workerId: bot.worker_id, chatId });
             unsubscribe = deps.events.subscribe(runId, (e) => {
-              if (e.type !== 'end') return;
+              // A run waiting for approval ends later (resumed); its reply is sent then.
+              if (e.type !== 'end' || e.status === 'waiting_approval') return;
               unsubscribe?.();
               void deliver(runId).catch((err) => log.warn({ err, run_id: runId }, 'messenger reply failed'));
             });
@@ -342,6 +373,88 @@ export function createMessengerService(deps: MessengerDeps) {
   }
 
   /**
+   * A decision on an approval from a chat: a press on `approve:<id>` / `deny:<id>` (`callback`), or a reply
+   * "deny: reason" to the request's message. It counts only when the chat is the owner's linked chat, the person
+   * is the chat's own user (a private chat), and the approval's request was sent to this chat by this bot;
+   * otherwise, or when it was decided before, nothing changes and the person is told why. The update is recorded
+   * as handled after the decision (a redelivered one then finds it decided and is skipped).
+   */
+  async function decideFromChat(
+    bot: BoundBot,
+    token: string,
+    u: BotUpdate,
+    d: {
+      decision: 'approve' | 'deny';
+      id: number;
+      reason?: string;
+      fromId?: string;
+      callback?: NonNullable<BotUpdate['callback']>;
+    },
+  ): Promise<void> {
+    const chatId = d.callback?.chatId ?? u.message!.chatId;
+    const fromId = d.callback?.fromId ?? d.fromId;
+    const { actor: owner, projectName } = await deps.access.ownerActor(bot.project_id);
+    const notice = await repo.notice(d.id);
+    let answer: string;
+    let decided: ApprovalView | undefined;
+    if (linkedChat(owner) !== chatId || (fromId !== undefined && fromId !== chatId)) answer = REFUSAL;
+    else if (!notice || notice.bot_id !== bot.bot_id || notice.chat_id !== chatId)
+      answer = 'This approval is unknown here.';
+    else {
+      try {
+        decided = await deps.approvals.decide(
+          owner,
+          projectName,
+          d.id,
+          { decision: d.decision, ...(d.reason ? { reason: d.reason } : {}) },
+          'messenger',
+        );
+        answer = approvalOutcome(decided);
+      } catch (err) {
+        if (!(err instanceof AppError)) throw err;
+        const first = err.fields.approval as ApprovalView | undefined;
+        answer = first ? `Already decided: ${approvalOutcome(first)}` : 'This approval is unknown here.';
+      }
+    }
+    try {
+      await repo.transaction((tx) =>
+        repo.claimUpdate(tx, {
+          botId: bot.bot_id,
+          updateId: u.update_id,
+          workerId: bot.worker_id,
+          chatId,
+          kind: decided ? 'approval' : 'approval_refused',
+        }),
+      );
+    } catch (err) {
+      if (err instanceof UpdateAlreadyHandled) return;
+      throw err;
+    }
+    if (d.callback)
+      await deps.messenger.answerCallbackQuery(token, d.callback.id, answer).catch((err: Error) => {
+        log.warn({ bot_id: bot.bot_id, err: err.message }, 'answerCallbackQuery failed');
+      });
+    else await send(token, chatId, answer);
+    if (decided && notice) await showDecision(token, notice, decided);
+  }
+
+  /**
+   * Edit the request's message to show the decision (once; a failure is logged: the buttons left behind answer
+   * "Already decided").
+   */
+  async function showDecision(
+    token: string,
+    notice: NonNullable<Awaited<ReturnType<MessengerRepo['notice']>>>,
+    decided: ApprovalView,
+  ): Promise<void> {
+    if (!(await repo.claimNoticeEdit(notice.approval_id))) return;
+    const text = `${notice.text}\n\n${approvalOutcome(decided)}`.slice(0, MESSAGE_LIMIT);
+    await deps.messenger
+      .editMessageText(token, { chatId: notice.chat_id, messageId: notice.message_id, text })
+      .catch((err: Error) => log.warn({ approval_id: notice.approval_id, err: err.message }, 'editMessageText failed'));
+  }
+
+  /**
    * Send the reply of run `runId` to the chat that asked, once, when the run has ended.
    * @returns whether it was sent by this call.
    */
@@ -349,7 +462,7 @@ export function createMessengerService(deps: MessengerDeps) {
     const pending = await repo.pendingReply(runId);
     if (!pending) return false;
     const run = await deps.runs.run(pending.project_id, runId);
-    if (run && (run.status === 'queued' || run.status === 'running')) return false;
+    if (run && (run.status === 'queued' || run.status === 'running' || run.status === 'waiting_approval')) return false;
     if (!(await repo.claimReply(runId))) return false;
     const bot = (await deps.bots.boundBots()).find((b) => b.worker_id === pending.worker_id);
     if (!bot || !run) return false;
@@ -533,6 +646,73 @@ export function createMessengerService(deps: MessengerDeps) {
       const expiresAt = new Date(Date.now() + LINK_CODE_TTL_MS);
       await repo.newLinkCode(actor.id, sha256(code), expiresAt);
       return { code, command: `/start ${code}`, expires_at: expiresAt };
+    },
+
+    /**
+     * The messenger channel of an approval request (the `approvals.notify` job): the owner's linked chat gets the
+     * call with Approve / Deny buttons (`callback_data` `approve:<id>` / `deny:<id>`) through the worker's bot,
+     * else another bot of the project; nothing when the owner has no linked chat or the project no bot, or when
+     * it was sent before. @throws MessengerUnavailable (the job retries) when the messenger fails.
+     */
+    async approvalRequested(n: ApprovalNotice): Promise<void> {
+      const chatId = linkedChat(n.owner);
+      if (!chatId) return;
+      if (await repo.notice(n.approval.id)) return;
+      const bots = (await deps.bots.boundBots()).filter((b) => b.project_id === n.projectId);
+      const bot = bots.find((b) => b.worker_id === n.approval.worker_id) ?? bots[0];
+      if (!bot) return;
+      let token: string;
+      try {
+        token = deps.sealer.open(bot.token_enc);
+      } catch {
+        return;
+      }
+      const text = (
+        `${n.worker} (project ${n.projectName}) waits for your approval before this call:\n\n` +
+        `${noticeCall(n.approval)}\n\nApprove or deny with the buttons, or reply "deny: <reason>" to this message.`
+      ).slice(0, MESSAGE_LIMIT);
+      let sent: { messageId: number };
+      try {
+        sent = await deps.messenger.sendMessage(token, {
+          chatId,
+          text,
+          buttons: [
+            [
+              { text: 'Approve', callback_data: `approve:${n.approval.id}` },
+              { text: 'Deny', callback_data: `deny:${n.approval.id}` },
+            ],
+          ],
+        });
+      } catch (err) {
+        if (err instanceof MessengerRevoked) return revoked(bot);
+        throw err;
+      }
+      await repo.addNotice({
+        approvalId: n.approval.id,
+        projectId: n.projectId,
+        botId: bot.bot_id,
+        chatId,
+        messageId: sent.messageId,
+        text,
+      });
+    },
+
+    /**
+     * An approval decided elsewhere (the web UI, the API, the expiry; the `approvals.notify` job): its request's
+     * message, if one was sent, is edited to show the decision, once.
+     */
+    async approvalDecided(a: ApprovalView): Promise<void> {
+      const notice = await repo.notice(a.id);
+      if (!notice || notice.edited_at) return;
+      const bot = (await deps.bots.boundBots()).find((b) => b.bot_id === notice.bot_id);
+      if (!bot) return;
+      let token: string;
+      try {
+        token = deps.sealer.open(bot.token_enc);
+      } catch {
+        return;
+      }
+      await showDecision(token, notice, a);
     },
 
     /** Whether some instance polls bot `botId` now. */

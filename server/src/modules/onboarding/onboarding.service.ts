@@ -47,6 +47,8 @@ export function createOnboardingService(deps: {
   storage: Pick<StorageQuota, 'usageOf'>;
   /** Where uploads wait before they are moved (DATA_DIR/tmp). */
   tmpRoot: string;
+  /** The checklist steps the user has done, read from the areas that hold them (services.ts). */
+  done: { steps(userId: number): Promise<Step[]> };
 }) {
   const { repo, activity, projects, settings } = deps;
   // The multipart field `config` is checked like a JSON body (the same validator and error details).
@@ -102,6 +104,56 @@ export function createOnboardingService(deps: {
     );
     if (llmKey) await settings.update(actor, { llm_key: llmKey });
     return { ok: true, project, trial_activated, workers, files: files.map((f) => f.name) };
+  }
+
+  /**
+   * Record a step's status (unchanged repeats write nothing): the progress row and the activity events
+   * (`source` in their payload: web, cli, or auto for a step that ticked itself); the progress row after it.
+   */
+  async function record(
+    actor: Actor,
+    step: Step,
+    status: 'completed' | 'skipped',
+    source: 'web' | 'cli' | 'auto',
+  ): Promise<ProgressRow> {
+    return repo.transaction(async (tx) => {
+      const cur = await repo.createAndLockProgress(tx, actor.id);
+      if (cur.state[step] === status) return cur;
+      const state = { ...cur.state, [step]: status };
+      const now = new Date();
+      const done = STEPS.every((s) => state[s] === 'completed');
+      const completing = done && !cur.completed_at;
+      const row = await repo.updateProgress(tx, actor.id, {
+        state,
+        // The row says where the user acted (web or cli); a step that ticked itself counts as the web's.
+        source: source === 'cli' ? 'cli' : 'web',
+        updated_at: now,
+        ...(completing ? { completed_at: now } : {}),
+      });
+      await activity.record(
+        {
+          type: status === 'completed' ? 'onboarding_step_completed' : 'onboarding_step_skipped',
+          userId: actor.id,
+          actor: actor.email,
+          title: `Onboarding step ${step} ${status}`,
+          payload: { step, status, source },
+        },
+        tx,
+      );
+      if (completing) {
+        await activity.record(
+          {
+            type: 'onboarding_completed',
+            userId: actor.id,
+            actor: actor.email,
+            title: 'Onboarding completed',
+            payload: { duration_ms: now.getTime() - cur.started_at.getTime(), source },
+          },
+          tx,
+        );
+      }
+      return row;
+    });
   }
 
   return {
@@ -161,9 +213,17 @@ export function createOnboardingService(deps: {
       return { ...(await deps.usage.forAccount(actor.id)), storage: await deps.storage.usageOf(actor.id) };
     },
 
-    /** GET /onboarding/progress: no record is created for an untouched user. */
+    /**
+     * GET /onboarding/progress. The checklist ticks itself: a step the user has done (`deps.done`: workers in a
+     * project, a CLI device, a skill added, a bot bound, an issue) and that is not completed yet is recorded as
+     * completed (source `auto`, the same events as a marked step). No record is created for an untouched user.
+     */
     async progress(actor: Actor) {
-      return view(await repo.progress(actor.id));
+      const cur = await repo.progress(actor.id);
+      const missing = (await deps.done.steps(actor.id)).filter((s) => cur?.state[s] !== 'completed');
+      let row = cur;
+      for (const step of missing) row = await record(actor, step, 'completed', 'auto');
+      return view(row);
     },
 
     /**
@@ -177,44 +237,7 @@ export function createOnboardingService(deps: {
         throw new BadRequest('unknown_step', `Unknown onboarding step; use one of ${STEPS.join(', ')}.`);
       if (body.status !== 'completed' && body.status !== 'skipped')
         throw new BadRequest('unknown_status', 'The status must be completed or skipped.');
-      const source = body.source === 'cli' ? 'cli' : 'web';
-      return repo.transaction(async (tx) => {
-        const cur = await repo.createAndLockProgress(tx, actor.id);
-        if (cur.state[body.step] === body.status) return view(cur);
-        const state = { ...cur.state, [body.step]: body.status as 'completed' | 'skipped' };
-        const now = new Date();
-        const done = STEPS.every((s) => state[s] === 'completed');
-        const completing = done && !cur.completed_at;
-        const row = await repo.updateProgress(tx, actor.id, {
-          state,
-          source,
-          updated_at: now,
-          ...(completing ? { completed_at: now } : {}),
-        });
-        await activity.record(
-          {
-            type: body.status === 'completed' ? 'onboarding_step_completed' : 'onboarding_step_skipped',
-            userId: actor.id,
-            actor: actor.email,
-            title: `Onboarding step ${body.step} ${body.status}`,
-            payload: { step: body.step, status: body.status, source },
-          },
-          tx,
-        );
-        if (completing) {
-          await activity.record(
-            {
-              type: 'onboarding_completed',
-              userId: actor.id,
-              actor: actor.email,
-              title: 'Onboarding completed',
-              payload: { duration_ms: now.getTime() - cur.started_at.getTime(), source },
-            },
-            tx,
-          );
-        }
-        return view(row);
-      });
+      return view(await record(actor, body.step as Step, body.status, body.source === 'cli' ? 'cli' : 'web'));
     },
 
     /** POST /onboarding/dismiss: idempotent; the first dismiss writes onboarding_dismissed `{completed_count}`. */

@@ -305,6 +305,39 @@ describe('checklist', () => {
     expect(done.payload.duration_ms as number).toBeGreaterThanOrEqual(0);
   });
 
+  it('ticks itself from what the user did: workers, a skill, an issue (events with source auto), once', async () => {
+    const u = await createUser(t);
+    const ok = await setup(u.token, {
+      displayName: 'Ticks',
+      projectName: 'ticks',
+      workers: [{ label: 'Solo', preset: 'developer' }],
+    });
+    expect(ok.status).toBeLessThan(300);
+    const progress = () => api(t.app, 'GET', '/api/crm/onboarding/progress', { token: u.token });
+    expect((await progress()).body.state).toEqual({ workers: 'completed' });
+    // A skipped step ticks too once it is done.
+    await api(t.app, 'POST', '/api/crm/onboarding/event', {
+      token: u.token,
+      body: { step: 'issue', status: 'skipped' },
+    });
+    const issue = await api(t.app, 'POST', '/api/crm/projects/ticks/issues', { token: u.token, body: { title: 'x' } });
+    expect(issue.status).toBe(201);
+    const skill = await api(t.app, 'POST', '/api/crm/projects/ticks/skills', {
+      token: u.token,
+      body: { name: 'tone', description: 'Tone', content: 'Be brief.' },
+    });
+    expect(skill.status).toBeLessThan(300);
+    const after = await progress();
+    expect(after.body.state).toEqual({ workers: 'completed', issue: 'completed', skill: 'completed' });
+    expect(after.body.completed_count).toBe(3);
+    await progress();
+    const auto = (await events(u.id)).filter((e) => e.payload.source === 'auto').map((e) => e.payload.step);
+    expect(auto.sort()).toEqual(['issue', 'skill', 'workers']);
+    // Another user's checklist is not ticked by it.
+    const other = await createUser(t);
+    expect((await api(t.app, 'GET', '/api/crm/onboarding/progress', { token: other.token })).body.state).toEqual({});
+  });
+
   it('dismiss (first only writes an event with completed_count), replay clears, reset wipes', async () => {
     const u = await createUser(t);
     await t.db.updateTable('users').set({ heard_source: 'friend' }).where('id', '=', u.id).execute();

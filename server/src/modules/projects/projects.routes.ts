@@ -82,9 +82,9 @@ export function projectsRoutes(app: TypedApp, { projects }: { projects: Projects
     {
       schema: {
         tags,
-        summary: 'Project configuration',
+        summary: 'Project configuration: the model mode and the default approval rules of its workers',
         params: S.NameParam,
-        response: { 200: S.ModelMode, ...errors(401, 403, 404) },
+        response: { 200: S.ProjectConfig, ...errors(401, 403, 404) },
       },
     },
     async (req) => projects.getConfig(requireActor(req), req.params.name),
@@ -94,10 +94,12 @@ export function projectsRoutes(app: TypedApp, { projects }: { projects: Projects
     {
       schema: {
         tags,
-        summary: 'Set modelMode (strict | optimize)',
+        summary: 'Set modelMode (strict | optimize) and/or the default approval rules',
+        description:
+          "`approvals`: `[{tool, mode, above?}]` (a tool name, a prefix ending in `*` or a class: `@commands`, `@writes`, `@deletions`, `@outbound`, `@tokens` with `above`; mode `always`, `once_per_run` or `never`), the rules of the project's workers that have none of their own; `[]` removes them. Owner or admin.",
         params: S.NameParam,
-        body: Type.Partial(S.ModelMode, { additionalProperties: false }),
-        response: { 200: S.ModelMode, ...errors(400, 401, 403, 404) },
+        body: S.ProjectConfigBody,
+        response: { 200: S.ProjectConfig, ...errors(400, 401, 403, 404) },
       },
     },
     async (req) => projects.putConfig(requireActor(req), req.params.name, req.body),

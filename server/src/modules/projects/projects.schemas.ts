@@ -1,5 +1,6 @@
 /** Request and answer schemas of the projects area (TypeBox). */
 import { Type } from 'typebox';
+import { ApprovalRules } from '../workers/workers.schemas.ts';
 import { DateTime, named, Nullable, ProjectParam } from '../../http/schemas.ts';
 import { Worker, WorkerCreateBody } from '../workers/workers.schemas.ts';
 
@@ -63,6 +64,24 @@ export const CreateWithTeamAnswer = Type.Object({
 });
 
 export const ModelMode = Type.Object({ modelMode: Type.Union([Type.Literal('strict'), Type.Literal('optimize')]) });
+/** The project's configuration: the model mode and the default approval rules of its workers. */
+export const ProjectConfig = Type.Object({
+  modelMode: ModelMode.properties.modelMode,
+  approvals: Type.Array(
+    Type.Object({ tool: Type.String(), mode: Type.String(), above: Type.Optional(Type.Integer()) }),
+    {
+      description: "the default approval rules of the project's workers (a worker's own rules replace them)",
+    },
+  ),
+});
+/** `PUT /projects/:name/config`: any of the fields; `approvals` replaces the default rules (`[]`: none). */
+export const ProjectConfigBody = Type.Object(
+  {
+    modelMode: Type.Optional(ModelMode.properties.modelMode),
+    approvals: Type.Optional(ApprovalRules),
+  },
+  { additionalProperties: false },
+);
 export const Protocol = Type.Object({ protocol: Type.String(), updated_at: DateTime() });
 export const ProtocolBody = Type.Object({ protocol: Type.String({ maxLength: 100_000 }) });
 export const LogsQuery = Type.Object({

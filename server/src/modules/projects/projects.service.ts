@@ -21,6 +21,7 @@ import type { ProjectRow, ProjectsRepo } from './projects.repo.ts';
 import type * as S from './projects.schemas.ts';
 import { bindBot, validateBotToken } from '../workers/bot-binding.ts';
 import { IMAGE_MIME, type ImageKind } from '../workers/workers.rules.ts';
+import { asRules, rulesProblem, storedRules, type ApprovalRule } from '../runtime/approvals.rules.ts';
 
 /** Technical names: 2–40 characters, lower-case letters, digits and inner hyphens or underscores. */
 export const PROJECT_NAME_PATTERN = /^[a-z0-9](?:[a-z0-9_-]{0,38}[a-z0-9])?$/;
@@ -274,18 +275,47 @@ export function createProjectsService(deps: ProjectsDeps) {
     /** GET /projects/suggest-preset?niche=: `{preset_id}` by keyword. */
     suggestPreset: (niche: string) => ({ preset_id: suggestTeamPreset(niche) }),
 
-    /** GET /projects/:name/config → `{modelMode}`. */
+    /**
+     * GET /projects/:name/config → `{modelMode, approvals}` (the default approval rules of the project's workers,
+     * docs/ARCHITECTURE.md, Approvals).
+     */
     async getConfig(actor: Actor, name: string) {
       const p = await ref(actor, name);
-      return { modelMode: modelMode(p.config) };
+      return { modelMode: modelMode(p.config), approvals: asRules(p.config.approvals) };
     },
 
-    /** PUT /projects/:name/config `{modelMode}` (strict | optimize). */
-    async putConfig(actor: Actor, name: string, body: { modelMode?: 'strict' | 'optimize' }) {
+    /**
+     * PUT /projects/:name/config `{modelMode?, approvals?}`: the model mode (strict | optimize) and/or the default
+     * approval rules (replaced; `[]` removes them; validated by the route's schema). A change of the rules is an
+     * activity event. @returns the configuration as GET answers it.
+     */
+    async putConfig(
+      actor: Actor,
+      name: string,
+      body: { modelMode?: 'strict' | 'optimize'; approvals?: ApprovalRule[] },
+    ) {
       const p = await ref(actor, name);
-      const config = { ...p.config, modelMode: body.modelMode ?? modelMode(p.config) };
+      const before = asRules(p.config.approvals);
+      const config: Record<string, unknown> = { ...p.config, modelMode: body.modelMode ?? modelMode(p.config) };
+      if (body.approvals) {
+        const problem = rulesProblem(body.approvals);
+        if (problem) throw new BadRequest('invalid_approval_rule', problem);
+        config.approvals = storedRules(body.approvals);
+      }
       await repo.setConfig(p.id, config);
-      return { modelMode: config.modelMode };
+      const after = asRules(config.approvals);
+      if (JSON.stringify(before) !== JSON.stringify(after))
+        await activity.recordBestEffort({
+          type: 'project_approvals_changed',
+          userId: p.owner_id,
+          actor: actor.email,
+          projectId: p.id,
+          title: after.length
+            ? `Default approval rules set: ${after.map((r) => `${r.tool} (${r.mode})`).join(', ')}`.slice(0, 280)
+            : 'Default approval rules removed',
+          payload: { approvals: after },
+        });
+      return { modelMode: config.modelMode as 'strict' | 'optimize', approvals: after };
     },
 
     /** GET /projects/:name/protocol → `{protocol, updated_at}` (the project's rules text). */

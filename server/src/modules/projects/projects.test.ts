@@ -337,13 +337,15 @@ describe('settings, protocol, preset suggestion, logs, metrics', () => {
   it('config: modelMode defaults to strict, PUT optimize, 400 on other values', async () => {
     expect((await api(t.app, 'GET', '/api/crm/projects/conf/config', { token: u.token })).body).toEqual({
       modelMode: 'strict',
+      approvals: [],
     });
     expect(
       (await api(t.app, 'PUT', '/api/crm/projects/conf/config', { token: u.token, body: { modelMode: 'optimize' } }))
         .body,
-    ).toEqual({ modelMode: 'optimize' });
+    ).toEqual({ modelMode: 'optimize', approvals: [] });
     expect((await api(t.app, 'GET', '/api/crm/projects/conf/config', { token: u.token })).body).toEqual({
       modelMode: 'optimize',
+      approvals: [],
     });
     expect(
       (await api(t.app, 'PUT', '/api/crm/projects/conf/config', { token: u.token, body: { modelMode: 'fast' } }))

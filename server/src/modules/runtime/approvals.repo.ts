@@ -82,6 +82,10 @@ export function createApprovalsRepo(db: Kysely<DB>) {
       return query.orderBy('id', 'desc').limit(q.limit).execute();
     },
 
+    /** Approval `id` of any project, or undefined (the notice jobs). */
+    byId: (id: number): Promise<ApprovalRow | undefined> =>
+      db.selectFrom('approvals').selectAll().where('id', '=', id).executeTakeFirst(),
+
     /** Approval `id` of project `projectId`, or undefined. */
     get: (projectId: number, id: number): Promise<ApprovalRow | undefined> =>
       db
@@ -122,6 +126,50 @@ export function createApprovalsRepo(db: Kysely<DB>) {
         .where('status', '=', 'pending');
       if (d.createdBefore) q = q.where('created_at', '<=', d.createdBefore);
       return q.returningAll().executeTakeFirst();
+    },
+
+    /**
+     * A project's approvals for the privacy export, oldest first: `{id, run_id, worker_id, tool, input, status,
+     * reason, decided_by, channel, created_at, decided_at}`.
+     */
+    exportProject: (projectId: number) =>
+      db
+        .selectFrom('approvals')
+        .select([
+          'id',
+          'run_id',
+          'worker_id',
+          'tool',
+          'input',
+          'status',
+          'reason',
+          'decided_by',
+          'channel',
+          'created_at',
+          'decided_at',
+        ])
+        .where('project_id', '=', projectId)
+        .orderBy('id')
+        .execute(),
+
+    /** The ids of a project's approvals (the erasure forgets their jobs). */
+    async idsOfProject(ex: Executor, projectId: number): Promise<number[]> {
+      const rows = await ex.selectFrom('approvals').select('id').where('project_id', '=', projectId).execute();
+      return rows.map((r) => r.id);
+    },
+
+    /** Erasure: a project's approvals. */
+    async eraseProject(tx: Transaction<DB>, projectId: number): Promise<void> {
+      await tx.deleteFrom('approvals').where('project_id', '=', projectId).execute();
+    },
+
+    /** Erasure: decisions the user made in other projects keep their outcome, but name `[deleted]`. */
+    async forgetDecider(tx: Transaction<DB>, userId: number): Promise<void> {
+      await tx
+        .updateTable('approvals')
+        .set({ decided_by: '[deleted]', decided_by_user: null })
+        .where('decided_by_user', '=', userId)
+        .execute();
     },
 
     /** Pending approvals of run `runId`. */

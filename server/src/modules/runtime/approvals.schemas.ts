@@ -21,7 +21,9 @@ export const Approval = named(
     created_at: DateTime(),
     decided_at: Nullable(DateTime()),
     decided_by: Nullable(Type.String({ description: "the deciding person's e-mail; system for an expiry" })),
-    channel: Nullable(Type.String({ description: 'where the decision came from: web, api or system (expiry)' })),
+    channel: Nullable(
+      Type.String({ description: 'where the decision came from: web, api, messenger or system (expiry)' }),
+    ),
     reason: Nullable(Type.String()),
   }),
 );

@@ -54,6 +54,63 @@ describe('worker approval rules', () => {
   });
 });
 
+describe("the project's default approval rules", () => {
+  it('are set and read through the project config, validated, owner only, and apply to workers without rules', async () => {
+    const { u, p } = await owner();
+    const C = `/api/crm/projects/${p.name}/config`;
+    expect((await api(t.app, 'GET', C, { token: u.token })).body).toEqual({ modelMode: 'strict', approvals: [] });
+    const rules = [
+      { tool: 'create_issue', mode: 'always' },
+      { tool: 'github__*', mode: 'once_per_run' },
+    ];
+    const put = await api(t.app, 'PUT', C, { token: u.token, body: { approvals: rules } });
+    expect(put.status).toBe(200);
+    expect(put.body).toEqual({ modelMode: 'strict', approvals: rules });
+    // modelMode alone keeps the rules; the rules alone keep modelMode.
+    await api(t.app, 'PUT', C, { token: u.token, body: { modelMode: 'optimize' } });
+    expect((await api(t.app, 'GET', C, { token: u.token })).body).toEqual({ modelMode: 'optimize', approvals: rules });
+    for (const bad of [
+      [{ tool: 'x', mode: 'sometimes' }],
+      [{ tool: 'a*b', mode: 'always' }],
+      [{ mode: 'always' }],
+      [{ tool: '', mode: 'always' }],
+      [{ tool: 'x', mode: 'always', extra: 1 }],
+      'create_issue',
+      Array.from({ length: 51 }, (_, i) => ({ tool: `t${i}`, mode: 'always' })),
+    ]) {
+      const r = await api(t.app, 'PUT', C, { token: u.token, body: { approvals: bad } });
+      expect(r.status, JSON.stringify(bad).slice(0, 60)).toBe(400);
+      expect(r.body.error).toBe('invalid_request');
+    }
+    const other = await createUser(t);
+    expect((await api(t.app, 'PUT', C, { token: other.token, body: { approvals: [] } })).status).toBe(403);
+    expect((await api(t.app, 'GET', C, { token: u.token })).body.approvals).toEqual(rules);
+    const ev = await t.db
+      .selectFrom('activity_log')
+      .select(['actor', 'payload'])
+      .where('project_id', '=', p.id)
+      .where('type', '=', 'project_approvals_changed')
+      .execute();
+    expect(ev).toEqual([{ actor: u.email, payload: { approvals: rules } }]);
+
+    // A worker without rules of its own waits under the project's default.
+    const w = await createWorker(t, p.id, { label: 'Dev', tools: ['issues'] });
+    s.enqueue({ content: [{ type: 'tool_use', name: 'create_issue', input: { title: 'Default' } }] }, say('x'));
+    const m = await api(t.app, 'POST', `/api/crm/projects/${p.name}/message`, {
+      token: u.token,
+      body: { worker_id: w.id, text: 'File it' },
+    });
+    const runId = m.body.run_ids[0];
+    expect((await waitRun(t, p.name, runId, u.token)).status).toBe('waiting_approval');
+    const [a] = (await listApprovals(p.name, u.token)).body.approvals;
+    expect(a).toMatchObject({ tool: 'create_issue', status: 'pending' });
+    // `[]` removes the default (the waiting call stays waiting until decided).
+    expect((await api(t.app, 'PUT', C, { token: u.token, body: { approvals: [] } })).body.approvals).toEqual([]);
+    await decide(p.name, u.token, a.id, { decision: 'deny' });
+    expect((await waitRun(t, p.name, runId, u.token)).status).toBe('succeeded');
+  });
+});
+
 const issuesOf = (projectId: number) =>
   t.db.selectFrom('issues').select(['title']).where('project_id', '=', projectId).orderBy('number').execute();
 const useOf = (title: string, text?: string) => ({
@@ -65,7 +122,7 @@ const useOf = (title: string, text?: string) => ({
 const say = (text: string) => ({ content: [{ type: 'text' as const, text }] });
 
 async function runWaiting(
-  rules: Array<{ tool: string; mode: 'always' | 'once_per_run' }> | undefined,
+  rules: Array<{ tool: string; mode: 'always' | 'once_per_run' | 'never'; above?: number }> | undefined,
   script: Parameters<typeof s.enqueue>,
   projectRules?: unknown,
 ) {
@@ -98,6 +155,60 @@ const listApprovals = (name: string, token: string, q = '') =>
   api(t.app, 'GET', `/api/crm/projects/${name}/approvals${q}`, { token });
 const decide = (name: string, token: string, id: number, body: unknown) =>
   api(t.app, 'POST', `/api/crm/projects/${name}/approvals/${id}`, { token, body });
+
+describe('classes of tools, exemptions and a spending threshold', () => {
+  it('ask for a class (@writes), let an exempt tool (never) run, ask once a run spent more than @tokens above', async () => {
+    // @writes covers create_issue: the run waits.
+    const a = await runWaiting([{ tool: '@writes', mode: 'always' }], [useOf('Class')]);
+    expect(a.run.status).toBe('waiting_approval');
+    expect((await listApprovals(a.p.name, a.u.token)).body.approvals[0]).toMatchObject({ tool: 'create_issue' });
+    // The exact name's `never` wins over the class: no approval, the issue is filed.
+    const b = await runWaiting(
+      [
+        { tool: '@writes', mode: 'always' },
+        { tool: 'create_issue', mode: 'never' },
+      ],
+      [useOf('Exempt'), say('Filed.')],
+    );
+    expect(b.run.status).toBe('succeeded');
+    expect(await issuesOf(b.p.id)).toEqual([{ title: 'Exempt' }]);
+    expect((await listApprovals(b.p.name, b.u.token)).body.approvals).toEqual([]);
+    // @commands does not cover create_issue.
+    const c = await runWaiting([{ tool: '@commands', mode: 'always' }], [useOf('Not a command'), say('Filed.')]);
+    expect(c.run.status).toBe('succeeded');
+    // Spending: the first model call spent 15 tokens; above 10 the call waits, above 1000 it runs.
+    const d = await runWaiting([{ tool: '@tokens', mode: 'always', above: 10 }], [useOf('Costly')]);
+    expect(d.run.status).toBe('waiting_approval');
+    const e = await runWaiting([{ tool: '@tokens', mode: 'always', above: 1000 }], [useOf('Cheap'), say('Filed.')]);
+    expect(e.run.status).toBe('succeeded');
+    // The API refuses a @tokens rule without `above`, a `never` one, and `above` on another rule.
+    const B = `/api/crm/projects/${e.p.name}/workers/${e.w.id}`;
+    for (const bad of [
+      [{ tool: '@tokens', mode: 'always' }],
+      [{ tool: '@tokens', mode: 'never', above: 5 }],
+      [{ tool: 'create_issue', mode: 'always', above: 5 }],
+      [{ tool: '@everything', mode: 'always' }],
+    ]) {
+      const r = await api(t.app, 'PUT', B, { token: e.u.token, body: { approvals: bad } });
+      expect(r.status, JSON.stringify(bad)).toBe(400);
+      expect(['invalid_approval_rule', 'invalid_request']).toContain(r.body.error);
+    }
+    const ok = await api(t.app, 'PUT', B, {
+      token: e.u.token,
+      body: {
+        approvals: [
+          { tool: '@tokens', mode: 'once_per_run', above: 5000 },
+          { tool: '@outbound', mode: 'always' },
+        ],
+      },
+    });
+    expect(ok.status).toBe(200);
+    expect(ok.body.approvals).toEqual([
+      { tool: '@tokens', mode: 'once_per_run', above: 5000 },
+      { tool: '@outbound', mode: 'always' },
+    ]);
+  });
+});
 
 describe('runs waiting for approval', () => {
   it('stop before the call without a model call; an approval runs it once and the run goes on', async () => {

@@ -515,7 +515,9 @@ export function createRunExecution(deps: RunExecutionDeps) {
               });
             },
             // Approvals: only the approvals table decides; nothing the model or a tool wrote is read here.
-            approval: approvalRules.length ? (use) => deps.approvals.gate(approvalRun, approvalRules, use) : undefined,
+            approval: approvalRules.length
+              ? (use) => deps.approvals.gate(approvalRun, approvalRules, use, totals.total_tokens)
+              : undefined,
             // Crash recovery: the journal is stored under this claim; a claim taken back stops the run here.
             async checkpoint(journal) {
               if (!(await repo.saveJournal(runId, claim, journal))) {

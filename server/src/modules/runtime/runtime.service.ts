@@ -25,6 +25,7 @@ import type { RunEvents } from './events.ts';
 import type { Bus } from '../../lib/bus.ts';
 import type { RunExecution } from './runtime.execution.ts';
 import { STALE_RUN_MS } from './runtime.rules.ts';
+import { asJournal } from './journal.ts';
 import type { RunRow, RunStatus, RuntimeRepo } from './runtime.repo.ts';
 import type { WorkersRepo } from '../workers/workers.repo.ts';
 import type * as S from './runtime.schemas.ts';
@@ -211,6 +212,19 @@ export function createRuntimeService(deps: RuntimeDeps) {
     async getRun(actor: Actor, name: string, runId: number): Promise<RunView> {
       const project = await deps.access.project(actor, name);
       return loadRun(project, runId);
+    },
+
+    /**
+     * Run `runId` with the text it has written so far: the stored reply once it ended, else the text of its kept
+     * turns (journal.ts; the turn being generated is not in it). For a client that re-attaches to a run's events.
+     * @throws 404 `run_not_found`.
+     */
+    async progress(actor: Actor, name: string, runId: number): Promise<{ run: RunView; text: string }> {
+      const project = await deps.access.project(actor, name);
+      const run = await loadRun(project, runId);
+      if (run.reply !== null) return { run, text: run.reply };
+      const row = await repo.run(project.id, runId);
+      return { run, text: asJournal(row?.journal)?.texts.join('\n\n') ?? '' };
     },
 
     /**

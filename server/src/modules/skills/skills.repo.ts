@@ -114,6 +114,17 @@ export function createSkillsRepo(db: Kysely<DB>) {
       return Number(r.n);
     },
 
+    /** Whether the user added a skill, global or a project's (the onboarding checklist's "skill" step). */
+    async anyAddedBy(userId: number): Promise<boolean> {
+      const row = await db
+        .selectFrom('skills')
+        .select('id')
+        .where('created_by', '=', userId)
+        .limit(1)
+        .executeTakeFirst();
+      return !!row;
+    },
+
     /** A project's forks of global skills (those with a `forked_version`), by name. */
     forks: (projectId: number) =>
       skills(db)

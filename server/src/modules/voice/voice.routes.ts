@@ -6,6 +6,22 @@ import type { TypedApp } from '../../http/typed-app.ts';
 import type { VoiceService } from './voice.service.ts';
 
 export function voiceRoutes(app: TypedApp, { voice }: { voice: VoiceService }): void {
+  app.get(
+    '/api/crm/voice/status',
+    {
+      schema: {
+        tags: ['voice'],
+        summary: 'Whether dictation is offered',
+        description:
+          'False when the service has no speech server (`SPEECH_URL` unset): the clients then offer no dictation, which would fail with 503 `speech_unavailable`.',
+        response: { 200: Type.Object({ available: Type.Boolean() }), ...errors(401) },
+      },
+    },
+    async (req) => {
+      requireActor(req);
+      return voice.status();
+    },
+  );
   app.post(
     '/api/crm/voice/transcribe',
     {

@@ -73,6 +73,10 @@ export function createVoiceService(deps: {
 
   return {
     maxBytes: VOICE_MAX_BYTES,
+    /** `GET /voice/status`: `{available}`, false without a speech server (no SPEECH_URL). */
+    status(): { available: boolean } {
+      return { available: deps.speech.available };
+    },
     /**
      * `POST /voice/transcribe`: multipart `audio` and `locale` → `{transcript}`.
      * @throws 400 `audio_required` | `locale_required` | `invalid_locale` | `invalid_mime` (declared type, or bytes

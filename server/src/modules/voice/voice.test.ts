@@ -114,6 +114,8 @@ describe('voice dictation', () => {
 
   it('answers 502 when the speech server fails (the seconds are given back) and 503 when none is configured', async () => {
     const u = await createUser(t);
+    expect((await api(t.app, 'GET', '/api/crm/voice/status', { token: u.token })).body).toEqual({ available: true });
+    expect((await api(t.app, 'GET', '/api/crm/voice/status')).status).toBe(401);
     speech.respond(() => ({ status: 500 }));
     try {
       const r = await send(u.token, ok());
@@ -130,6 +132,8 @@ describe('voice dictation', () => {
       const w = await createUser(none);
       const r = await send(w.token, ok(), none.app);
       expect([r.status, r.body.error]).toEqual([503, 'speech_unavailable']);
+      const status = await api(none.app, 'GET', '/api/crm/voice/status', { token: w.token });
+      expect(status.body).toEqual({ available: false });
     } finally {
       await none.close();
     }

@@ -1,11 +1,13 @@
 /**
  * The web UI: its pages (every page path answers the app's `index.html`, so a reload works), its built assets
- * and its translation catalogs. Paths under `/api/`, `/healthz` and `/readyz` are never the app: an unknown
- * one keeps its 404 envelope.
+ * and its translation catalogs. Any other path a browser asks for as a page answers the app with status 404 (the
+ * app shows its own not-found page, see `pageFallback`). Paths under `/api/`, `/healthz` and `/readyz`, and paths
+ * of a file (a dot in the last segment), are never the app: an unknown one keeps its 404 envelope.
  */
 import fastifyStatic from '@fastify/static';
 import { Type } from 'typebox';
-import { Upstream } from '../../http/errors.ts';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Upstream, type PageFallback } from '../../http/errors.ts';
 import { errors } from '../../http/schemas.ts';
 import type { TypedApp } from '../../http/typed-app.ts';
 import type { WebUiService } from './webui.service.ts';
@@ -31,6 +33,26 @@ export const PAGE_PATHS = [
   '/cli/link',
   '/help',
 ];
+
+const NEVER_APP = /^\/(?:api|healthz|readyz|assets)(?:\/|$)/;
+
+/**
+ * The not-found handler's fallback for browsers: a `GET` or `HEAD` that accepts `text/html`, of a path that is
+ * not the API's, a probe's, an asset's or a file's (no dot in its last segment), answers the built app with
+ * status 404, so the app shows its own not-found page instead of the JSON envelope. False (the envelope) for
+ * anything else, or when the app is not built.
+ */
+export function pageFallback(webui: Pick<WebUiService, 'built'>): PageFallback {
+  return (req: FastifyRequest, reply: FastifyReply) => {
+    if (req.method !== 'GET' && req.method !== 'HEAD') return false;
+    if (!(req.headers.accept ?? '').includes('text/html')) return false;
+    const path = req.url.split('?')[0]!;
+    if (NEVER_APP.test(path) || path.slice(path.lastIndexOf('/') + 1).includes('.')) return false;
+    if (!webui.built()) return false;
+    void reply.status(404).header('cache-control', 'no-cache').sendFile('index.html', { cacheControl: false });
+    return true;
+  };
+}
 
 export function webUiRoutes(app: TypedApp, { webui }: { webui: WebUiService }): void {
   const hidden = { hide: true };
@@ -75,6 +97,10 @@ export function webUiRoutes(app: TypedApp, { webui }: { webui: WebUiService }): 
           200: Type.Object({
             locale: Type.String(),
             messages: Type.Record(Type.String(), Type.String(), { description: 'msgid → translation' }),
+            plurals: Type.Record(Type.String(), Type.Array(Type.String()), {
+              description:
+                "plural entries (msgid_plural): msgid → the locale's forms in its plural rule's order (en: one, other; uk: one, few, many)",
+            }),
           }),
           ...errors(400, 404, 502),
         },

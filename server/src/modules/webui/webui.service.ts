@@ -21,6 +21,11 @@ export interface WebCatalog {
   locale: string;
   /** msgid → msgstr; untranslated entries (empty msgstr) are left out, so the UI shows the msgid. */
   messages: Record<string, string>;
+  /**
+   * Plural entries (`msgid_plural`): msgid → the locale's forms in its plural rule's order (English: one, other;
+   * Ukrainian: one, few, many); left out until every form is translated.
+   */
+  plurals: Record<string, string[]>;
 }
 
 /**
@@ -57,12 +62,15 @@ export function createWebUiService(deps: { distDir: string; localesDir: string }
         throw new Upstream(502, 'catalog_unreadable', 'The catalog of this locale cannot be read.');
       }
       const messages: Record<string, string> = {};
+      const plurals: Record<string, string[]> = {};
       for (const context of Object.values(parsed.translations))
         for (const [id, entry] of Object.entries(context)) {
-          const str = entry.msgstr?.[0];
-          if (id && str) messages[id] = str;
+          const forms = entry.msgstr ?? [];
+          if (id && entry.msgid_plural) {
+            if (forms.length && forms.every(Boolean)) plurals[id] = forms;
+          } else if (id && forms[0]) messages[id] = forms[0];
         }
-      const catalog = { locale, messages };
+      const catalog = { locale, messages, plurals };
       cache.set(locale, { mtimeMs: st.mtimeMs, size: st.size, catalog });
       return catalog;
     },

@@ -111,6 +111,21 @@ describe('web UI', () => {
     expect(post.status).toBe(404);
   });
 
+  it("a browser's unknown page path answers the app with 404 (its own not-found page); other clients the envelope", async () => {
+    for (const url of ['/no-such-page', '/projects-typo/x?y=1', '/settings/deep/path']) {
+      const res = await api(t.app, 'GET', url, { headers: html });
+      expect(res.status, url).toBe(404);
+      expect(res.headers['content-type'], url).toMatch(/^text\/html/);
+      expect(res.text, url).toBe(INDEX);
+      const json = await api(t.app, 'GET', url);
+      expect([json.status, json.body.error], url).toEqual([404, 'not_found']);
+    }
+    const post = await api(t.app, 'POST', '/no-such-page', { body: {}, headers: html });
+    expect([post.status, post.body.error]).toEqual([404, 'not_found']);
+    const built = await api(missing.app, 'GET', '/no-such-page', { headers: html });
+    expect([built.status, built.body.error]).toEqual([404, 'not_found']);
+  });
+
   it('without a build the pages answer 503 web_ui_not_built, and the API still works', async () => {
     const res = await api(missing.app, 'GET', '/projects', { headers: html });
     expect(res.status).toBe(503);
@@ -123,9 +138,13 @@ describe('web UI', () => {
     expect(uk.status).toBe(200);
     expect(uk.body.locale).toBe('uk');
     expect(uk.body.messages['Sign in']).toBe('Увійти');
+    // Plural entries: the three Ukrainian forms (one, few, many), not in the plain messages.
+    expect(uk.body.plurals['{n} worker']).toEqual(['{n} працівник', '{n} працівники', '{n} працівників']);
+    expect(uk.body.messages['{n} worker']).toBeUndefined();
     const en = await api(t.app, 'GET', '/api/crm/i18n/web/en');
     expect(en.status).toBe(200);
     expect(en.body.messages).toEqual({});
+    expect(en.body.plurals).toEqual({});
     const unknown = await api(t.app, 'GET', '/api/crm/i18n/web/fr');
     expect(unknown.status).toBe(404);
     expect(unknown.body.error).toBe('locale_not_found');

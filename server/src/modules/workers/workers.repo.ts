@@ -5,6 +5,7 @@
  * Also here: worker input normalization (presets, defaults) and the public view. Every read filters by
  * project id, which the caller got from `access.project`.
  */
+import { rulesProblem, storedRules } from '../runtime/approvals.rules.ts';
 import type { Static } from 'typebox';
 import { type Kysely, type Selectable, sql, type Transaction, type Updateable } from 'kysely';
 import type { DB } from '../../db/types.ts';
@@ -33,7 +34,7 @@ export interface WorkerInput {
 }
 
 /** One approval rule of a worker (docs/ARCHITECTURE.md, Approvals). */
-export type ApprovalRuleRow = { tool: string; mode: 'always' | 'once_per_run' };
+export type ApprovalRuleRow = { tool: string; mode: 'always' | 'once_per_run' | 'never'; above?: number };
 
 export type WorkerRow = Selectable<DB['workers']>;
 
@@ -147,6 +148,8 @@ export function normalizeWorker(input: WorkerInput, where = 'worker') {
   const bad = focus.find((d) => !safeRelDir(d));
   if (bad !== undefined)
     throw new BadRequest('invalid_worker', `${where}: focus directories must be relative paths inside the project.`);
+  const ruleProblem = input.approvals ? rulesProblem(input.approvals) : null;
+  if (ruleProblem) throw new BadRequest('invalid_approval_rule', `${where}: ${ruleProblem}`);
   return {
     label,
     icon: input.icon !== undefined ? input.icon : (preset?.icon ?? null),
@@ -160,7 +163,7 @@ export function normalizeWorker(input: WorkerInput, where = 'worker') {
     prompt_style: input.prompt_style !== undefined ? input.prompt_style : (preset?.prompt_style ?? null),
     role: input.role !== undefined ? input.role : (preset?.id ?? null),
     mcp_servers: [...new Set(input.mcp_servers ?? [])],
-    approvals: input.approvals ?? [],
+    approvals: storedRules(input.approvals ?? []),
   };
 }
 export type NormalizedWorker = ReturnType<typeof normalizeWorker>;
@@ -248,6 +251,19 @@ export function createWorkersRepo(db: Kysely<DB>) {
 
     /** A project's workers as other areas refer to them (id, label, role, context skills), by position. */
     refs: (projectId: number, ex: Executor = db) => workerRefs(ex, projectId),
+
+    /** Whether a worker of these projects has a messenger bot bound (the onboarding checklist's "bot" step). */
+    async anyBotIn(projectIds: number[]): Promise<boolean> {
+      if (!projectIds.length) return false;
+      const row = await db
+        .selectFrom('workers')
+        .select('id')
+        .where('project_id', 'in', projectIds)
+        .where('messenger_bot_id', 'is not', null)
+        .limit(1)
+        .executeTakeFirst();
+      return !!row;
+    },
 
     /** Number of workers per project of the given ids (projects without workers are absent). */
     async countByProject(projectIds: number[]): Promise<Map<number, number>> {

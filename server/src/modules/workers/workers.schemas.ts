@@ -5,18 +5,29 @@ import { DateTime, named, Nullable, projectIdParams } from '../../http/schemas.t
 const Str = (max: number) => Type.String({ maxLength: max });
 const StrList = Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { maxItems: 100 });
 
-/** One approval rule (docs/ARCHITECTURE.md, Approvals): a tool name or a prefix ending in `*`, and when to ask. */
+/**
+ * One approval rule (docs/ARCHITECTURE.md, Approvals): a tool name, a prefix ending in `*`, or a class of tools, and
+ * when to ask.
+ */
 export const ApprovalRule = Type.Object(
   {
     tool: Type.String({
       minLength: 1,
       maxLength: 200,
-      pattern: '^[^*]+\\*?$',
-      description: 'a tool name, or a prefix ending in * (e.g. github__*)',
+      pattern: '^(@(commands|writes|deletions|outbound|tokens)|[^@*][^*]*\\*?)$',
+      description:
+        'a tool name, a prefix ending in * (e.g. github__*), or a class: @commands (run_command), @writes (files, ' +
+        "wiki, issues), @deletions (a tool whose name says it deletes), @outbound (an outside MCP server's tools), " +
+        '@tokens (any call once the run has spent more than `above` tokens)',
     }),
-    mode: Type.Union([Type.Literal('always'), Type.Literal('once_per_run')], {
-      description: 'always: every call waits; once_per_run: the first call of the tool in a run waits',
+    mode: Type.Union([Type.Literal('always'), Type.Literal('once_per_run'), Type.Literal('never')], {
+      description:
+        'always: every call waits; once_per_run: the first call of the tool in a run waits; never: the tool is ' +
+        'exempt from a broader rule (a class or a shorter prefix)',
     }),
+    above: Type.Optional(
+      Type.Integer({ minimum: 0, maximum: 1_000_000_000, description: 'for @tokens: the run spent more than this' }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -72,7 +83,9 @@ export const Worker = named(
     avatar_pack: Type.String(),
     role: Nullable(Type.String()),
     mcp_servers: Type.Array(Type.String()),
-    approvals: Type.Array(Type.Object({ tool: Type.String(), mode: Type.String() })),
+    approvals: Type.Array(
+      Type.Object({ tool: Type.String(), mode: Type.String(), above: Type.Optional(Type.Integer()) }),
+    ),
     position: Type.Integer(),
     has_avatar: Type.Boolean(),
     has_icon: Type.Boolean(),

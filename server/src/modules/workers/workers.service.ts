@@ -8,7 +8,8 @@ import path from 'node:path';
 import type { Updateable } from 'kysely';
 import type { DB } from '../../db/types.ts';
 import type { Actor } from '../../http/auth.ts';
-import { Forbidden, NotFound, Upstream } from '../../http/errors.ts';
+import { BadRequest, Forbidden, NotFound, Upstream } from '../../http/errors.ts';
+import { rulesProblem, storedRules } from '../runtime/approvals.rules.ts';
 import type { Access, ProjectRef } from '../../access/access.ts';
 import type { ActivityLog } from '../../lib/activity.ts';
 import type { BlobStorage } from '../../storage/storage.ts';
@@ -256,6 +257,11 @@ export function createWorkersService(deps: WorkersDeps) {
       ] as const)
         if (input[k] !== undefined)
           patch[k] = typeof input[k] === 'string' && k === 'label' ? (input[k] as string).trim() : input[k];
+      if (input.approvals) {
+        const problem = rulesProblem(input.approvals);
+        if (problem) throw new BadRequest('invalid_approval_rule', problem);
+        input = { ...input, approvals: storedRules(input.approvals) };
+      }
       for (const k of ['tools', 'focus_dirs', 'context_assets', 'approvals'] as const)
         if (input[k] !== undefined) patch[k] = JSON.stringify(input[k]);
       if (input.mcp_servers !== undefined) patch.mcp_servers = JSON.stringify([...new Set(input.mcp_servers)]);

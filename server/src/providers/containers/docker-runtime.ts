@@ -13,6 +13,8 @@
  * Pause is the engine's freeze (cgroup freezer); the terminal is an exec with a TTY; commands are execs without one.
  */
 import type Docker from 'dockerode';
+import fsp from 'node:fs/promises';
+import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { Header } from 'tar';
 import {
@@ -24,6 +26,8 @@ import {
   tailOutput,
 } from './runtime.ts';
 import { bridgeNameOf, loadEgressFirewall, SECCOMP_PROFILE_PATH, seccompProfileText } from './egress-firewall.ts';
+import { ensureHomeImage, mountHomeImage, unmountHome } from './home-image.ts';
+import { isMountPoint } from './process-runtime.ts';
 
 export interface DockerRuntimeOptions {
   /** `DOCKER_HOST`: `unix:///path`, `tcp://host:port` or `http://host:port`; unset: the local socket. */
@@ -39,6 +43,15 @@ export interface DockerRuntimeOptions {
   seccompProfilePath?: string;
   /** The nft binary (default `nft` on the PATH). */
   nftPath?: string;
+  /** Where the homes' images live (`DATA_DIR`; under `cloud-docker/u<id>/`). */
+  dataDir?: string;
+  /**
+   * Size of each container's home in MiB (`CLOUD_HOME_MB`; 0 or unset: the image's own folder, uncapped): an ext4
+   * image loop-mounted on this host and bound as `/home/user`, when the service runs as root and the engine on
+   * this host (a local socket).
+   */
+  homeMb?: number;
+  log?: { warn(o: object, m: string): void };
 }
 
 /** The caps of every container (docs/configuration.md, "Cloud sandbox caps"). */
@@ -98,6 +111,32 @@ export function createDockerRuntime(opts: DockerRuntimeOptions): ContainerRuntim
 
   const unavailable = (err: unknown) =>
     new RuntimeUnavailable('The Docker engine does not answer.', (err as Error).message?.slice(0, 500) ?? '');
+
+  /** Whether the homes can be capped here: a size, a data directory, root, and the engine on this host. */
+  const homesCapped =
+    !!opts.homeMb &&
+    !!opts.dataDir &&
+    process.getuid?.() === 0 &&
+    (!opts.dockerHost || opts.dockerHost.startsWith('unix://'));
+  if (opts.homeMb && !homesCapped)
+    opts.log?.warn(
+      {},
+      'cloud container homes are not capped by size: that needs the service as root and the Docker engine on this host',
+    );
+  const homeDirOf = (userId: number) =>
+    opts.dataDir ? path.join(opts.dataDir, 'cloud-docker', `u${userId}`) : undefined;
+  /** The user's capped home, mounted on this host (made once); undefined where homes are not capped. */
+  const cappedHome = async (userId: number): Promise<string | undefined> => {
+    const dir = homeDirOf(userId);
+    if (!homesCapped || !dir) return undefined;
+    const mnt = path.join(dir, 'home');
+    await fsp.mkdir(mnt, { recursive: true, mode: 0o700 });
+    if (!isMountPoint(mnt)) {
+      await ensureHomeImage(path.join(dir, 'home.img'), opts.homeMb!, 1000);
+      await mountHomeImage(path.join(dir, 'home.img'), mnt);
+    }
+    return mnt;
+  };
 
   const check = async () => {
     try {
@@ -186,6 +225,7 @@ export function createDockerRuntime(opts: DockerRuntimeOptions): ContainerRuntim
       if (guard === 'nft') await loadEgressFirewall(opts.nftPath);
       const name = nameOf(userId);
       const securityOpt = ['no-new-privileges', await seccompOpt()];
+      const home = await cappedHome(userId);
       try {
         const docker = await engine();
         // A leftover container of the same name (a failed earlier attempt) is replaced, and so is its network:
@@ -240,11 +280,13 @@ export function createDockerRuntime(opts: DockerRuntimeOptions): ContainerRuntim
               { Name: 'nproc', Soft: DOCKER_CAPS.nproc, Hard: DOCKER_CAPS.nproc },
             ],
             RestartPolicy: { Name: 'unless-stopped' },
+            // The capped home: its own file system, so a write past CLOUD_HOME_MB fails in the kernel.
+            ...(home ? { Binds: [`${home}:/home/user`] } : {}),
           },
         });
         // The home of user 1000, before the start (the image need not have one, and user 1000 cannot make it
-        // under a root-owned /home): the engine unpacks it with the owner the archive names.
-        await c.putArchive(homeArchive(), { path: '/' });
+        // under a root-owned /home): the engine unpacks it with the owner the archive names. A bound home is one.
+        if (!home) await c.putArchive(homeArchive(), { path: '/' });
         await c.start();
         return { containerId: c.id, serverIp: '127.0.0.1', port: null, internalPort: null };
       } catch (err) {
@@ -307,6 +349,11 @@ export function createDockerRuntime(opts: DockerRuntimeOptions): ContainerRuntim
         .catch((err) => {
           if (statusOf(err) !== 404) throw unavailable(err);
         });
+      const dir = homeDirOf(userId);
+      if (dir) {
+        if (isMountPoint(path.join(dir, 'home'))) await unmountHome(path.join(dir, 'home'));
+        await fsp.rm(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
+      }
     },
 
     exec: (containerId, _userId, argv, o = {}) => runExec(containerId, argv, o.timeoutMs ?? 30_000, o.input),

@@ -20,6 +20,9 @@ export function createContainerRuntime(
       image: config.cloud.image,
       egressFirewall: config.cloud.egressFirewall,
       seccompProfilePath: config.cloud.seccompProfile,
+      dataDir: config.dataDir,
+      homeMb: config.cloud.homeMb,
+      log,
     });
   if (config.containerRuntime === 'process')
     return createProcessRuntime({

@@ -37,6 +37,7 @@ import path from 'node:path';
 import { CHECKOUT_ROOT } from '../../lib/checkout.ts';
 import { dirBytes } from '../../lib/dir-bytes.ts';
 import { createSandboxCgroups, SANDBOX_CAPS, type SandboxCgroups } from './cgroups.ts';
+import { ensureHomeImage, mountHomeImage, unmountHome } from './home-image.ts';
 import {
   type ContainerRuntime,
   type ExecResult,
@@ -402,40 +403,12 @@ export function createProcessRuntime(opts: ProcessRuntimeOptions): ContainerRunt
     const home = homeOf(userId);
     if (isMountPoint(home)) return;
     const img = path.join(rootOf(userId), 'home.img');
-    const run = (cmd: string, args: string[]) =>
-      new Promise<void>((resolve, reject) =>
-        execFile(cmd, args, { timeout: 30_000 }, (err, _o, stderr) =>
-          err
-            ? reject(
-                new RuntimeUnavailable(
-                  'The sandbox home could not be prepared.',
-                  `${cmd}: ${stderr || err.message}`,
-                  'container_caps_unavailable',
-                ),
-              )
-            : resolve(),
-        ),
-      );
-    if (!fs.existsSync(img)) {
-      if ((await fsp.readdir(home)).length) {
-        opts.log?.warn({ user: userId }, 'sandbox home predates home images: its size is not capped by the kernel');
-        return;
-      }
-      const fh = await fsp.open(img, 'wx', 0o600);
-      try {
-        await fh.truncate(opts.homeMb! * 1024 * 1024);
-      } finally {
-        await fh.close();
-      }
-      await run('mkfs.ext4', ['-q', '-F', '-m', '0', '-J', 'size=4', '-E', `root_owner=${uid}:${uid}`, img]).catch(
-        async (err) => {
-          await fsp.rm(img, { force: true });
-          throw err;
-        },
-      );
+    if (!fs.existsSync(img) && (await fsp.readdir(home)).length) {
+      opts.log?.warn({ user: userId }, 'sandbox home predates home images: its size is not capped by the kernel');
+      return;
     }
-    await run('mount', ['-o', 'loop,nosuid,nodev', img, home]);
-    await fsp.chmod(home, 0o700);
+    await ensureHomeImage(img, opts.homeMb!, uid);
+    await mountHomeImage(img, home);
   };
 
   let checked: Promise<void> | undefined;
@@ -649,8 +622,7 @@ export function createProcessRuntime(opts: ProcessRuntimeOptions): ContainerRunt
       // Whatever is left in the user's control group (it holds every process of the sandbox), then the group.
       await cgroups.remove(userId);
       // The home's file system (its loop device is released with it).
-      if (isMountPoint(homeOf(userId)))
-        await new Promise<void>((resolve) => execFile('umount', ['-l', homeOf(userId)], () => resolve()));
+      if (isMountPoint(homeOf(userId))) await unmountHome(homeOf(userId));
       // Retried: a sandbox still exiting (or a concurrent request) may write into the tree while it is removed.
       await fsp.rm(rootOf(userId), { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
     },

@@ -1,5 +1,6 @@
 /**
- * The bot-API vendor: `{base}/bot{token}/getMe`, `/sendMessage`, `/answerCallbackQuery` and `/getUpdates` (long
+ * The bot-API vendor: `{base}/bot{token}/getMe`, `/sendMessage`, `/editMessageText`, `/answerCallbackQuery`
+ * and `/getUpdates` (long
  * polling) over fetch.
  * The base URL is `MESSENGER_API_URL` (`deps.config.messengerApiUrl`); tests point it at a local stand-in.
  * Errors never include the token (it is part of the URL, so URLs are never logged or thrown).
@@ -53,9 +54,23 @@ export function createBotApiMessenger(baseUrl: string): Messenger {
       if (msg.buttons?.length) body.reply_markup = { inline_keyboard: msg.buttons };
       const { status, json } = await call(token, 'sendMessage', body);
       if (status !== 200 || !json?.ok) throw failure('sendMessage', status, json);
+      const id = Number(json.result?.message_id);
+      return { messageId: Number.isSafeInteger(id) ? id : 0 };
     },
-    async answerCallbackQuery(token, callbackId) {
-      const { status, json } = await call(token, 'answerCallbackQuery', { callback_query_id: callbackId });
+    async editMessageText(token, msg) {
+      const { status, json } = await call(token, 'editMessageText', {
+        chat_id: msg.chatId,
+        message_id: msg.messageId,
+        text: msg.text,
+        reply_markup: { inline_keyboard: [] },
+      });
+      if (status !== 200 || !json?.ok) throw failure('editMessageText', status, json);
+    },
+    async answerCallbackQuery(token, callbackId, text) {
+      const { status, json } = await call(token, 'answerCallbackQuery', {
+        callback_query_id: callbackId,
+        ...(text ? { text: text.slice(0, 200) } : {}),
+      });
       if (status !== 200 || !json?.ok) throw failure('answerCallbackQuery', status, json);
     },
     async getUpdates(token, q) {
@@ -86,15 +101,34 @@ function toUpdate(u: any): BotUpdate[] {
   const id = Number(u?.update_id);
   if (!Number.isSafeInteger(id)) return [];
   const msg = u.message;
+  const num = (v: unknown) =>
+    Number.isSafeInteger(Number(v)) && v !== null && v !== undefined ? Number(v) : undefined;
   if (msg?.chat?.id !== undefined && typeof msg.text === 'string')
     return [
       {
         update_id: id,
-        message: { chatId: String(msg.chat.id), text: msg.text, fromUsername: msg.from?.username ?? undefined },
+        message: {
+          chatId: String(msg.chat.id),
+          text: msg.text,
+          fromUsername: msg.from?.username ?? undefined,
+          fromId: msg.from?.id !== undefined ? String(msg.from.id) : undefined,
+          replyTo: num(msg.reply_to_message?.message_id),
+        },
       },
     ];
   const cb = u.callback_query;
   if (cb?.message?.chat?.id !== undefined && typeof cb.data === 'string')
-    return [{ update_id: id, callback: { id: String(cb.id), chatId: String(cb.message.chat.id), data: cb.data } }];
+    return [
+      {
+        update_id: id,
+        callback: {
+          id: String(cb.id),
+          chatId: String(cb.message.chat.id),
+          data: cb.data,
+          fromId: cb.from?.id !== undefined ? String(cb.from.id) : undefined,
+          messageId: num(cb.message.message_id),
+        },
+      },
+    ];
   return [{ update_id: id }];
 }

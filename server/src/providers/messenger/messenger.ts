@@ -25,15 +25,25 @@ export interface Messenger {
   getMe(token: string): Promise<BotIdentity | undefined>;
   /**
    * `sendMessage` `{chat_id, text, reply_markup?}` through the bot of `token`.
+   * @returns the sent message's id in its chat (0 when the messenger does not say).
    * @throws MessengerUnavailable on a network failure or any non-ok answer.
    */
-  sendMessage(token: string, msg: { chatId: string; text: string; buttons?: InlineButton[][] }): Promise<void>;
+  sendMessage(
+    token: string,
+    msg: { chatId: string; text: string; buttons?: InlineButton[][] },
+  ): Promise<{ messageId: number }>;
   /**
-   * `answerCallbackQuery` `{callback_query_id}`: acknowledge a press on an inline button, so the messenger stops
-   * showing it as pending (the reply itself comes as a message).
+   * `editMessageText` `{chat_id, message_id, text, reply_markup}`: replace the text of a message the bot sent;
+   * its inline buttons are removed.
    * @throws MessengerUnavailable on a network failure or any non-ok answer.
    */
-  answerCallbackQuery(token: string, callbackId: string): Promise<void>;
+  editMessageText(token: string, msg: { chatId: string; messageId: number; text: string }): Promise<void>;
+  /**
+   * `answerCallbackQuery` `{callback_query_id, text?}`: acknowledge a press on an inline button, so the messenger
+   * stops showing it as pending (`text`: a short notice shown to the person who pressed).
+   * @throws MessengerUnavailable on a network failure or any non-ok answer.
+   */
+  answerCallbackQuery(token: string, callbackId: string, text?: string): Promise<void>;
   /**
    * `getUpdates` `{offset, timeout, allowed_updates}` (long polling): waits up to `timeoutS` seconds for updates
    * with an id of at least `offset`; the messenger forgets updates below the offset it was last asked for.
@@ -45,11 +55,15 @@ export interface Messenger {
   getUpdates(token: string, q: { offset: number; timeoutS: number; signal?: AbortSignal }): Promise<BotUpdate[]>;
 }
 
-/** One incoming update: a text message, or a press on an inline button (`callback`). */
+/**
+ * One incoming update: a text message (`replyTo`: the id of the message it answers), or a press on an inline
+ * button (`callback`; `messageId`: the message the button belongs to). `fromId`: the sender's user id (in a
+ * private chat, the chat id).
+ */
 export interface BotUpdate {
   update_id: number;
-  message?: { chatId: string; text: string; fromUsername?: string };
-  callback?: { id: string; chatId: string; data: string };
+  message?: { chatId: string; text: string; fromUsername?: string; fromId?: string; replyTo?: number };
+  callback?: { id: string; chatId: string; data: string; fromId?: string; messageId?: number };
 }
 
 /** The messenger could not be reached or refused the call; carries no token. */

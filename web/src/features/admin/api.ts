@@ -22,7 +22,19 @@ export const adminKeys = {
   settings: () => [...adminKeys.all, 'platform-settings'] as const,
   audit: () => [...adminKeys.all, 'platform-audit'] as const,
   auditFor: (key: string) => [...adminKeys.audit(), key] as const,
+  outbox: (status: string) => [...adminKeys.all, 'outbox', status] as const,
 };
+
+/** Outbox statuses an admin filters by (`''`: every e-mail). */
+export type OutboxFilter = '' | 'kept' | 'sent' | 'retrying' | 'failed';
+
+/** The 100 newest transactional e-mails (of one status), with their text: kept ones wait for a mail transport. */
+export const outboxQuery = (status: OutboxFilter) =>
+  queryOptions({
+    queryKey: adminKeys.outbox(status),
+    queryFn: () =>
+      must(api.GET('/api/crm/admin/outbox', { params: { query: { limit: 100, ...(status ? { status } : {}) } } })),
+  });
 
 /** The dashboard's figures, every 30 s. */
 export const dashboardQuery = () =>

@@ -7,17 +7,18 @@ import { useInvalidatingMutation, type After } from '../mutation';
 
 /** Query keys of the chat. */
 export const chatKeys = {
-  history: (project: string, workerId: number) => [...projectKeys.one(project), 'chat', 'history', workerId] as const,
+  all: (project: string) => [...projectKeys.one(project), 'chat'] as const,
+  history: (project: string, workerId: number | null) => [...chatKeys.all(project), 'history', workerId] as const,
 };
 
-/** The 50 latest messages with one worker. */
-export const chatHistoryQuery = (project: string, workerId: number) =>
+/** The 50 latest messages with one worker (`null`: with every worker of the project). */
+export const chatHistoryQuery = (project: string, workerId: number | null) =>
   queryOptions({
     queryKey: chatKeys.history(project, workerId),
     queryFn: () =>
       must(
         api.GET('/api/crm/projects/{name}/chat/history', {
-          params: { path: { name: project }, query: { worker_id: workerId, limit: 50 } },
+          params: { path: { name: project }, query: workerId ? { worker_id: workerId, limit: 50 } : { limit: 50 } },
         }),
       ),
   });
@@ -29,11 +30,11 @@ interface Message {
 const sendMessage = (project: string, body: Message) =>
   must(api.POST('/api/crm/projects/{name}/message', { params: { path: { name: project } }, body }));
 
-/** Send one message to several workers at once (one run each); refreshes the runs. */
+/** Send one message to one worker or several at once (one run each); refreshes the runs and the history. */
 export function useSendToWorkers(project: string, after?: After<Awaited<ReturnType<typeof sendMessage>>, Message>) {
   return useInvalidatingMutation(
     (body: Message) => sendMessage(project, body),
-    () => [runKeys.all(project)],
+    () => [runKeys.all(project), chatKeys.all(project)],
     after,
   );
 }

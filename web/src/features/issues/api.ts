@@ -44,18 +44,56 @@ export function useLogIssue(project: string, id: number, after?: After<unknown, 
   });
 }
 
-/** Move an issue to a status; the board is refreshed whether it worked or not. */
+type UpdateBody = JsonBody<'/api/crm/projects/{name}/issues/{id}', 'put'>;
+type ListData = Awaited<ReturnType<ReturnType<typeof issuesQuery>['queryFn'] & {}>>;
+
+/**
+ * Move an issue to a status: the board shows it in the new column at once (undone when the service refuses) and
+ * is refreshed whether it worked or not.
+ */
 export function useMoveIssue(project: string) {
   const qc = useQueryClient();
+  const key = issueKeys.list(project);
   return useMutation({
-    mutationFn: (v: { id: number; status: JsonBody<'/api/crm/projects/{name}/issues/{id}', 'put'>['status'] }) =>
+    mutationFn: (v: { id: number; status: NonNullable<UpdateBody['status']> }) =>
       must(
         api.PUT('/api/crm/projects/{name}/issues/{id}', {
           params: { path: { name: project, id: v.id } },
           body: { status: v.status },
         }),
       ),
-    onSettled: () => qc.invalidateQueries({ queryKey: issueKeys.list(project) }),
+    onMutate: async (v) => {
+      await qc.cancelQueries({ queryKey: key });
+      const before = qc.getQueryData<ListData>(key);
+      if (before)
+        qc.setQueryData<ListData>(key, {
+          ...before,
+          issues: before.issues.map((i) => (i.id === v.id ? { ...i, status: v.status } : i)),
+        });
+      return { before };
+    },
+    onError: (_e, _v, ctx) => {
+      if (ctx?.before) qc.setQueryData(key, ctx.before);
+    },
+    onSettled: (_d, _e, v) =>
+      Promise.all([
+        qc.invalidateQueries({ queryKey: key }),
+        qc.invalidateQueries({ queryKey: issueKeys.one(project, v.id) }),
+      ]),
+  });
+}
+
+/** Change an issue's fields (title, description, priority, assignee, status); refreshes the issue and the board. */
+export function useUpdateIssue(project: string, id: number, after?: After<unknown, UpdateBody>) {
+  const qc = useQueryClient();
+  return useMutation({
+    mutationFn: (body: UpdateBody) =>
+      must(api.PUT('/api/crm/projects/{name}/issues/{id}', { params: { path: { name: project, id } }, body })),
+    onSuccess: (data, body) => {
+      after?.onSuccess?.(data, body);
+      qc.setQueryData(issueKeys.one(project, id), data);
+      return qc.invalidateQueries({ queryKey: issueKeys.list(project) });
+    },
   });
 }
 

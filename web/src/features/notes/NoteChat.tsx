@@ -1,6 +1,7 @@
 import { useEffect, useReducer, useRef, useState } from 'react';
 import { Link } from 'react-router';
 import { ApiFailure } from '../../api/client';
+import { Markdown } from '../../components/Markdown';
 import { useI18n } from '../../i18n';
 import { postSse } from '../../lib/sse';
 import { chatBody, noteChatReducer } from './notesChat';
@@ -101,7 +102,11 @@ export function NoteChat({
             <span className="who">
               {m.role === 'user' ? t('You') : t('Notes assistant')} · {date(m.created_at)}
             </span>
-            <div className="text">{m.content}</div>
+            {m.role === 'user' ? (
+              <div className="text">{m.content}</div>
+            ) : (
+              <Markdown text={m.content} className="text" />
+            )}
             {m.role === 'assistant' && m.citations?.length ? (
               <Citations project={project} noteId={note.id} citations={m.citations} sources={note.sources} />
             ) : (
@@ -121,7 +126,11 @@ export function NoteChat({
           ) : (
             <li key={l.key} className={`msg ${l.role}`}>
               <span className="who">{l.role === 'user' ? t('You') : t('Notes assistant')}</span>
-              <div className="text">{l.text || (l.streaming ? '…' : '')}</div>
+              {l.role !== 'user' && l.text ? (
+                <Markdown text={l.text} className="text" />
+              ) : (
+                <div className="text">{l.text || (l.streaming ? '…' : '')}</div>
+              )}
               {l.error && <p className="error">{l.error}</p>}
               {l.citations?.length ? (
                 <Citations project={project} noteId={note.id} citations={l.citations} sources={note.sources} />

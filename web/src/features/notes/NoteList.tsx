@@ -6,7 +6,7 @@ import { notesQuery, useCreateNote, useDeleteNote } from './api';
 
 /** The notes list with a delete per note, and the form creating one (which then opens it). */
 export function NoteList({ project, onOpen }: { project: string; onOpen: (id: number) => void }) {
-  const { t, date } = useI18n();
+  const { t, tn, date } = useI18n();
   const [title, setTitle] = useState('');
   const [description, setDescription] = useState('');
   const [deleting, setDeleting] = useState<{ id: number; title: string } | null>(null);
@@ -34,7 +34,7 @@ export function NoteList({ project, onOpen }: { project: string; onOpen: (id: nu
                   {n.title}
                 </button>{' '}
                 <span className="muted">
-                  {t('{n} sources', { n: n.source_count })} · {date(n.created_at)}
+                  {tn('{n} source', '{n} sources', n.source_count)} · {date(n.created_at)}
                 </span>
                 {n.description && <p className="muted clip">{n.description}</p>}
                 <button

@@ -28,3 +28,21 @@ export async function transcribe(audio: Blob, locale: string): Promise<string> {
   );
   return transcript;
 }
+
+let status: { token: string; answer: Promise<boolean> } | null = null;
+
+/**
+ * Whether the service offers dictation (`GET /api/crm/voice/status`: false without a speech server), asked once
+ * per signed-in session (`token`). True while unknown or when the question fails: the button then stays, and a
+ * failed dictation says why.
+ */
+export function speechAvailable(token: string): Promise<boolean> {
+  if (status?.token !== token) {
+    const answer = api
+      .GET('/api/crm/voice/status')
+      .then(({ data }) => data?.available !== false)
+      .catch(() => true);
+    status = { token, answer };
+  }
+  return status.answer;
+}

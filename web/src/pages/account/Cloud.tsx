@@ -90,7 +90,8 @@ export default function Cloud() {
       {!cloudPlan && (
         <div className="notice">
           <p>
-            {t('A cloud container needs the cloud plan.')} <Link to="/account?tab=billing">{t('See the plans')}</Link>
+            <span id="cloud-plan-needed">{t('A cloud container needs the cloud plan.')}</span>{' '}
+            <Link to="/account?tab=billing">{t('See the plans')}</Link>
           </p>
           {waitlist.data &&
             (waitlist.data.status === 'not_joined' ? (
@@ -116,7 +117,13 @@ export default function Cloud() {
 
       <div className="actions">
         {actions.provision && (
-          <button type="button" className="primary" disabled={provision.isPending} onClick={() => provision.mutate()}>
+          <button
+            type="button"
+            className="primary"
+            disabled={provision.isPending || !cloudPlan}
+            aria-describedby={cloudPlan ? undefined : 'cloud-plan-needed'}
+            onClick={() => provision.mutate()}
+          >
             {provision.isPending ? t('Creating…') : t('Create my container')}
           </button>
         )}

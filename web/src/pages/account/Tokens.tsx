@@ -14,7 +14,7 @@ type Scope = 'read' | 'write' | 'admin';
  * creation, last use and expiry, each revocable.
  */
 export default function Tokens() {
-  const { t, date } = useI18n();
+  const { t, tn, date } = useI18n();
   const me = useMe();
   const tokens = useQuery(tokensQuery());
   const projects = useQuery(projectsQuery());
@@ -82,10 +82,10 @@ export default function Tokens() {
           value={days}
           onChange={setDays}
           options={[
-            { value: '7', label: t('in {n} days', { n: 7 }) },
-            { value: '30', label: t('in {n} days', { n: 30 }) },
-            { value: '90', label: t('in {n} days', { n: 90 }) },
-            { value: '365', label: t('in {n} days', { n: 365 }) },
+            { value: '7', label: tn('in {n} day', 'in {n} days', 7) },
+            { value: '30', label: tn('in {n} day', 'in {n} days', 30) },
+            { value: '90', label: tn('in {n} day', 'in {n} days', 90) },
+            { value: '365', label: tn('in {n} day', 'in {n} days', 365) },
             { value: '', label: t('never') },
           ]}
         />

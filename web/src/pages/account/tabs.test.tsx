@@ -134,7 +134,7 @@ describe('plan and payment tab', () => {
 });
 
 describe('cloud tab', () => {
-  it('without the cloud plan: provision answers 402 with a link to the plans; the waitlist can be joined', async () => {
+  it('without the cloud plan: "Create my container" is not offered (disabled, the plan named); the waitlist can be joined', async () => {
     const calls = serve({
       'GET /api/auth/me': [200, ME],
       'GET /api/crm/billing/status': [200, STATUS],
@@ -150,10 +150,12 @@ describe('cloud tab', () => {
       ],
     });
     renderAt('/account', <Cloud />, '/account?tab=cloud');
-    fireEvent.click(await screen.findByRole('button', { name: 'Create my container' }));
-    expect((await screen.findByRole('alert')).textContent).toBe('A cloud container needs the cloud plan.');
-    expect(screen.getByRole('link', { name: 'Get the cloud plan' }).getAttribute('href')).toBe('/account?tab=billing');
-    fireEvent.click(screen.getByRole('button', { name: 'Join the cloud waitlist' }));
+    const create = await screen.findByRole('button', { name: 'Create my container' });
+    expect((create as HTMLButtonElement).disabled).toBe(true);
+    expect(create.getAttribute('aria-describedby')).toBe('cloud-plan-needed');
+    expect(document.getElementById('cloud-plan-needed')?.textContent).toBe('A cloud container needs the cloud plan.');
+    expect(calls.some((c) => c.call === 'POST /api/crm/cloud/provision')).toBe(false);
+    fireEvent.click(await screen.findByRole('button', { name: 'Join the cloud waitlist' }));
     await vi.waitFor(() => expect(calls.some((c) => c.call === 'POST /api/crm/cloud/waitlist')).toBe(true));
   });
 

@@ -8,7 +8,7 @@ import { countBars, formatBytes, pct } from '../../features/admin/charts/charts'
 
 /** The admin dashboard (`GET /api/crm/admin/dashboard`): host figures, users, containers, waitlists, events. */
 export default function Dashboard() {
-  const { t, number, date } = useI18n();
+  const { t, tn, number, date } = useI18n();
   const q = useQuery(dashboardQuery());
   if (q.error) return <ErrorLine error={q.error} />;
   if (!q.data) return <Loading />;
@@ -29,7 +29,7 @@ export default function Dashboard() {
         <Stat
           label={t('CPU load (1, 5, 15 min)')}
           value={d.cpu.load_avg.map((l) => l.toFixed(2)).join(' · ')}
-          hint={t('{n} cores', { n: d.cpu.cores })}
+          hint={tn('{n} core', '{n} cores', d.cpu.cores)}
         />
         <Stat
           label={t('Memory used')}
@@ -57,11 +57,15 @@ export default function Dashboard() {
 
       <h2>{t('Users, projects and issues')}</h2>
       <div className="stats">
-        <Stat label={t('Users')} value={number(d.users.total)} hint={t('{n} new in 7 days', { n: d.users.new_7d })} />
+        <Stat
+          label={t('Users')}
+          value={number(d.users.total)}
+          hint={tn('{n} new in 7 days', '{n} new in 7 days', d.users.new_7d)}
+        />
         <Stat
           label={t('Projects')}
           value={number(d.projects.total)}
-          hint={t('{n} new in 7 days', { n: d.projects.new_7d })}
+          hint={tn('{n} new in 7 days', '{n} new in 7 days', d.projects.new_7d)}
         />
         <Stat label={t('Workers')} value={number(d.projects.workers)} />
         <Stat label={t('Issues')} value={number(d.issues.total)} />

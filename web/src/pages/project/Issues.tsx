@@ -1,22 +1,83 @@
+import {
+  DndContext,
+  DragOverlay,
+  KeyboardSensor,
+  PointerSensor,
+  useDraggable,
+  useDroppable,
+  useSensor,
+  useSensors,
+  type Announcements,
+  type DragEndEvent,
+  type KeyboardCoordinateGetter,
+} from '@dnd-kit/core';
 import { useQuery } from '@tanstack/react-query';
-import { useState } from 'react';
+import { useMemo, useState, type KeyboardEventHandler, type PointerEventHandler, type ReactNode } from 'react';
+import { useSearchParams } from 'react-router';
 import { issuesQuery, useCreateIssue, useMoveIssue } from '../../features/issues/api';
 import { useI18n } from '../../i18n';
-import { ErrorLine, Field, Loading, Modal, Select, TextArea } from '../../ui';
-import { dropMove, STATUS_LABELS, STATUSES, toColumns, type Status } from '../../features/issues/board';
+import { Drawer, ErrorLine, Field, Loading, Modal, Select, TextArea } from '../../ui';
+import {
+  dropMove,
+  PRIORITIES,
+  PRIORITY_LABELS,
+  STATUS_LABELS,
+  STATUSES,
+  toColumns,
+  type Priority,
+  type Status,
+} from '../../features/issues/board';
 import type { TabProps } from '../../features/projects/types';
 import { IssueDetail } from '../../features/issues/IssueDetail';
+import { Avatar } from '../../features/issues/Avatar';
 
-/** The board: a column per status; drag a card to another column, or pick the status from its menu. */
+interface Card {
+  id: number;
+  title: string;
+  status: Status;
+  priority: string;
+  assignee: string | null;
+}
+
+/**
+ * Keyboard moves of a lifted card: Left and Right jump to the previous or next column (the card's top-left to the
+ * column's), Up and Down do nothing; Space or Enter drops, Escape puts it back.
+ */
+const columnKeys: KeyboardCoordinateGetter = (event, { context, currentCoordinates }) => {
+  const step = event.code === 'ArrowRight' ? 1 : event.code === 'ArrowLeft' ? -1 : 0;
+  if (!step) return currentCoordinates;
+  event.preventDefault();
+  const from = (context.over?.id ?? context.active?.data.current?.status) as Status | undefined;
+  const to = STATUSES[Math.min(STATUSES.length - 1, Math.max(0, STATUSES.indexOf(from ?? 'open') + step))];
+  const rect = to ? context.droppableRects.get(to) : undefined;
+  return rect ? { x: rect.left + 8, y: rect.top + 40 } : currentCoordinates;
+};
+
+/**
+ * The board: a fixed-width column per status; a card is dragged to another column with the pointer or, from its
+ * handle, with the keyboard (Space, arrows, Space). A card opens the issue in a drawer (its number in the
+ * address, `?issue=`), where it is edited.
+ */
 export default function Issues({ project }: TabProps) {
   const { t } = useI18n();
   const issues = useQuery(issuesQuery(project));
-  const [open, setOpen] = useState<number | null>(null);
+  const [params, setParams] = useSearchParams();
+  const open = Number(params.get('issue')) || null;
+  const setOpen = (id: number | null) =>
+    setParams(
+      (p) => {
+        const next = new URLSearchParams(p);
+        if (id === null) next.delete('issue');
+        else next.set('issue', String(id));
+        return next;
+      },
+      { replace: false },
+    );
   const [creating, setCreating] = useState(false);
   const [title, setTitle] = useState('');
-  const [priority, setPriority] = useState<'P0' | 'P1' | 'P2' | 'P3'>('P2');
+  const [priority, setPriority] = useState<Priority>('P2');
   const [description, setDescription] = useState('');
-  const [over, setOver] = useState<Status | null>(null);
+  const [dragging, setDragging] = useState<Card | null>(null);
   const move = useMoveIssue(project);
   const create = useCreateIssue(project, {
     onSuccess: () => {
@@ -25,9 +86,31 @@ export default function Issues({ project }: TabProps) {
       setDescription('');
     },
   });
+  const sensors = useSensors(
+    useSensor(PointerSensor, { activationConstraint: { distance: 5 } }),
+    useSensor(KeyboardSensor, { coordinateGetter: columnKeys }),
+  );
+  const list = useMemo(() => issues.data?.issues ?? [], [issues.data]);
+  const byId = (id: unknown) => list.find((i) => i.id === Number(id));
+  const column = (id: unknown) => (STATUSES.includes(id as Status) ? t(STATUS_LABELS[id as Status]) : '');
+  const announcements: Announcements = {
+    onDragStart: ({ active }) => t('Picked up “{title}”.', { title: byId(active.id)?.title ?? '' }),
+    onDragOver: ({ active, over }) =>
+      over ? t('“{title}” is over {column}.', { title: byId(active.id)?.title ?? '', column: column(over.id) }) : '',
+    onDragEnd: ({ active, over }) =>
+      over
+        ? t('“{title}” was dropped in {column}.', { title: byId(active.id)?.title ?? '', column: column(over.id) })
+        : t('“{title}” was put back.', { title: byId(active.id)?.title ?? '' }),
+    onDragCancel: ({ active }) => t('“{title}” was put back.', { title: byId(active.id)?.title ?? '' }),
+  };
   if (issues.isPending) return <Loading />;
-  const list = issues.data?.issues ?? [];
   const cols = toColumns(list);
+  const onDragEnd = (e: DragEndEvent) => {
+    setDragging(null);
+    if (!e.over) return;
+    const m = dropMove(list, Number(e.active.id), e.over.id as Status);
+    if (m) move.mutate(m);
+  };
   return (
     <div>
       <div className="actions">
@@ -36,61 +119,31 @@ export default function Issues({ project }: TabProps) {
         </button>
       </div>
       <ErrorLine error={issues.error ?? move.error} />
-      <div className="board">
-        {STATUSES.map((status) => (
-          <section
-            key={status}
-            className={over === status ? 'column over' : 'column'}
-            aria-label={t(STATUS_LABELS[status])}
-            data-status={status}
-            onDragOver={(e) => {
-              e.preventDefault();
-              setOver(status);
-            }}
-            onDragLeave={() => setOver(null)}
-            onDrop={(e) => {
-              e.preventDefault();
-              setOver(null);
-              const m = dropMove(list, Number(e.dataTransfer.getData('text/plain')), status);
-              if (m) move.mutate(m);
-            }}
-          >
-            <h2>
-              {t(STATUS_LABELS[status])} <span className="muted">{cols[status].length}</span>
-            </h2>
-            <ul>
+      <DndContext
+        sensors={sensors}
+        accessibility={{
+          announcements,
+          screenReaderInstructions: {
+            draggable: t(
+              'To move an issue, press Space, then the Left or Right arrow to pick a column, then Space to drop it there or Escape to cancel.',
+            ),
+          },
+        }}
+        onDragStart={(e) => setDragging(byId(e.active.id) ?? null)}
+        onDragCancel={() => setDragging(null)}
+        onDragEnd={onDragEnd}
+      >
+        <div className="board" role="region" aria-label={t('Board')} tabIndex={0}>
+          {STATUSES.map((status) => (
+            <Column key={status} status={status} count={cols[status].length}>
               {cols[status].map((i) => (
-                <li
-                  key={i.id}
-                  className="issue"
-                  draggable
-                  data-issue={i.id}
-                  onDragStart={(e) => e.dataTransfer.setData('text/plain', String(i.id))}
-                >
-                  <button type="button" className="link" onClick={() => setOpen(i.id)}>
-                    #{i.id} {i.title}
-                  </button>
-                  <span className={`prio ${i.priority}`}>{i.priority}</span>
-                  <label className="sr-only" htmlFor={`st-${i.id}`}>
-                    {t('Status of #{id}', { id: i.id })}
-                  </label>
-                  <select
-                    id={`st-${i.id}`}
-                    value={i.status}
-                    onChange={(e) => move.mutate({ id: i.id, status: e.target.value as Status })}
-                  >
-                    {STATUSES.map((s) => (
-                      <option key={s} value={s}>
-                        {t(STATUS_LABELS[s])}
-                      </option>
-                    ))}
-                  </select>
-                </li>
+                <IssueCard key={i.id} issue={i} onOpen={() => setOpen(i.id)} />
               ))}
-            </ul>
-          </section>
-        ))}
-      </div>
+            </Column>
+          ))}
+        </div>
+        <DragOverlay>{dragging && <CardFace issue={dragging} />}</DragOverlay>
+      </DndContext>
       <Modal open={creating} onOpenChange={setCreating} title={t('New issue')}>
         <form
           onSubmit={(e) => {
@@ -98,23 +151,110 @@ export default function Issues({ project }: TabProps) {
             create.mutate({ title, priority, ...(description ? { description } : {}) });
           }}
         >
-          <Field label={t('Title')} required value={title} onChange={(e) => setTitle(e.target.value)} />
+          <Field label={t('Title')} required maxLength={500} value={title} onChange={(e) => setTitle(e.target.value)} />
           <Select
             label={t('Priority')}
             value={priority}
-            onChange={(v) => setPriority(v as typeof priority)}
-            options={['P0', 'P1', 'P2', 'P3'].map((p) => ({ value: p, label: p }))}
+            onChange={(v) => setPriority(v as Priority)}
+            options={PRIORITIES.map((p) => ({ value: p, label: `${p} · ${t(PRIORITY_LABELS[p])}` }))}
           />
-          <TextArea label={t('Description')} value={description} onChange={(e) => setDescription(e.target.value)} />
-          <ErrorLine error={create.error} />
+          <TextArea
+            label={t('Description')}
+            maxLength={100_000}
+            value={description}
+            onChange={(e) => setDescription(e.target.value)}
+          />
+          <ErrorLine
+            error={create.error}
+            fields={{ title: t('Title'), priority: t('Priority'), description: t('Description') }}
+          />
           <button type="submit" className="primary" disabled={create.isPending}>
             {t('Create')}
           </button>
         </form>
       </Modal>
-      <Modal open={open !== null} onOpenChange={(o) => !o && setOpen(null)} title={t('Issue #{id}', { id: open ?? 0 })}>
+      <Drawer
+        open={open !== null}
+        onOpenChange={(o) => !o && setOpen(null)}
+        title={byId(open)?.title ?? t('Issue #{id}', { id: open ?? 0 })}
+      >
         {open !== null && <IssueDetail project={project} id={open} />}
-      </Modal>
+      </Drawer>
     </div>
+  );
+}
+
+/** A status column: the drop target of cards. */
+function Column({ status, count, children }: { status: Status; count: number; children: ReactNode }) {
+  const { t } = useI18n();
+  const { setNodeRef, isOver } = useDroppable({ id: status });
+  return (
+    <section
+      ref={setNodeRef}
+      className={isOver ? 'column over' : 'column'}
+      aria-label={t(STATUS_LABELS[status])}
+      data-status={status}
+    >
+      <h2>
+        {t(STATUS_LABELS[status])} <span className="count">{count}</span>
+      </h2>
+      <ul>{children}</ul>
+    </section>
+  );
+}
+
+/** A card on the board: dragged by the pointer anywhere on it, or from the keyboard by its handle. */
+function IssueCard({ issue, onOpen }: { issue: Card; onOpen: () => void }) {
+  const { t } = useI18n();
+  const { attributes, listeners, setNodeRef, setActivatorNodeRef, isDragging } = useDraggable({
+    id: issue.id,
+    data: { status: issue.status },
+  });
+  return (
+    <li
+      ref={setNodeRef}
+      className={isDragging ? 'issue dragging' : 'issue'}
+      data-issue={issue.id}
+      onPointerDown={listeners?.onPointerDown as PointerEventHandler | undefined}
+    >
+      <CardFace issue={issue} onOpen={onOpen} />
+      <button
+        type="button"
+        ref={setActivatorNodeRef}
+        className="handle"
+        {...attributes}
+        onKeyDown={listeners?.onKeyDown as KeyboardEventHandler | undefined}
+        aria-label={t('Move “{title}”', { title: issue.title })}
+      >
+        ⠿
+      </button>
+    </li>
+  );
+}
+
+/** What a card shows: number, title (wrapped anywhere), priority and the assignee's avatar. */
+function CardFace({ issue, onOpen }: { issue: Card; onOpen?: () => void }) {
+  const { t } = useI18n();
+  return (
+    <>
+      {onOpen ? (
+        <button type="button" className="link title" onClick={onOpen}>
+          {issue.title}
+        </button>
+      ) : (
+        <span className="title">{issue.title}</span>
+      )}
+      <span className="meta">
+        <span className="num">#{issue.id}</span>
+        <span
+          className={`prio ${issue.priority}`}
+          title={t(PRIORITY_LABELS[issue.priority as Priority] ?? issue.priority)}
+        >
+          {issue.priority}
+        </span>
+        {issue.assignee && <span className="sr-only">{t('Assigned to {name}', { name: issue.assignee })}</span>}
+        <Avatar name={issue.assignee} />
+      </span>
+    </>
   );
 }

@@ -11,6 +11,7 @@ const TABS: [string, string, ComponentType<TabProps>][] = [
   ['workers', msg('Workers'), lazy(() => import('./Workers'))],
   ['chat', msg('Chat'), lazy(() => import('./Chat'))],
   ['runs', msg('Runs'), lazy(() => import('./Runs'))],
+  ['approvals', msg('Approvals'), lazy(() => import('./Approvals'))],
   ['issues', msg('Issues'), lazy(() => import('./Issues'))],
   ['skills', msg('Skills'), lazy(() => import('./Skills'))],
   ['wiki', msg('Wiki'), lazy(() => import('./Wiki'))],

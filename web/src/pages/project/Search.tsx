@@ -4,7 +4,7 @@ import { Link } from 'react-router';
 import { placeLabel } from '../../features/notes/notesChat';
 import { searchQuery } from '../../features/search/api';
 import { useI18n } from '../../i18n';
-import { ErrorLine, Field, Loading } from '../../ui';
+import { ErrorLine, Field, Loading, Markdown } from '../../ui';
 import type { TabProps } from '../../features/projects/types';
 
 /**
@@ -52,7 +52,7 @@ export default function Search({ project }: TabProps) {
           <li key={`${h.doc_type}-${h.doc_id}-${h.chunk_ix}`}>
             <Link to={hitLink(project, h.doc_type, h)}>{h.title}</Link> <span className="badge">{h.doc_type}</span>
             {placeLabel(h.location) && <span className="muted"> · {placeLabel(h.location)}</span>}
-            <p className="muted clip">{h.text}</p>
+            <Markdown text={h.text} className="muted snippet" />
           </li>
         ))}
       </ol>

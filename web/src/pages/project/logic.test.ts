@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { safeNext } from '../auth/Login';
-import { slugify } from '../projectName';
+import { loadSlugify } from '../projectName';
 import { dropMove, STATUSES, toColumns } from '../../features/issues/board';
-import { chatReducer, emptyChat } from './chatState';
 import { moveItem } from './reorder';
 import { hitLink } from './Search';
 
@@ -27,42 +26,19 @@ describe('issues board', () => {
   });
 });
 
-describe('chat transcript', () => {
-  it('streams deltas into the reply, adds tool lines before it, and closes it on done with the usage', () => {
-    let s = chatReducer(emptyChat, { type: 'send', text: 'hi', key: '1' });
-    expect(s.lines.map((l) => l.role)).toEqual(['user', 'assistant']);
-    s = chatReducer(s, { type: 'event', event: 'text_delta', data: { delta: 'Hel' } });
-    s = chatReducer(s, { type: 'event', event: 'tool_result', data: { tool: 'create_issue', is_error: false } });
-    s = chatReducer(s, { type: 'event', event: 'text_delta', data: { delta: 'lo' } });
-    s = chatReducer(s, { type: 'event', event: 'done', data: { usage: { input_tokens: 5, output_tokens: 2 } } });
-    expect(s.lines.map((l) => [l.role, l.text])).toEqual([
-      ['user', 'hi'],
-      ['tool', 'create_issue'],
-      ['assistant', 'Hello'],
-    ]);
-    expect(s.lines[2].streaming).toBe(false);
-    expect(s.usage).toEqual({ input_tokens: 5, output_tokens: 2 });
-    // Events after the reply closed change nothing.
-    expect(chatReducer(s, { type: 'event', event: 'text_delta', data: { delta: 'x' } })).toBe(s);
-  });
-  it('a failed stream or a done with an error marks the reply', () => {
-    const s = chatReducer(emptyChat, { type: 'send', text: 'hi', key: '1' });
-    expect(chatReducer(s, { type: 'failed', message: 'Daily cap reached.' }).lines[1].error).toBe('Daily cap reached.');
-    expect(
-      chatReducer(s, { type: 'event', event: 'done', data: { error: 'token_budget_exceeded' } }).lines[1].error,
-    ).toBe('token_budget_exceeded');
-  });
-});
-
 describe('small rules', () => {
   it('moveItem moves within bounds', () => {
     expect(moveItem([1, 2, 3], 0, 1)).toEqual([2, 1, 3]);
     expect(moveItem([1, 2, 3], 2, 5)).toEqual([1, 2, 3]);
     expect(moveItem([1, 2, 3], 2, -1)).toEqual([3, 1, 2]);
   });
-  it('slugify makes a technical project name', () => {
+  it('slugify makes a technical project name', async () => {
+    const slugify = await loadSlugify();
     expect(slugify('Market Study 2026!')).toBe('market-study-2026');
-    expect(slugify('Ω')).toBe('');
+    expect(slugify('!!!')).toBe('');
+    expect(slugify('Дослідження ринку')).toBe('doslidzhennya-rinku');
+    expect(slugify("Ґанок і м'ята")).toBe('ganok-i-myata');
+    expect(slugify('北京')).toBe('bei-jing');
     expect(slugify('a')).toBe('a-project');
     expect(slugify('x'.repeat(60))).toHaveLength(40);
   });

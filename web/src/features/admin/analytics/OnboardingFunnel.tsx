@@ -10,7 +10,7 @@ import { STEP_LABELS } from './labels';
 
 /** The onboarding funnel and the setup wizard's metrics over `hours`. */
 export function Onboarding({ hours }: { hours: number }) {
-  const { t, number } = useI18n();
+  const { t, tn, number } = useI18n();
   const units = useUnits();
   const q = useQuery(onboardingFunnelQuery(hours));
   const w = useQuery(wizardQuery(hours));
@@ -37,7 +37,7 @@ export function Onboarding({ hours }: { hours: number }) {
               <Stat
                 label={t('Time to first step (median)')}
                 value={formatMs(f.ttfc_p50_ms, units)}
-                hint={t('{n} users', { n: number(f.ttfc_sample_size) })}
+                hint={tn('{n} user', '{n} users', f.ttfc_sample_size)}
               />
             </div>
             <HBarChart

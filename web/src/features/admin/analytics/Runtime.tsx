@@ -10,7 +10,7 @@ import { STAGES } from './labels';
 
 /** Response latency by stage and the model cascade over `days`. */
 export function Runtime({ days }: { days: number }) {
-  const { t, number } = useI18n();
+  const { t, tn, number } = useI18n();
   const units = useUnits();
   const lat = useQuery(latencyQuery(days));
   const cas = useQuery(cascadeQuery(days));
@@ -26,7 +26,7 @@ export function Runtime({ days }: { days: number }) {
         {!lat.data && !lat.error && <Loading />}
         {lat.data && (
           <>
-            <p className="muted">{t('{n} agent runs', { n: number(lat.data.sampleSize) })}</p>
+            <p className="muted">{tn('{n} agent run', '{n} agent runs', lat.data.sampleSize)}</p>
             <HBarChart
               caption={t('Time per stage of an agent run (bars: p90)')}
               labelHeader={t('Stage')}

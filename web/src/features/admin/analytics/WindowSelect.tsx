@@ -15,7 +15,7 @@ export function WindowSelect({
   options: number[];
   unit: 'hours' | 'days';
 }) {
-  const { t } = useI18n();
+  const { tn } = useI18n();
   return (
     <Select
       label={label}
@@ -23,7 +23,7 @@ export function WindowSelect({
       onChange={(v) => onChange(Number(v))}
       options={options.map((n) => ({
         value: String(n),
-        label: unit === 'hours' ? t('Last {n} hours', { n }) : t('Last {n} days', { n }),
+        label: unit === 'hours' ? tn('Last {n} hour', 'Last {n} hours', n) : tn('Last {n} day', 'Last {n} days', n),
       }))}
     />
   );
