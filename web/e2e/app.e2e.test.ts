@@ -810,6 +810,11 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web UI in a browser', () => {
       for (const name of ['Events by type', 'Time per stage of an agent run (bars: p90)', 'By worker'])
         await p.getByRole('table', { name }).waitFor();
       await adminShot('51-admin-analytics');
+      // The setup wizard the new user walked through is counted: started and completed.
+      const adminToken = await p.evaluate(() => localStorage.getItem('crm.token'));
+      const wizard = await apiCall('GET', '/api/crm/analytics/wizard-metrics?hours=24', undefined, adminToken!);
+      expect(wizard.body.starts).toBeGreaterThanOrEqual(1);
+      expect(wizard.body.completions).toBeGreaterThanOrEqual(1);
 
       // Platform secrets: set the e-mail key, see its preview and the audit row; test the LLM key.
       await p.getByRole('tab', { name: 'Platform secrets' }).click();

@@ -1,10 +1,10 @@
 import { useMutation, useQuery } from '@tanstack/react-query';
-import { useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { Link, useNavigate, useSearchParams } from 'react-router';
 import { ApiFailure } from '../api/client';
 import { billingStatusQuery } from '../features/billing/api';
 import { suggestPresetQuery } from '../features/projects/api';
-import { setupProject } from '../features/onboarding/api';
+import { recordWizard, setupProject } from '../features/onboarding/api';
 import { presetsQuery } from '../features/workers/api';
 import { useI18n } from '../i18n';
 import { ErrorLine, Field, PageTitle } from '../ui';
@@ -16,7 +16,7 @@ import { PROJECT_NAME_MAX, PROJECT_NAME_PATTERN, useSlugify } from './projectNam
  * first step, with the way to a bigger plan.
  */
 export default function Setup() {
-  const { t, tn } = useI18n();
+  const { t, tn, locale } = useI18n();
   const navigate = useNavigate();
   const [params, setParams] = useSearchParams();
   const [displayName, setDisplayName] = useState('');
@@ -38,6 +38,26 @@ export default function Setup() {
   const presets = useQuery(presetsQuery());
   const slugify = useSlugify();
   const name = projectName || (slugify ? slugify(displayName) : '');
+  // The wizard's metrics for the admin's analytics: a start when it opens (not when the plan is already full), a
+  // completion with its duration, an abandon when it is left before.
+  const run = useRef<{ started: number; attempts: number; done: boolean } | null>(null);
+  const billingLoaded = billing.isSuccess;
+  const planFull = (() => {
+    const l = billing.data?.limits.projects;
+    return !!billing.data && l != null && !billing.data.features.plan_limit_bypass && billing.data.usage.projects >= l;
+  })();
+  useEffect(() => {
+    if (!billingLoaded || planFull || run.current) return;
+    run.current = { started: Date.now(), attempts: 0, done: false };
+    recordWizard({ action: 'start', locale });
+  }, [billingLoaded, planFull, locale]);
+  useEffect(
+    () => () => {
+      const r = run.current;
+      if (r && !r.done) recordWizard({ action: 'abandon', duration_ms: Date.now() - r.started, attempts: r.attempts });
+    },
+    [],
+  );
   const setup = useMutation({
     mutationFn: () =>
       setupProject({
@@ -47,7 +67,22 @@ export default function Setup() {
         teamPreset: teamPreset || suggestion.data?.preset_id || undefined,
         ...(keyMode === 'own' && llmKey ? { llmKey } : {}),
       }),
-    onSuccess: (r) => navigate(`/projects/${r.project.name}/workers`),
+    onMutate: () => {
+      if (run.current) run.current.attempts++;
+    },
+    onSuccess: (r) => {
+      if (run.current) {
+        run.current.done = true;
+        recordWizard({
+          action: 'complete',
+          duration_ms: Date.now() - run.current.started,
+          attempts: run.current.attempts,
+          success: true,
+          project: r.project.name,
+        });
+      }
+      navigate(`/projects/${r.project.name}/workers`);
+    },
     // A name the service refuses is fixed on the first step, where the names are.
     onError: (err) => {
       if (err instanceof ApiFailure && ['invalid_project_name', 'project_exists'].includes(err.body.error)) setStep(1);

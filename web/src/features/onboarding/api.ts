@@ -64,3 +64,18 @@ export const setupProject = (config: SetupConfig) =>
       },
     }),
   );
+
+/**
+ * Record a setup wizard metric (`POST /api/crm/metrics/wizard`): `start` when the wizard opens, `complete` with its
+ * duration when the project is made, `abandon` when it is left before. Best effort: a failure is ignored.
+ */
+export function recordWizard(body: {
+  action: 'start' | 'complete' | 'abandon';
+  duration_ms?: number;
+  attempts?: number;
+  success?: boolean;
+  project?: string;
+  locale?: string;
+}): void {
+  void api.POST('/api/crm/metrics/wizard', { body }).catch(() => {});
+}

@@ -67,7 +67,7 @@ export function Runtime({ days }: { days: number }) {
               }))}
             />
             <HBarChart
-              caption={t('Model calls and tokens by model')}
+              caption={t('Model calls of worker runs and their tokens, by model')}
               labelHeader={t('Model')}
               headers={[t('Calls'), t('Tokens')]}
               rows={byModel.map((m, i) => ({
