@@ -151,6 +151,14 @@ export const PassageLocation = named(
       heading: Type.Optional(Type.String({ description: 'heading path inside the document, e.g. "Setup › Database"' })),
       line_start: Type.Optional(Type.Integer({ minimum: 1, description: 'first line of the passage (1-based)' })),
       line_end: Type.Optional(Type.Integer({ minimum: 1, description: 'last line of the passage (1-based)' })),
+      activity_id: Type.Optional(
+        Type.Integer({
+          description: "an issue's passage: the id of the first activity entry it quotes (activity[].id)",
+        }),
+      ),
+      activity_id_end: Type.Optional(
+        Type.Integer({ description: "an issue's passage over several entries: the id of the last one" }),
+      ),
     },
     { description: 'where the passage is in its document; only the fields that apply to its type' },
   ),

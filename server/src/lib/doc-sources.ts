@@ -42,17 +42,23 @@ export interface PassageLocation {
   heading?: string;
   line_start?: number;
   line_end?: number;
+  /** An issue's passage: the id of its first activity entry (`GET …/issues/:id` `activity[].id`). */
+  activity_id?: number;
+  /** An issue's passage over several entries: the id of its last one. */
+  activity_id_end?: number;
 }
 
 /**
  * A position in a document's text: from character offset `at` on (until the next mark) the text is of this PDF
- * `page`, or of the speech segment `start_ms`–`end_ms`. Marks are sorted by `at`.
+ * `page`, of the speech segment `start_ms`–`end_ms`, or of an issue's activity entry `activity_id`. Marks are sorted
+ * by `at`.
  */
 export interface TextMark {
   at: number;
   page?: number;
   start_ms?: number;
   end_ms?: number;
+  activity_id?: number;
 }
 
 export interface LoadedDocument {

@@ -17,7 +17,7 @@ import type { Actor } from '../../http/auth.ts';
 import type { Access, ProjectRef } from '../../access/access.ts';
 import type { ActivityLog } from '../../lib/activity.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
-import type { LoadedDocument } from '../../lib/doc-sources.ts';
+import type { LoadedDocument, TextMark } from '../../lib/doc-sources.ts';
 import { BadRequest, NotFound } from '../../http/errors.ts';
 import { atomicWrite } from '../../lib/atomic-write.ts';
 import { resolveInside } from '../../lib/paths.ts';
@@ -351,16 +351,24 @@ export function createIssuesService(deps: IssuesDeps) {
       if (projectId === null || !/^\d+$/.test(docId)) return null;
       try {
         const i = await load(projectId, Number(docId));
-        const log = i.activity.filter((e) => e.kind === 'log').map((e) => `- ${e.author}: ${e.message}`);
-        const text = [
+        const entries = i.activity.filter((e) => e.kind === 'log');
+        let text = [
           `# #${i.id} ${i.title}`,
           `Status: ${i.status}; priority ${i.priority}; assignee ${i.assignee ?? 'none'}`,
           i.description,
-          log.length ? `## Log\n${log.join('\n')}` : '',
         ]
           .filter(Boolean)
           .join('\n\n');
-        return { title: `#${i.id} ${i.title}`, text, scope: 'project' };
+        // Each log entry is a line of its own, marked with its activity id, so a cited passage names its entries.
+        const marks: TextMark[] = [];
+        if (entries.length) {
+          text += '\n\n## Log\n';
+          for (const [n, e] of entries.entries()) {
+            marks.push({ at: text.length, activity_id: e.id });
+            text += `- ${e.author}: ${e.message.replace(/\n+/g, ' ')}${n < entries.length - 1 ? '\n' : ''}`;
+          }
+        }
+        return { title: `#${i.id} ${i.title}`, text, scope: 'project', ...(marks.length ? { marks } : {}) };
       } catch (err) {
         if (err instanceof NotFound) return null;
         throw err;

@@ -76,6 +76,31 @@ describe('documents of the areas reach the index', () => {
     expect(bobs.body.hits.every((h: any) => h.doc_id === 'bob.md' || h.scope === 'global')).toBe(true);
   });
 
+  it("an issue's passage names the activity entries it quotes (activity_id, activity_id_end)", async () => {
+    const B = `/api/crm/projects/${annP.name}/issues`;
+    const issue = await api(t.app, 'POST', B, {
+      token: ann.token,
+      body: { title: 'Quince cache warms slowly', description: 'The quince cache takes minutes after a deploy.' },
+    });
+    for (const message of ['Measured: the quince cache warms in 4 minutes.', 'Fixed by preloading the quince keys.'])
+      expect(
+        (await api(t.app, 'POST', `${B}/${issue.body.id}/log`, { token: ann.token, body: { message } })).status,
+      ).toBeLessThan(300);
+    const entries = (await api(t.app, 'GET', `${B}/${issue.body.id}`, { token: ann.token })).body.activity.filter(
+      (e: any) => e.kind === 'log',
+    );
+    expect(entries).toHaveLength(2);
+    await waitForIndex(t.deps);
+    const hit = (await search(ann.token, annP.name, 'q=quince%20cache%20preloading&doc_types=issue')).body.hits[0];
+    expect(hit).toMatchObject({ doc_type: 'issue', doc_id: String(issue.body.id) });
+    expect(hit.location).toMatchObject({
+      heading: 'Log',
+      activity_id: entries[0].id,
+      activity_id_end: entries[1].id,
+      line_start: expect.any(Number),
+    });
+  });
+
   it('a later wiki save replaces the old text in the index', async () => {
     await api(t.app, 'PUT', `/api/crm/projects/${annP.name}/wiki/save`, {
       token: ann.token,

@@ -75,6 +75,14 @@ export function knowledgeRoutes(app: TypedApp, { knowledge: service }: { knowled
             project: Type.String(),
             queued: Type.Array(Type.String()),
             removed: Type.Array(Type.String()),
+            cut: Type.Array(
+              Type.Object({
+                doc_id: Type.String(),
+                indexed_bytes: Type.Integer({ description: 'the first bytes indexed (the cap, 256 KiB)' }),
+                total_bytes: Type.Integer(),
+              }),
+              { description: 'key files longer than the cap: only their beginning is indexed' },
+            ),
           }),
           ...errors(401, 403, 404),
         },

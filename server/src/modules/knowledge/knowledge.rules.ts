@@ -148,7 +148,8 @@ function markAt(marks: TextMark[], offset: number): TextMark | undefined {
 
 /**
  * The location of the text between offsets `start` and `end` (exclusive) of a document: pages or timecodes from
- * `marks` when there are any, else 1-based lines (`lineStarts`: the offset where each line begins).
+ * `marks` when they give any, else 1-based lines (`lineStarts`: the offset where each line begins); with an issue's
+ * activity marks, also the first and last activity entry the text covers.
  */
 export function locate(
   start: number,
@@ -172,7 +173,14 @@ export function locate(
       const e = b?.end_ms ?? b?.start_ms ?? a.end_ms;
       if (e !== undefined) loc.end_ms = e;
     }
-    return loc;
+    // Activity entries: the text may begin before the first entry (the issue's description).
+    const first = a ?? (marks[0].at <= last ? marks[0] : undefined);
+    if (first?.activity_id !== undefined) {
+      loc.activity_id = first.activity_id;
+      if (b?.activity_id !== undefined && b.activity_id !== first.activity_id) loc.activity_id_end = b.activity_id;
+    }
+    // Page and speech marks stand for the lines; activity marks come with them.
+    if (first?.activity_id === undefined && marks[0].activity_id === undefined) return loc;
   }
   const lineOf = (o: number) => {
     let lo = 0;

@@ -127,3 +127,27 @@ describe('chunk locations', () => {
     expect(chunkText('L', text, { maxChars: 200, overlap: 50 }).indexedChars).toBe(text.length);
   });
 });
+
+describe('locate with activity marks', () => {
+  it('names the first and last activity entry a passage covers, and keeps its lines', () => {
+    const text = '# #1 Title\n\nThe description.\n\n## Log\n- a: one\n- b: two';
+    const at1 = text.indexOf('- a');
+    const at2 = text.indexOf('- b');
+    const marks = [
+      { at: at1, activity_id: 11 },
+      { at: at2, activity_id: 12 },
+    ];
+    const starts = [0];
+    for (let i = 0; i < text.length; i++) if (text[i] === '\n') starts.push(i + 1);
+    // From the description to the end: both entries, and the lines.
+    expect(locate(0, text.length, marks, starts)).toMatchObject({
+      activity_id: 11,
+      activity_id_end: 12,
+      line_start: 1,
+    });
+    // The second entry alone.
+    expect(locate(at2, text.length, marks, starts)).toEqual({ activity_id: 12, line_start: 7, line_end: 7 });
+    // The description alone names no entry.
+    expect(locate(0, at1 - 1, marks, starts)).toEqual({ line_start: 1, line_end: 5 });
+  });
+});

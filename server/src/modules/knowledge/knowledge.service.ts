@@ -95,7 +95,10 @@ export function memoryLoader(deps: {
       try {
         const buf = Buffer.alloc(MEMORY_FILE_CAP);
         const n = fs.readSync(fd, buf, 0, MEMORY_FILE_CAP, 0);
-        return { title: docId, text: buf.subarray(0, n).toString('utf8'), scope: 'project' };
+        const text = buf.subarray(0, n).toString('utf8');
+        // A longer file is indexed in part, and its document says so (its whole length, the rest counted in bytes).
+        const size = fs.fstatSync(fd).size;
+        return { title: docId, text, scope: 'project', ...(size > n ? { fullChars: text.length + (size - n) } : {}) };
       } finally {
         fs.closeSync(fd);
       }
@@ -254,9 +257,26 @@ export function createKnowledgeService(deps: KnowledgeDeps) {
     async refreshMemory(
       actor: Actor,
       name: string,
-    ): Promise<{ ok: boolean; project: string; queued: string[]; removed: string[] }> {
+    ): Promise<{
+      ok: boolean;
+      project: string;
+      queued: string[];
+      removed: string[];
+      cut: Array<{ doc_id: string; indexed_bytes: number; total_bytes: number }>;
+    }> {
       const project = await deps.access.project(actor, name);
-      const present = [MANIFEST_DOC_ID, ...listMemoryFiles(project.dir)];
+      const files = listMemoryFiles(project.dir);
+      const present = [MANIFEST_DOC_ID, ...files];
+      // Files longer than the cap are indexed from their beginning only: said here, not left silent.
+      const cut = files.flatMap((f) => {
+        let size = 0;
+        try {
+          size = fs.statSync(resolveInsideSync(project.dir, f).real).size;
+        } catch {
+          // outside the project (a symlink) or gone meanwhile: the loader skips it too
+        }
+        return size > MEMORY_FILE_CAP ? [{ doc_id: f, indexed_bytes: MEMORY_FILE_CAP, total_bytes: size }] : [];
+      });
       const known = await deps.index.documentIds(project.id, 'memory');
       const removed = known.filter((d) => !present.includes(d));
       for (const docId of [...present, ...removed]) {
@@ -266,7 +286,7 @@ export function createKnowledgeService(deps: KnowledgeDeps) {
           doc_id: docId,
         } satisfies IndexJob);
       }
-      return { ok: true, project: project.name, queued: present, removed };
+      return { ok: true, project: project.name, queued: present, removed, cut };
     },
 
     /** `POST /projects/:name/memory/fetch-artifact`: removed. @throws Gone 410 always (after the access check). */

@@ -213,6 +213,7 @@ describe('semantic index and RAG search', () => {
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ ok: true, project: 'alpha', removed: [] });
     expect(r.body.queued).toEqual(['project-manifest', 'README.md', 'docs/setup.md']);
+    expect(r.body.cut).toEqual([]);
     await waitForIndex(t.deps);
     const hit = await search(ann.token, 'alpha', 'q=pelican%20dashboard');
     expect(hit.body.hits[0]).toMatchObject({ doc_type: 'memory', doc_id: 'README.md' });
@@ -223,6 +224,24 @@ describe('semantic index and RAG search', () => {
     await waitForIndex(t.deps);
     const gone = await search(ann.token, 'alpha', 'q=pelican%20dashboard&k=25');
     expect(gone.body.hits.map((h: any) => h.doc_id)).not.toContain('README.md');
+
+    // A key file past the cap is indexed from its beginning, and the answer and the index say so.
+    const big = `# Big\n\n${'The heron ledger grows. '.repeat(12_000)}`;
+    fs.writeFileSync(path.join(annA.dir, 'docs', 'big.md'), big);
+    const cut = await api(t.app, 'POST', '/api/crm/projects/alpha/memory/refresh', { token: ann.token });
+    expect(cut.body.cut).toEqual([
+      { doc_id: 'docs/big.md', indexed_bytes: 256 * 1024, total_bytes: Buffer.byteLength(big) },
+    ]);
+    await waitForIndex(t.deps);
+    const doc = await t.db
+      .selectFrom('knowledge_documents')
+      .select(['indexed_chars', 'total_chars'])
+      .where('doc_type', '=', 'memory')
+      .where('doc_id', '=', 'docs/big.md')
+      .executeTakeFirstOrThrow();
+    expect(Number(doc.total_chars)).toBe(big.length);
+    expect(Number(doc.indexed_chars)).toBeLessThanOrEqual(256 * 1024);
+    fs.rmSync(path.join(annA.dir, 'docs', 'big.md'));
   });
 
   it('/readyz shows the vector search mode chosen at start', async () => {

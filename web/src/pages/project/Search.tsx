@@ -8,8 +8,8 @@ import { ErrorLine, Field, Loading, Markdown } from '../../ui';
 import type { TabProps } from '../../features/projects/types';
 
 /**
- * Where a hit lives in the app: issues on the board, wiki pages in the wiki (opened at the passage's heading), skills
- * in skills.
+ * Where a hit lives in the app: issues on the board (the issue's drawer open), wiki pages in the wiki (opened at the
+ * passage's heading), skills in skills.
  */
 export function hitLink(
   project: string,
@@ -17,6 +17,7 @@ export function hitLink(
   hit?: { doc_id: string; location?: { heading?: string } },
 ): string {
   const tab = { issue: 'issues', wiki: 'wiki', skill: 'skills', note_source: 'notes' }[docType] ?? 'search';
+  if (docType === 'issue' && hit && /^\d+$/.test(hit.doc_id)) return `/projects/${project}/${tab}?issue=${hit.doc_id}`;
   if (docType === 'wiki' && hit) {
     const q = new URLSearchParams({ page: hit.doc_id });
     const heading = hit.location?.heading?.split(' › ').pop();

@@ -51,6 +51,7 @@ describe('small rules', () => {
   });
   it('search hits link to the tab of their kind', () => {
     expect(hitLink('p', 'issue')).toBe('/projects/p/issues');
+    expect(hitLink('p', 'issue', { doc_id: '7' })).toBe('/projects/p/issues?issue=7');
     expect(hitLink('p', 'wiki')).toBe('/projects/p/wiki');
     expect(hitLink('p', 'memory')).toBe('/projects/p/search');
     expect(hitLink('p', 'wiki', { doc_id: 'ops/setup.md', location: { heading: 'Setup › Database' } })).toBe(
