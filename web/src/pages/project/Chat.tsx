@@ -36,15 +36,19 @@ export default function Chat({ project }: TabProps) {
   const list = useMemo(() => workers.data?.workers ?? [], [workers.data]);
   // The chosen workers are in the address (`?to=1,2`), so a reload keeps the thread.
   const [params, setParams] = useSearchParams();
+  // A choice shows at once; the address follows (a navigation React may finish a moment later), and a change of
+  // the address (Back, Forward, a link) is taken as it comes.
+  const [picked, setPicked] = useState<{ ids: number[]; from: string } | null>(null);
+  const fromAddress = params.get('to') ?? '';
   const selected = useMemo(
     () =>
-      (params.get('to') ?? '')
-        .split(',')
-        .map(Number)
-        .filter((id) => list.some((w) => w.id === id)),
-    [params, list],
+      (picked && picked.from === fromAddress ? picked.ids : fromAddress.split(',').map(Number)).filter((id) =>
+        list.some((w) => w.id === id),
+      ),
+    [picked, fromAddress, list],
   );
-  const setSelected = (ids: number[]) =>
+  const setSelected = (ids: number[]) => {
+    setPicked({ ids, from: fromAddress });
     setParams(
       (cur) => {
         const next = new URLSearchParams(cur);
@@ -53,6 +57,7 @@ export default function Chat({ project }: TabProps) {
       },
       { replace: true },
     );
+  };
   const [text, setText] = useState('');
   const [live, dispatch] = useReducer(liveReducer, {});
   const first = list[0]?.id ?? 0;
