@@ -41,16 +41,15 @@ export default function Setup() {
   // The wizard's metrics for the admin's analytics: a start when it opens (not when the plan is already full), a
   // completion with its duration, an abandon when it is left before.
   const run = useRef<{ started: number; attempts: number; done: boolean } | null>(null);
+  const limit = billing.data?.limits.projects;
+  const full =
+    !!billing.data && limit != null && !billing.data.features.plan_limit_bypass && billing.data.usage.projects >= limit;
   const billingLoaded = billing.isSuccess;
-  const planFull = (() => {
-    const l = billing.data?.limits.projects;
-    return !!billing.data && l != null && !billing.data.features.plan_limit_bypass && billing.data.usage.projects >= l;
-  })();
   useEffect(() => {
-    if (!billingLoaded || planFull || run.current) return;
+    if (!billingLoaded || full || run.current) return;
     run.current = { started: Date.now(), attempts: 0, done: false };
     recordWizard({ action: 'start', locale });
-  }, [billingLoaded, planFull, locale]);
+  }, [billingLoaded, full, locale]);
   useEffect(
     () => () => {
       const r = run.current;
@@ -97,9 +96,6 @@ export default function Setup() {
     ['support', t('Customer support')],
     ['startup', t('Startup (generalist)')],
   ];
-  const limit = billing.data?.limits.projects;
-  const full =
-    billing.data && limit != null && !billing.data.features.plan_limit_bypass && billing.data.usage.projects >= limit;
   if (full)
     return (
       <section className="narrow">
