@@ -113,9 +113,35 @@ export async function buildTestApp(
 ): Promise<TestApp> {
   const dataDir = fs.mkdtempSync(path.join(path.resolve('.tmp'), 'data-'));
   const { database, drop } = await openTestDatabase(dataDir);
+  return appOverDatabase(dataDir, database, {
+    ...opts,
+    async onClose() {
+      await drop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  });
+}
+
+/**
+ * The app over an open `database` and `dataDir`, as `npm start` builds it (a restart or a restore reuses them).
+ * `close()` closes the app and the database, then runs `opts.onClose`. The keys are the test keys unless given.
+ */
+export async function appOverDatabase(
+  dataDir: string,
+  database: Database,
+  opts: {
+    env?: Record<string, string>;
+    overrides?: Partial<AppDeps>;
+    logger?: any;
+    services?: ServicesOptions;
+    onDeps?: (deps: AppDeps) => void;
+    keys?: Parameters<typeof createDeps>[2];
+    onClose?: () => Promise<void>;
+  } = {},
+): Promise<TestApp> {
   const config = loadConfig({ DATA_DIR: dataDir, BREACH_CHECK_URL: 'off', APP_URL: 'http://app.test', ...opts.env });
   const log = opts.logger ?? silent;
-  const deps = createDeps(config, database, TEST_KEYS, log, opts.overrides);
+  const deps = createDeps(config, database, opts.keys ?? TEST_KEYS, log, opts.overrides);
   opts.onDeps?.(deps);
   const services = createServices(deps, opts.services);
   const app = await buildApp(deps, {
@@ -134,8 +160,7 @@ export async function buildTestApp(
     async close() {
       await app.close();
       await database.close();
-      await drop();
-      fs.rmSync(dataDir, { recursive: true, force: true });
+      await opts.onClose?.();
     },
   };
 }

@@ -7,14 +7,16 @@
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import fs from 'node:fs';
 import path from 'node:path';
-import { api, createProject, createServerDatabase, createUser, type TestApp } from '../../test/helpers.ts';
-import { buildApp } from '../app.ts';
-import { loadConfig } from '../config.ts';
+import {
+  api,
+  appOverDatabase,
+  createProject,
+  createServerDatabase,
+  createUser,
+  type TestApp,
+} from '../../test/helpers.ts';
 import { type Database, openDatabase } from '../db/database.ts';
-import { createDeps } from '../deps.ts';
-import { silentLogger } from '../lib/logger.ts';
 import { ensureKeys } from '../secrets/keys.ts';
-import { createServices } from '../services.ts';
 import { BackupError, createBackup, restoreBackup } from './backup.ts';
 
 const onServer = inject('dbKind') === 'postgres';
@@ -30,31 +32,8 @@ const tempDir = (prefix: string) => {
 };
 
 /** The app over an open database and DATA_DIR, with the keys of DATA_DIR/keys.json, as `npm start` builds it. */
-async function appOn(dataDir: string, database: Database, url: string | undefined): Promise<TestApp> {
-  const config = loadConfig({
-    DATA_DIR: dataDir,
-    BREACH_CHECK_URL: 'off',
-    APP_URL: 'http://app.test',
-    ...(url ? { DATABASE_URL: url } : {}),
-  });
-  const deps = createDeps(config, database, ensureKeys(dataDir, {}), silentLogger);
-  const services = createServices(deps);
-  const app = await buildApp(deps, { services, logger: false });
-  await app.ready();
-  return {
-    app,
-    deps,
-    services,
-    db: database.db,
-    database,
-    config,
-    dataDir,
-    async close() {
-      await app.close();
-      await database.close();
-    },
-  };
-}
+const appOn = (dataDir: string, database: Database, url: string | undefined): Promise<TestApp> =>
+  appOverDatabase(dataDir, database, { env: url ? { DATABASE_URL: url } : {}, keys: ensureKeys(dataDir, {}) });
 
 /** A database for a service: the embedded one in `dataDir` (from the migrated template), or a server database. */
 async function sourceDatabase(dataDir: string): Promise<{ database: Database; url: string | undefined }> {

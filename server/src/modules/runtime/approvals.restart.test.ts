@@ -7,20 +7,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { buildApp } from '../../app.ts';
-import { loadConfig } from '../../config.ts';
 import { openDatabase, type Database } from '../../db/database.ts';
-import { createDeps } from '../../deps.ts';
-import { silentLogger } from '../../lib/logger.ts';
-import { createServices } from '../../services.ts';
-import {
-  api,
-  createProject,
-  createServerDatabase,
-  createUser,
-  TEST_KEYS,
-  type TestApp,
-} from '../../../test/helpers.ts';
+import { api, appOverDatabase, createProject, createServerDatabase, createUser } from '../../../test/helpers.ts';
 import { startLlmStandIn } from '../../../test/standins/llm.ts';
 import { createWorker, giveKey, waitRun } from '../../../test/runtime-fixtures.ts';
 
@@ -45,31 +33,8 @@ async function open(dataDir: string, url: string | undefined, first: boolean): P
 }
 
 /** The app over `database` and `dataDir`, as `npm start` builds it. */
-async function appOn(dataDir: string, database: Database): Promise<TestApp> {
-  const config = loadConfig({
-    DATA_DIR: dataDir,
-    BREACH_CHECK_URL: 'off',
-    APP_URL: 'http://app.test',
-    LLM_BASE_URL: s.anthropicUrl,
-  });
-  const deps = createDeps(config, database, TEST_KEYS, silentLogger);
-  const services = createServices(deps);
-  const app = await buildApp(deps, { services, logger: false });
-  await app.ready();
-  return {
-    app,
-    deps,
-    services,
-    db: database.db,
-    database,
-    config,
-    dataDir,
-    async close() {
-      await app.close();
-      await database.close();
-    },
-  };
-}
+const appOn = (dataDir: string, database: Database) =>
+  appOverDatabase(dataDir, database, { env: { LLM_BASE_URL: s.anthropicUrl } });
 
 describe('approvals across a restart', () => {
   it('a run waiting before the restart is approved on the new service; the call runs once and the run ends', async () => {
