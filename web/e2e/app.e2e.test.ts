@@ -47,6 +47,7 @@ const SUMMARY = {
 const CITED: Array<[string, string]> = [
   ['narwhal', 'Narwhal tusks'],
   ['otter', 'otter budget'],
+  ['борщ', 'Борщ коштує'],
 ];
 /** Segments the speech stand-in hears in a note's recording (the notes path sends `speech.wav`), 4 s each. */
 const NOTE_SEGMENTS = [
@@ -1171,6 +1172,139 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web UI in a browser', () => {
         token,
       );
       expect(JSON.stringify(readme.body)).toContain('for Ida only');
+      expect(errors).toEqual([]);
+    } finally {
+      await ctx.close();
+    }
+  });
+
+  it('walks a Ukrainian newcomer from registration to two workers in Markdown, an assigned and moved issue and a cited note answer', async () => {
+    const admin = (await apiCall('POST', '/api/auth/login', ADMIN)).body.token as string;
+    const code: string = (await apiCall('POST', '/api/crm/admin/invites', { count: 1 }, admin)).body.codes[0];
+    const olena = { name: 'Олена', email: 'olena@example.com', password: 'довга фраза-пароль 42' };
+    // A browser set to Ukrainian: the app speaks it from the first page, with nothing to choose.
+    const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: 'uk-UA' });
+    const p = await ctx.newPage();
+    const errors: string[] = [];
+    p.on('pageerror', (err) => errors.push(String(err)));
+    const ukShot = async (name: string) => {
+      await p.waitForLoadState('networkidle');
+      await p.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+    };
+    try {
+      await p.goto(`${base}/projects`);
+      await p.getByRole('heading', { name: 'Увійти' }).waitFor();
+      await p.getByRole('link', { name: 'Зареєструйтеся з кодом запрошення' }).click();
+      await p.getByLabel('Ім’я').fill(olena.name);
+      await p.getByLabel('Електронна пошта').fill(olena.email);
+      await p.getByLabel('Пароль').fill(olena.password);
+      await p.getByLabel('Код запрошення').fill(code);
+      await p.getByRole('button', { name: 'Створити обліковий запис' }).click();
+      await p.getByRole('heading', { name: 'Початок роботи' }).waitFor();
+      await p.getByText(/Перевірте пошту/).waitFor();
+
+      // The verification link, from whichever mail transport the admin left configured.
+      const inbox = () =>
+        [
+          ...smtp.messages.map((m) => ({ to: m.to, text: m.decoded })),
+          ...emailApi.messages.map((m) => ({ to: m.to, text: m.text })),
+        ].find((m) => m.to.includes(olena.email));
+      await expect.poll(() => inbox(), { timeout: 20_000 }).toBeTruthy();
+      const link = /https?:\/\/[^\s"<>]+\/verify-email\?token=[A-Za-z0-9_-]+/.exec(inbox()!.text)?.[0];
+      await p.goto(link!);
+      await p.getByText('Адресу пошти підтверджено.').waitFor();
+
+      // The setup wizard: a Cyrillic project name and the research team of two workers.
+      await p.getByRole('link', { name: 'Продовжити' }).click();
+      await p.getByRole('link', { name: 'Налаштувати проєкт' }).click();
+      await p.getByLabel('Назва проєкту').fill('Огляд кав’ярень');
+      await p.getByLabel('Про що проєкт? (ніша)').fill('кав’ярні Києва');
+      await p.getByRole('button', { name: 'Далі' }).click();
+      await p.getByLabel('Дослідження').check();
+      await p.getByRole('button', { name: 'Далі' }).click();
+      await p.getByRole('button', { name: 'Створити проєкт' }).click();
+      // The technical name is transliterated from the Cyrillic name.
+      await p.waitForURL(/\/projects\/[a-z0-9-]+\/workers$/);
+      const project = /\/projects\/([a-z0-9-]+)\//.exec(p.url())![1];
+      expect(project).toMatch(/^o[hg]l[iy]a?d-kav/);
+      await p.locator('ol.workers > li').nth(1).waitFor();
+      const token = (await p.evaluate(() => localStorage.getItem('crm.token')))!;
+      const workers = (await apiCall('GET', `/api/crm/projects/${project}/workers`, undefined, token)).body.workers as {
+        id: number;
+        label: string;
+      }[];
+      expect(workers).toHaveLength(2);
+      await ukShot('70-uk-workers');
+
+      // One message to both workers: both replies stream in, each under its worker's name, as Markdown.
+      await p.getByRole('link', { name: 'Чат', exact: true }).click();
+      await p.getByRole('checkbox', { name: workers[1].label }).check();
+      await p.getByLabel('Повідомлення').fill('MD-STEP: сплануй опитування');
+      await p.getByRole('button', { name: 'Надіслати', exact: true }).click();
+      const replies = p.locator('li.msg.assistant').filter({ has: p.locator('strong', { hasText: 'Research' }) });
+      for (const w of workers)
+        await replies
+          .filter({ has: p.locator('.who', { hasText: w.label }) })
+          .first()
+          .waitFor({ timeout: 30_000 });
+      await replies.first().locator('.code-block code.language-ts').waitFor();
+      await p.getByRole('button', { name: 'Надіслати', exact: true }).waitFor();
+      await ukShot('71-uk-chat');
+
+      // An issue: created on the board, assigned to a worker in its drawer, moved from the keyboard.
+      await p.getByRole('link', { name: 'Задачі', exact: true }).click();
+      await p.getByRole('button', { name: 'Нова задача' }).click();
+      const title = 'Скласти питання опитування';
+      await p.getByLabel('Заголовок').fill(title);
+      await p.getByRole('button', { name: 'Створити', exact: true }).click();
+      const card = p.locator('li.issue').filter({ hasText: title });
+      await p.locator('section[data-status="open"] li.issue').filter({ hasText: title }).waitFor();
+      await card.getByRole('button', { name: title, exact: true }).click();
+      const drawer = p.getByRole('dialog', { name: title });
+      await drawer.waitFor();
+      await drawer.getByLabel('Виконавець').selectOption(workers[0].label);
+      await drawer.getByRole('button', { name: 'Зберегти' }).click();
+      await drawer.getByText(new RegExp(`Олена .*${workers[0].label}`)).waitFor();
+      await ukShot('72-uk-issue-drawer');
+      await p.keyboard.press('Escape');
+      await drawer.waitFor({ state: 'detached' });
+      await card.getByRole('button', { name: `Перенести «${title}»` }).focus();
+      await p.keyboard.press('Space');
+      await new Promise((r) => setTimeout(r, 250));
+      await p.keyboard.press('ArrowRight');
+      await new Promise((r) => setTimeout(r, 250));
+      await p.keyboard.press('Space');
+      await p.locator('section[data-status="in_progress"] li.issue').filter({ hasText: title }).waitFor();
+      const issues = (await apiCall('GET', `/api/crm/projects/${project}/issues`, undefined, token)).body.issues;
+      expect(issues.map((i: any) => [i.title, i.status, i.assignee])).toEqual([
+        [title, 'in_progress', workers[0].label],
+      ]);
+      await ukShot('73-uk-board');
+
+      // A research note answers from its source with a citation; the citation opens the quoted passage.
+      await p.getByRole('link', { name: 'Нотатки', exact: true }).click();
+      await p.getByRole('heading', { name: 'Дослідницькі нотатки' }).waitFor();
+      await p.getByLabel('Заголовок').fill('Ціни в кав’ярнях');
+      await p.getByRole('button', { name: 'Створити нотатку' }).click();
+      await p.getByRole('heading', { name: 'Ціни в кав’ярнях' }).waitFor();
+      await p.getByLabel('Файл', { exact: true }).setInputFiles({
+        name: 'ціни.txt',
+        mimeType: 'text/plain',
+        buffer: Buffer.from('Кава коштує 60 гривень.\nБорщ коштує 90 гривень у кафе «Смак».\n'),
+      });
+      await p.locator('li.note-source').filter({ hasText: 'ціни.txt' }).locator('[data-status="done"]').waitFor({
+        timeout: 30_000,
+      });
+      await p.getByLabel('Запитання').fill('Скільки коштує борщ?');
+      await p.getByRole('button', { name: 'Запитати', exact: true }).click();
+      const chip = p.locator('.note-chat button.citation').filter({ hasText: 'ціни.txt' }).first();
+      await chip.waitFor({ timeout: 30_000 });
+      await p.getByText('Цитовано:').first().waitFor();
+      await chip.click();
+      await expect
+        .poll(() => p.getByRole('dialog').getByTestId('citation-quote').textContent())
+        .toContain('Борщ коштує 90 гривень');
+      await ukShot('74-uk-note-citation');
       expect(errors).toEqual([]);
     } finally {
       await ctx.close();

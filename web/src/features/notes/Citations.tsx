@@ -27,7 +27,7 @@ export function Citations({
       <ul className="chips">
         {citations.map((c) => {
           const s = sourceOf(c);
-          const place = placeLabel(c.location);
+          const place = placeLabel(c.location, t);
           return (
             <li key={c.marker}>
               <button
@@ -48,7 +48,7 @@ export function Citations({
         <Modal
           open
           onOpenChange={(o) => !o && setOpen(null)}
-          title={`${open.marker} · ${sourceOf(open)?.title ?? t('a removed source')}${placeLabel(open.location) ? ` · ${placeLabel(open.location)}` : ''}`}
+          title={`${open.marker} · ${sourceOf(open)?.title ?? t('a removed source')}${placeLabel(open.location, t) ? ` · ${placeLabel(open.location, t)}` : ''}`}
         >
           <CitationPlace project={project} noteId={noteId} citation={open} source={sourceOf(open)} />
         </Modal>
@@ -172,7 +172,7 @@ function CitationPlace({
             target="_blank"
             rel="noreferrer noopener"
           >
-            {t('Open the video at {time}', { time: placeLabel(c.location) })}
+            {t('Open the video at {time}', { time: placeLabel(c.location, t) })}
           </a>
         </p>
       )}

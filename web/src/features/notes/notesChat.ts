@@ -2,8 +2,10 @@
  * The live part of a note's grounded chat as a pure reducer over the stream's events (testable without a
  * browser): `text_delta {delta}` grows the reply, `tool_result {tool:'create_issue', issue_id, title, priority}`
  * adds a created-issue line before it, `error {message}` marks the reply failed, `citations {citations}` gives the
- * passages it cites (with their place), `done {sources}` closes it with the sources it was grounded in. The earlier messages come from the note itself.
+ * passages it cites (with their place), `done {sources}` closes it with the sources it was grounded in. The earlier
+ * messages come from the note itself.
  */
+import { interpolate } from '../../i18n';
 
 export interface GroundSource {
   source_id: number;
@@ -38,19 +40,25 @@ export function clockOf(ms: number): string {
 }
 
 /**
- * The place of a citation as a short label (not translated: the answer's text uses the same form): `p. 12`,
- * `pp. 12–13`, `00:14:05`, `§ Setup › Database`, `lines 3–9`; '' when the location says nothing.
+ * The place of a citation as a short label: `p. 12`, `pp. 12–13`, `00:14:05`, `§ Setup › Database`, `lines 3–9`;
+ * '' when the location says nothing. With the UI's `t` the words are the locale's (`с. 12`, `рядки 3–9`); without
+ * it, English (the form the answer's own text uses).
  */
-export function placeLabel(loc: PassageLocation | null | undefined): string {
+export function placeLabel(
+  loc: PassageLocation | null | undefined,
+  t: (msgid: string, vars?: Record<string, string | number>) => string = interpolate,
+): string {
   if (!loc) return '';
   if (loc.page !== undefined)
-    return loc.page_end && loc.page_end > loc.page ? `pp. ${loc.page}–${loc.page_end}` : `p. ${loc.page}`;
+    return loc.page_end && loc.page_end > loc.page
+      ? t('pp. {from}–{to}', { from: loc.page, to: loc.page_end })
+      : t('p. {page}', { page: loc.page });
   if (loc.start_ms !== undefined) return clockOf(loc.start_ms);
   if (loc.heading) return `§ ${loc.heading}`;
   if (loc.line_start !== undefined)
     return loc.line_end && loc.line_end > loc.line_start
-      ? `lines ${loc.line_start}–${loc.line_end}`
-      : `line ${loc.line_start}`;
+      ? t('lines {from}–{to}', { from: loc.line_start, to: loc.line_end })
+      : t('line {line}', { line: loc.line_start });
   return '';
 }
 

@@ -52,7 +52,7 @@ export default function Search({ project }: TabProps) {
         {hits.data?.hits.map((h) => (
           <li key={`${h.doc_type}-${h.doc_id}-${h.chunk_ix}`}>
             <Link to={hitLink(project, h.doc_type, h)}>{h.title}</Link> <span className="badge">{h.doc_type}</span>
-            {placeLabel(h.location) && <span className="muted"> · {placeLabel(h.location)}</span>}
+            {placeLabel(h.location, t) && <span className="muted"> · {placeLabel(h.location, t)}</span>}
             <Markdown text={h.text} className="muted snippet" />
           </li>
         ))}
