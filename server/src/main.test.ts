@@ -291,6 +291,21 @@ describe('start-up: the port and the data directory', () => {
     s.proc.kill('SIGTERM');
     expect(await exitWithin(s, 20_000)).toBe(0);
   }, 120_000);
+
+  it('runs under its V8 options in the process it was started as (the same pid); NODE_V8_FLAGS=off leaves Node’s defaults', async () => {
+    const argv = (pid: number) => fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    const tuned = await start(tempDir('flags'), { env: { DATABASE_URL: 'memory://' } });
+    expect(await tuned.ready(), tuned.stdout() + tuned.stderr()).toBe(true);
+    expect(argv(tuned.proc.pid!)).toEqual(expect.arrayContaining(['--max-semi-space-size=8', '--liftoff-only']));
+    tuned.proc.kill('SIGTERM');
+    expect(await exitWithin(tuned, 20_000)).toBe(0);
+
+    const plain = await start(tempDir('flags'), { env: { DATABASE_URL: 'memory://', NODE_V8_FLAGS: 'off' } });
+    expect(await plain.ready(), plain.stdout() + plain.stderr()).toBe(true);
+    expect(argv(plain.proc.pid!).filter((a) => a.startsWith('--'))).toEqual([]);
+    plain.proc.kill('SIGTERM');
+    expect(await exitWithin(plain, 20_000)).toBe(0);
+  }, 120_000);
 });
 
 describe('shutdown of npm start', () => {
