@@ -130,6 +130,8 @@ async function api(base: string, method: string, url: string, body?: unknown, to
 /** A browser context signed in with `token` (none: a guest), in `theme`, at `size`. */
 async function context(size: keyof typeof SIZES, theme: string, token?: string): Promise<BrowserContext> {
   const ctx = await browser!.newContext({ viewport: SIZES[size], colorScheme: theme as 'light' | 'dark' });
+  // A busy machine (the build, other services) can make a step take longer than Playwright's 30 s default.
+  ctx.setDefaultTimeout(90_000);
   if (token) await ctx.addInitScript((tk) => localStorage.setItem('crm.token', tk), token);
   return ctx;
 }
