@@ -13,7 +13,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { AxeBuilder } from '@axe-core/playwright';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startLlmStandIn } from '../../server/test/standins/llm.ts';
 import { startSmtpStandIn } from '../../server/test/standins/smtp.ts';
@@ -25,10 +25,10 @@ import { startOidcProvider } from '../../server/test/standins/oidc.ts';
 import { startCodehostStandIn } from '../../server/test/standins/codehost.ts';
 import { startEmailApiStandIn } from '../../server/test/standins/email-api.ts';
 import { ensureWebBuild } from '../build.js';
+import { CHROMIUM, launchChromium } from './browser.ts';
 import { freePort } from '../../server/test/net.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SHOTS = path.join(ROOT, '.tmp', 'screenshots');
 const ADMIN = { email: 'admin@example.com', password: 'admin-pass-0123' };
 const USER = { name: 'Ann', email: 'ann@example.com', password: 'a long passphrase 42' };
@@ -232,22 +232,7 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web UI in a browser', () => {
       if (Date.now() > deadline) throw new Error(`the service did not start: ${logs.slice(-2000)}`);
       await new Promise((r) => setTimeout(r, 250));
     }
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        // A fake microphone, allowed without a prompt (voice dictation).
-        '--use-fake-device-for-media-stream',
-        '--use-fake-ui-for-media-stream',
-      ],
-    });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     page.on('pageerror', (err) => pageErrors.push(err.stack ?? String(err)));
     // Every violation is reported: the page's own event (logged by a script the browser injects, which the CSP does
@@ -392,6 +377,28 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web UI in a browser', () => {
     await page.getByRole('link', { name: 'Account' }).click();
     await page.getByRole('heading', { name: 'Own LLM key' }).waitFor();
     await shot('09-account');
+
+    // The dark theme chosen in the settings applies at once and after a reload; "As the system" follows the
+    // browser again (light here).
+    const theme = () =>
+      page.evaluate(() => ({
+        choice: document.documentElement.dataset.theme ?? null,
+        scheme: getComputedStyle(document.documentElement).colorScheme,
+        bg: getComputedStyle(document.documentElement).backgroundColor,
+      }));
+    const LIGHT_BG = 'rgb(246, 247, 249)';
+    expect(await theme()).toEqual({ choice: null, scheme: 'light dark', bg: LIGHT_BG });
+    await page.getByRole('radio', { name: 'Dark' }).check();
+    const dark = { choice: 'dark', scheme: 'dark', bg: 'rgb(18, 21, 25)' };
+    expect(await theme()).toEqual(dark);
+    await page.reload();
+    await page.getByRole('radio', { name: 'Dark' }).waitFor();
+    expect(await page.getByRole('radio', { name: 'Dark' }).isChecked()).toBe(true);
+    expect(await theme()).toEqual(dark);
+    await shot('09b-account-dark');
+    await page.getByRole('radio', { name: 'As the system' }).check();
+    expect(await theme()).toEqual({ choice: null, scheme: 'light dark', bg: LIGHT_BG });
+    expect(await page.evaluate(() => localStorage.getItem('crm.theme'))).toBeNull();
   });
 
   // Areas add their own steps here, each as its own `it` (they run in order, in the same signed-in page),
@@ -1025,7 +1032,8 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web UI in a browser', () => {
   });
 
   // ---- accessibility ----
-  it('has no serious or critical accessibility violations (axe-core) on the main pages, in both languages', async () => {
+  // 28 pages under axe-core, a few seconds each on a busy machine: the step has a longer time limit.
+  it('has no serious or critical accessibility violations (axe-core) on the main pages, in both languages and both themes', async () => {
     const pages = [
       '/projects',
       '/onboarding',
@@ -1053,10 +1061,23 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web UI in a browser', () => {
             .join(' | ')}`,
         );
     };
+    // The browser's dark preference (no choice stored) gives the dark palette, colour scheme included.
+    const darkApplies = async (p: Page, where: string) =>
+      expect(
+        await p.evaluate(() => [
+          getComputedStyle(document.documentElement).colorScheme,
+          getComputedStyle(document.documentElement).backgroundColor,
+        ]),
+        where,
+      ).toEqual(['dark', 'rgb(18, 21, 25)']);
     // axe-core runs in pages of a context of their own (it opens one to collect frames): Ann's token is put there.
+    // English pages are checked in the light theme, Ukrainian ones in the dark theme (the browser prefers dark).
     const token = (await page.evaluate(() => localStorage.getItem('crm.token')))!;
-    for (const locale of ['en', 'uk']) {
-      const own = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    for (const [locale, colorScheme] of [
+      ['en', 'light'],
+      ['uk', 'dark'],
+    ] as const) {
+      const own = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme });
       const p = await own.newPage();
       await p.addInitScript(
         ([tk, l]) => {
@@ -1068,20 +1089,22 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web UI in a browser', () => {
       for (const url of pages) {
         await p.goto(`${base}${url}`);
         await p.locator('main h1, main h2').first().waitFor();
-        await check(p, `${locale} ${url}`);
+        if (colorScheme === 'dark') await darkApplies(p, url);
+        await check(p, `${locale} ${colorScheme} ${url}`);
       }
       await own.close();
       // A guest's sign-in page, in a context of its own.
-      const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale });
+      const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale, colorScheme });
       const guest = await ctx.newPage();
       await guest.addInitScript((l) => localStorage.setItem('crm.locale', l), locale);
       await guest.goto(`${base}/login`);
       await guest.locator('main h1').waitFor();
-      await check(guest, `${locale} /login`);
+      if (colorScheme === 'dark') await darkApplies(guest, '/login');
+      await check(guest, `${locale} ${colorScheme} /login`);
       await ctx.close();
     }
     expect(found).toEqual([]);
-  });
+  }, 300_000);
 
   it('shows the projects in Ukrainian at phone width', async () => {
     await page.setViewportSize({ width: 390, height: 844 });

@@ -1,4 +1,8 @@
-/** The web UI's entry: the data cache, the language, and the router with one lazily loaded chunk per page. */
+/**
+ * The web UI's entry: the colour theme (first, so a stored choice applies before anything renders), the data cache,
+ * the language, and the router with one lazily loaded chunk per page.
+ */
+import './theme';
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';

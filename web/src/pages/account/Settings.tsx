@@ -5,9 +5,10 @@ import { changePassword } from '../../features/auth/api';
 import { useI18n } from '../../i18n';
 import { session } from '../../session';
 import { ErrorLine, Field, Loading } from '../../ui';
+import { Appearance } from './Appearance';
 import { Connections } from './Connections';
 
-/** The settings tab: own LLM key, transcript uploads, sign-in connections, password. */
+/** The settings tab: the colour theme, own LLM key, transcript uploads, sign-in connections, password. */
 export default function Settings() {
   const { t } = useI18n();
   const settings = useQuery(settingsQuery());
@@ -24,6 +25,8 @@ export default function Settings() {
   if (!settings.data) return <Loading />;
   return (
     <div>
+      <h2>{t('Appearance')}</h2>
+      <Appearance />
       <h2>{t('Own LLM key')}</h2>
       <p>
         {settings.data.llm_key_set

@@ -104,7 +104,7 @@ export default function Dashboard() {
       </div>
 
       <h2>{t('Recent activity')}</h2>
-      <div className="chart-wrap">
+      <div className="chart-wrap wide-table">
         <table className="table">
           <caption className="sr-only">{t('The last 50 activity events')}</caption>
           <thead>
