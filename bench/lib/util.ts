@@ -39,7 +39,15 @@ export async function startNode(
   const t0 = performance.now();
   const proc = spawn(process.execPath, script.endsWith('.ts') ? ['--import', 'tsx', script] : [script], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', HOST: '127.0.0.1', ...env, PORT: String(port) },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      HOST: '127.0.0.1',
+      // The service's V8 options (server/start.js), to compare sets of them: `NODE_V8_FLAGS=off npm run bench …`.
+      ...(process.env.NODE_V8_FLAGS ? { NODE_V8_FLAGS: process.env.NODE_V8_FLAGS } : {}),
+      ...env,
+      PORT: String(port),
+    },
     stdio: ['ignore', opts.stdout ? 'pipe' : 'ignore', 'pipe'],
   });
   let stderr = '';
