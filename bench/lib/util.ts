@@ -33,6 +33,8 @@ export async function startNode(
     readyPath?: string;
     timeoutMs?: number;
     /** Keep stdout too in `output()` (the service's log). */ stdout?: boolean;
+    /** After ready, wait for this in the output too (at most `timeoutMs`; given up silently past it). */
+    settled?: RegExp;
   } = {},
 ): Promise<Started> {
   const port = env.PORT ? Number(env.PORT) : await freePort();
@@ -70,7 +72,10 @@ export async function startNode(
     }
     await new Promise((r) => setTimeout(r, 20));
   }
-  return { proc, port, url, readyMs: performance.now() - t0, output: () => stderr };
+  const readyMs = performance.now() - t0;
+  while (opts.settled && !opts.settled.test(stderr) && Date.now() < deadline && proc.exitCode === null)
+    await new Promise((r) => setTimeout(r, 50));
+  return { proc, port, url, readyMs, output: () => stderr };
 }
 
 /** SIGTERM and wait for exit. @returns the exit code and milliseconds it took. */
@@ -117,15 +122,21 @@ export async function startServiceAsAdmin(
 ): Promise<{ real: Started; token: string; close: () => Promise<void> }> {
   const dataDir = tempDir(prefix);
   const admin = { email: 'bench-admin@example.com', password: 'bench passphrase 123' };
-  const real = await startNode('server/start.js', {
-    DATA_DIR: dataDir,
-    LOG_LEVEL: logLevel,
-    BREACH_CHECK_URL: 'off',
-    ADMIN_EMAIL: admin.email,
-    ADMIN_PASSWORD: admin.password,
-    ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
-    ...(process.env.LOG_FLUSH_MS ? { LOG_FLUSH_MS: process.env.LOG_FLUSH_MS } : {}),
-  });
+  const real = await startNode(
+    'server/start.js',
+    {
+      DATA_DIR: dataDir,
+      LOG_LEVEL: logLevel,
+      BREACH_CHECK_URL: 'off',
+      ADMIN_EMAIL: admin.email,
+      ADMIN_PASSWORD: admin.password,
+      ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
+      ...(process.env.LOG_FLUSH_MS ? { LOG_FLUSH_MS: process.env.LOG_FLUSH_MS } : {}),
+    },
+    // The global documents are indexed in the background after ready: measured after that, at a steady state (the
+    // line is logged at info).
+    { stdout: true, settled: ['info', 'debug', 'trace'].includes(logLevel) ? /global documents indexed/ : undefined },
+  );
   const close = async () => {
     await stop(real.proc);
     fs.rmSync(dataDir, { recursive: true, force: true });

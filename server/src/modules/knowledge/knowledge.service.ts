@@ -150,6 +150,8 @@ export function createKnowledgeService(deps: KnowledgeDeps) {
    * queue, which retries it. `stop` ends the loop between two pages and waits for it, so no indexing runs at shutdown.
    */
   const syncGlobalDocs = async (): Promise<void> => {
+    const t0 = performance.now();
+    let documents = 0;
     for (const source of deps.globalDocs) {
       try {
         const ids = source.ids();
@@ -157,6 +159,7 @@ export function createKnowledgeService(deps: KnowledgeDeps) {
         for (const doc_id of [...ids, ...gone]) {
           if (closing) return;
           const job: IndexJob = { project_id: null, doc_type: source.docType, doc_id };
+          documents++;
           try {
             await index.indexDocument(job);
           } catch (err) {
@@ -168,6 +171,7 @@ export function createKnowledgeService(deps: KnowledgeDeps) {
         log.warn({ err: (err as Error).message, doc_type: source.docType }, 'global documents could not be indexed');
       }
     }
+    if (!closing) log.info({ documents, ms: Math.round(performance.now() - t0) }, 'global documents indexed');
   };
 
   return {
