@@ -22,7 +22,28 @@ import {
 } from 'kysely';
 import { assertNoOpenTransaction } from './tx-guard.ts';
 
-/** FIFO async mutex. */
+/**
+ * How long the lock may be handed from holder to holder without the event loop getting a turn (ms). PGlite runs a
+ * statement synchronously and resolves it in a microtask, and each hand-off is one more microtask: under a queue
+ * of callers the statements would follow one another without the loop ever reaching timers or I/O (measured in
+ * bench/runtime.ts: timers ~300 ms late at the median, seconds at worst, with 16 runs and their job queue at
+ * work). Past this slice the next holder starts after `setImmediate`, the order staying FIFO.
+ */
+const LOOP_SLICE_MS = 4;
+let sliceStart = performance.now();
+
+/** Resolves at once while the current slice lasts, else after the event loop's next turn (a new slice). */
+function loopTurn(): Promise<void> | void {
+  if (performance.now() - sliceStart < LOOP_SLICE_MS) return;
+  return new Promise<void>((resolve) =>
+    setImmediate(() => {
+      sliceStart = performance.now();
+      resolve();
+    }),
+  );
+}
+
+/** FIFO async mutex; a hand-off lets the event loop take a turn now and then (`LOOP_SLICE_MS`). */
 export class Lock {
   private tail: Promise<void> = Promise.resolve();
   private holders = 0;
@@ -38,7 +59,7 @@ export class Lock {
     this.tail = prev.then(() => next);
     this.holders++;
     let released = false;
-    return prev.then(() => () => {
+    return prev.then(loopTurn).then(() => () => {
       if (!released) {
         released = true;
         this.holders--;

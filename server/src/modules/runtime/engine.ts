@@ -66,7 +66,9 @@ export interface EngineHooks {
   onEscalate(ev: { from: string; to: string; class: EscalationClass; turn: number }): Promise<void>;
   /**
    * After every step that must not be repeated (journal.ts): store the journal. May throw RunStop (the run is no
-   * longer this process's). Without it nothing is stored and a crashed run starts over.
+   * longer this process's). Without it nothing is stored and a crashed run starts over. A journal without `pending`
+   * (a turn's tools done) is always followed by the next `beforeTurn` or the end of the run, with nothing in between:
+   * a hook may store it with that turn's heartbeat, in one write (runtime.execution.ts).
    */
   checkpoint?(journal: RunJournal): Promise<void>;
   /**

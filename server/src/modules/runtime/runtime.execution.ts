@@ -37,7 +37,7 @@ import type { RunWorker, ToolContext, ToolRegistry } from './tools.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
 import type { Metrics } from '../../lib/metrics.ts';
 import type { UsageService } from '../usage/usage.service.ts';
-import { asJournal } from './journal.ts';
+import { asJournal, type RunJournal } from './journal.ts';
 import { createLocalRuns, createRunRecovery } from './runtime.recovery.ts';
 import type { RunClaim } from './runtime.repo.ts';
 import type { ApprovalsService } from './approvals.service.ts';
@@ -474,6 +474,19 @@ export function createRunExecution(deps: RunExecutionDeps) {
           throw new RunStop('token_budget_exceeded', err.message);
         }
       };
+      /**
+       * The journal of a turn whose tools are done (no `pending`), not stored yet: the next thing the engine does is
+       * the next turn's `beforeTurn`, which stores it with its heartbeat in one statement, or end the run, after which
+       * it is stored on its own. Nothing runs in between, so a crash finds the same state as with two writes.
+       */
+      let unsaved: RunJournal | undefined;
+      /** Store `journal` under this run's claim; a claim taken back stops the run. */
+      const store = async (journal: RunJournal) => {
+        if (!(await repo.saveJournal(runId, claim, journal))) {
+          mine.lose(runId);
+          throw new RunStop('cancelled', 'The run was taken back by another instance.');
+        }
+      };
       const prepMs = ms(started);
       const genStart = Date.now();
       const result = await deps.agentEngine
@@ -502,6 +515,18 @@ export function createRunExecution(deps: RunExecutionDeps) {
               }),
             async beforeTurn(turn) {
               deps.log.info({ run_id: runId, turn }, 'run turn');
+              const journal = unsaved;
+              unsaved = undefined;
+              if (journal) {
+                // The last turn's results with this turn's heartbeat (its turns are the journal's: `turn - 1`).
+                const row = await repo.beginTurnWithJournal(runId, claim, journal);
+                if (!row) {
+                  mine.lose(runId);
+                  throw new RunStop('cancelled', 'The run was taken back by another instance.');
+                }
+                if (row.cancel_requested) throw new RunStop('cancelled', 'The run was cancelled.');
+                return;
+              }
               const row = await repo.beginTurn(runId, turn - 1);
               if (!row || row.cancel_requested) throw new RunStop('cancelled', 'The run was cancelled.');
             },
@@ -519,15 +544,22 @@ export function createRunExecution(deps: RunExecutionDeps) {
               ? (use) => deps.approvals.gate(approvalRun, approvalRules, use, totals.total_tokens)
               : undefined,
             // Crash recovery: the journal is stored under this claim; a claim taken back stops the run here.
+            // A turn's results (no `pending`) wait for the next `beforeTurn` (`unsaved`).
             async checkpoint(journal) {
-              if (!(await repo.saveJournal(runId, claim, journal))) {
-                mine.lose(runId);
-                throw new RunStop('cancelled', 'The run was taken back by another instance.');
-              }
+              unsaved = journal.pending ? undefined : journal;
+              if (journal.pending) await store(journal);
             },
           },
         )
         .finally(() => runTools.close());
+      if (unsaved) {
+        // The run ended right after a turn's tools (max_turns): its results are stored as they were before.
+        const journal = unsaved;
+        unsaved = undefined;
+        await store(journal).catch((err) => {
+          if (!(err instanceof RunStop)) throw err;
+        });
+      }
       if (await handedOver(runId, claim, result.status)) return;
       if (result.status === 'waiting_approval') return await park(run, result);
       await finish(run, { ...result }, { prep_ms: prepMs, gen_ms: ms(genStart) });

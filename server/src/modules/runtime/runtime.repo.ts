@@ -304,6 +304,22 @@ export function createRuntimeRepo(db: Kysely<DB>) {
       return Number(u.numUpdatedRows) > 0;
     },
 
+    /**
+     * Before a turn that follows a stored step (journal.ts): `saveJournal` and `beginTurn` in one statement (the
+     * journal, a heartbeat and its turns, under claim `fence`). @returns `cancel_requested`, or undefined when the run
+     * is no longer running under that claim (taken back, or ended).
+     */
+    beginTurnWithJournal: (id: number, fence: RunClaim, journal: { turns: number }) =>
+      db
+        .updateTable('agent_runs')
+        .set({ journal: JSON.stringify(journal), heartbeat_at: new Date(), turns: journal.turns })
+        .where('id', '=', id)
+        .where('status', '=', 'running')
+        .where('instance_id', '=', fence.instance_id)
+        .where('replays', '=', fence.replays)
+        .returning(['cancel_requested'])
+        .executeTakeFirst(),
+
     /** Running runs (of `ids` when given) with their claim and journal: the candidates of a recovery. */
     runningRuns: (ids?: number[]): Promise<RecoveryCandidate[]> => {
       let q = db
