@@ -526,7 +526,7 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web UI in a browser', () => {
     await page.locator('.run-row').first().getByRole('link').click();
     await page.getByRole('heading', { name: new RegExp(`${first.label} · Run #\\d+`) }).waitFor();
     await page.getByRole('heading', { name: 'Tool calls' }).waitFor();
-    await page.locator('.run-turns').getByText('create_issue').waitFor();
+    await page.locator('.run-turns').getByText('create_issue', { exact: true }).waitFor();
     await page.locator('.run-detail .md').getByText(FILED_REPLY).waitFor();
     await page.getByText(/in all/).waitFor();
     // Each tool call opens to its input and its result: this run's call was refused, shown in the error style.
@@ -733,8 +733,8 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web UI in a browser', () => {
     const pkg = page.getByRole('link', { name: /^Download arc / });
     expect(await pkg.getAttribute('href')).toMatch(/\/api\/cli\/arc\.tgz$/);
     expect(await downloads()).toBe(downloadsBefore);
-    const [download] = await Promise.all([page.waitForEvent('download'), pkg.click()]);
-    expect(download.suggestedFilename()).toMatch(/^arc-.*\.tgz$/);
+    const [cliDownload] = await Promise.all([page.waitForEvent('download'), pkg.click()]);
+    expect(cliDownload.suggestedFilename()).toMatch(/^arc-.*\.tgz$/);
     await expect.poll(downloads, { timeout: 10_000 }).toBe(downloadsBefore + 1);
     const tgz = await fetch(new URL((await pkg.getAttribute('href'))!, page.url()));
     expect([tgz.status, tgz.headers.get('content-type')]).toEqual([200, 'application/gzip']);

@@ -137,10 +137,7 @@ function ToolCallCard({ call }: { call: ToolCall }) {
           {!res ? (
             <p className="muted">{t('This run did not keep the result of its tool calls.')}</p>
           ) : (
-            <div
-              className={`run-tool-result${call.is_error ? ' error' : ''}`}
-              role={call.is_error ? 'alert' : undefined}
-            >
+            <div className={`run-tool-result${call.is_error ? ' error' : ''}`}>
               {res.json || call.is_error ? (
                 <pre className="run-tool-json">{res.preview}</pre>
               ) : (
