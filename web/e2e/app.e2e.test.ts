@@ -534,12 +534,29 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web UI in a browser', () => {
     await page.locator('.run-row').first().getByRole('link').click();
     await page.getByRole('heading', { name: new RegExp(`${first.label} · Run #\\d+`) }).waitFor();
     await page.getByRole('heading', { name: 'Tool calls' }).waitFor();
-    await page.locator('.run-turns').getByText('create_issue').waitFor();
+    await page.locator('.run-turns').getByText('create_issue', { exact: true }).waitFor();
     await page.locator('.run-detail .md').getByText(FILED_REPLY).waitFor();
     await page.getByText(/in all/).waitFor();
+    // Each tool call opens to its input and its result: this run's call was refused, shown in the error style.
+    const refused = page.locator('.run-tool.failed', { hasText: 'create_issue' });
+    await refused.locator('summary').click();
+    await refused.getByRole('heading', { name: 'Input' }).waitFor();
+    await refused
+      .locator('.run-tool-result.error')
+      .getByText('A person refused the call of create_issue: One sample issue is enough.', { exact: false })
+      .waitFor();
     // The run's page has its own address: a reload shows it again.
+    const refusedRun = page.url();
     await page.reload();
     await page.getByRole('heading', { name: 'Tool calls' }).waitFor();
+    // The approved call before it: its result is the filed issue, as JSON in monospace.
+    await page.getByRole('link', { name: 'All runs' }).click();
+    await page.locator('.run-row').nth(1).getByRole('link').click();
+    await page.waitForURL((u) => u.href !== refusedRun && /\/runs\/\d+$/.test(u.pathname));
+    const filedCall = page.locator('.run-tool', { hasText: 'create_issue' });
+    await filedCall.locator('summary').click();
+    await filedCall.locator('.run-tool-result pre.run-tool-json').getByText('"title": "Survey sample"').waitFor();
+    expect(await filedCall.locator('.run-tool-result.error').count()).toBe(0);
     await shot('07e-run-detail');
 
     // In Ukrainian: the run's page and the chat's reply actions.
@@ -712,10 +729,21 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web UI in a browser', () => {
     await page.getByRole('link', { name: 'See your devices' }).click();
     await page.getByRole('cell', { name: 'ann-laptop' }).waitFor();
     await page.getByText(/You use the CLI/).waitFor();
+    // Showing the install steps records no download; the download link records one (the admin's analytics).
+    const adminLogin = await apiCall('POST', '/api/auth/login', ADMIN);
+    const downloads = async () =>
+      (await apiCall('GET', '/api/crm/analytics/activity?days=7', undefined, adminLogin.body.token)).body.byType.find(
+        (x: { type: string }) => x.type === 'cli_download',
+      )?.n ?? 0;
+    const downloadsBefore = await downloads();
     await page.getByRole('button', { name: 'Show the install steps' }).click();
     await page.getByText(/arc login --server/).waitFor();
     const pkg = page.getByRole('link', { name: /^Download arc / });
     expect(await pkg.getAttribute('href')).toMatch(/\/api\/cli\/arc\.tgz$/);
+    expect(await downloads()).toBe(downloadsBefore);
+    const [cliDownload] = await Promise.all([page.waitForEvent('download'), pkg.click()]);
+    expect(cliDownload.suggestedFilename()).toMatch(/^arc-.*\.tgz$/);
+    await expect.poll(downloads, { timeout: 10_000 }).toBe(downloadsBefore + 1);
     const tgz = await fetch(new URL((await pkg.getAttribute('href'))!, page.url()));
     expect([tgz.status, tgz.headers.get('content-type')]).toEqual([200, 'application/gzip']);
     await shot('42-cli');

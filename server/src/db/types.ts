@@ -370,7 +370,16 @@ export interface RuntimeTables {
     model: string | null;
     cascade: Generated<boolean>;
     turns: Generated<number>;
-    tool_calls: JsonDefault<Array<{ turn: number; tool: string; is_error: boolean; summary: string }>>;
+    /** `result`: the redacted, bounded result (modules/runtime/tool-result.ts); absent on older runs. */
+    tool_calls: JsonDefault<
+      Array<{
+        turn: number;
+        tool: string;
+        is_error: boolean;
+        summary: string;
+        result?: { preview: string; bytes: number; truncated: boolean; json: boolean };
+      }>
+    >;
     error: string | null;
     error_message: string | null;
     reply_message_id: number | null;

@@ -161,12 +161,29 @@ export function cliRoutes(app: TypedApp, { cli }: { cli: CliService }): void {
     async (req) => cli.viewTranscript(requireActor(req), req.params.name, req.query.session),
   );
   app.get(
+    '/api/cli/install/:platform',
+    {
+      config: { auth: 'public' },
+      schema: {
+        tags,
+        summary: 'How to install the CLI on a platform (public; records nothing)',
+        description:
+          "The same answer as `GET /api/cli/download/:platform` without its `cli_download` event: for showing the steps (the web UI's CLI tab), where no download happens.",
+        params: S.PlatformParams,
+        response: { 200: S.Download, ...errors(400, 503) },
+      },
+    },
+    async (req) => cli.installSteps(req.params.platform),
+  );
+  app.get(
     '/api/cli/download/:platform',
     {
       config: { auth: 'public' },
       schema: {
         tags,
-        summary: 'How to install the CLI on a platform (public; writes a cli_download event)',
+        summary: 'A download of the CLI for a platform (public; writes a cli_download event), with the install steps',
+        description:
+          'Call it when the package is downloaded (the web UI does when its download link is used); to show the steps without counting a download, use `GET /api/cli/install/:platform`.',
         params: S.PlatformParams,
         response: { 200: S.Download, ...errors(400, 503) },
       },

@@ -138,6 +138,31 @@ export function createCliService(deps: CliDeps) {
     return { summary, jsonl: inflated.raw.toString('utf8') };
   }
 
+  /**
+   * GET /api/cli/install/:platform (public): how to install the CLI on that platform, recording nothing (the
+   * account's CLI tab shows these steps; only a download counts). The steps install the package this service
+   * serves (`GET /api/cli/arc.tgz`) with npm, then link the device.
+   * @returns `{platform, version, package, requires, url, install: string[]}`
+   * @throws Upstream 503 `cli_package_unavailable` when this installation has no `arc` package
+   */
+  function installSteps(platform: (typeof PLATFORMS)[number]) {
+    const { version } = deps.pkg.manifest();
+    const url = `${deps.appUrl}/api/cli/arc.tgz`;
+    return {
+      platform,
+      version,
+      package: 'arc',
+      requires: 'Node.js 20 or newer, with npm',
+      url,
+      install: [
+        platform === 'windows'
+          ? `npm install -g ${url}`
+          : `npm install -g ${url}   # sudo when npm's prefix is not yours`,
+        `arc login --server ${deps.appUrl}`,
+      ],
+    };
+  }
+
   return {
     /**
      * POST /api/cli/heartbeat: a device check-in (fire and forget). Inserts or refreshes the device; the user's
@@ -321,14 +346,16 @@ export function createCliService(deps: CliDeps) {
       return { ...summary, messages: transcriptMessages(jsonl) };
     },
 
+    installSteps,
+
     /**
-     * GET /api/cli/download/:platform (public or token): how to install the CLI on that platform, with a
-     * `cli_download` event (best effort). The steps install the package this service serves
-     * (`GET /api/cli/arc.tgz`) with npm, then link the device.
+     * GET /api/cli/download/:platform (public or token): a download of the CLI, recorded as a `cli_download` event
+     * (best effort), answering the install steps (`installSteps`). The web UI calls it when the user downloads the
+     * package, never to show the steps.
      * @throws Upstream 503 `cli_package_unavailable` when this installation has no `arc` package
      */
     async download(actor: Actor | undefined, platform: (typeof PLATFORMS)[number]) {
-      const { version } = deps.pkg.manifest();
+      const steps = installSteps(platform);
       await activity.recordBestEffort({
         type: 'cli_download',
         userId: actor?.id ?? null,
@@ -336,20 +363,7 @@ export function createCliService(deps: CliDeps) {
         title: 'CLI download',
         payload: { platform },
       });
-      const url = `${deps.appUrl}/api/cli/arc.tgz`;
-      return {
-        platform,
-        version,
-        package: 'arc',
-        requires: 'Node.js 20 or newer, with npm',
-        url,
-        install: [
-          platform === 'windows'
-            ? `npm install -g ${url}`
-            : `npm install -g ${url}   # sudo when npm's prefix is not yours`,
-          `arc login --server ${deps.appUrl}`,
-        ],
-      };
+      return steps;
     },
 
     /**

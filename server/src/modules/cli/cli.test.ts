@@ -289,6 +289,20 @@ describe('download route', () => {
     expect((await api(t.app, 'GET', '/api/cli/download/amiga')).status).toBe(400);
   });
 
+  it('shows the install steps without recording a download; a download records one', async () => {
+    const downloads = async () =>
+      (await t.db.selectFrom('activity_log').select('id').where('type', '=', 'cli_download').execute()).length;
+    const before = await downloads();
+    const steps = await api(t.app, 'GET', '/api/cli/install/linux', { token: other.token });
+    expect(steps.status).toBe(200);
+    expect((await api(t.app, 'GET', '/api/cli/install/windows')).status).toBe(200);
+    expect(await downloads()).toBe(before);
+    const got = await api(t.app, 'GET', '/api/cli/download/linux', { token: other.token });
+    expect(got.body).toEqual(steps.body);
+    expect(await downloads()).toBe(before + 1);
+    expect((await api(t.app, 'GET', '/api/cli/install/amiga')).status).toBe(400);
+  });
+
   it('names the package this service serves, and that tarball installs a working arc', async () => {
     const version = JSON.parse(fs.readFileSync(path.resolve('cli/package.json'), 'utf8')).version;
     const r = await api(t.app, 'GET', '/api/cli/download/windows');

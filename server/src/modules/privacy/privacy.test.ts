@@ -86,7 +86,23 @@ async function populate(u: Awaited<ReturnType<typeof createUser>>) {
     .executeTakeFirstOrThrow();
   const run = await t.db
     .insertInto('agent_runs')
-    .values({ project_id: p.id, user_id: u.id, worker_id: w.id, message_id: msg.id, status: 'queued' })
+    .values({
+      project_id: p.id,
+      user_id: u.id,
+      worker_id: w.id,
+      message_id: msg.id,
+      status: 'queued',
+      // A tool call's kept result lives with its run (runtime/tool-result.ts): erased with it.
+      tool_calls: JSON.stringify([
+        {
+          turn: 1,
+          tool: 'read_file',
+          is_error: false,
+          summary: '{"path":"notes.md"}',
+          result: { preview: `read ${MARK}`, bytes: 40, truncated: false, json: false },
+        },
+      ]),
+    })
     .returning('id')
     .executeTakeFirstOrThrow();
   await t.deps.jobs.send('runtime.run', { run_id: run.id }, { startAfter: new Date(Date.now() + 3_600_000) });

@@ -19,7 +19,8 @@ import {
   type LlmTool,
 } from '../models/model-gateway.ts';
 import { missingRequired, toLlmTools, type AgentTool, type ToolContext } from './tools.ts';
-import type { JournalToolUse, RunJournal } from './journal.ts';
+import type { JournalToolCall, JournalToolUse, RunJournal } from './journal.ts';
+import { previewToolResult, summarizeToolInput } from './tool-result.ts';
 
 /** Failure classes that make a cascade escalate to the next tier. */
 export type EscalationClass =
@@ -35,12 +36,8 @@ export class RunStop extends Error {
   }
 }
 
-export interface ToolCallRecord {
-  turn: number;
-  tool: string;
-  is_error: boolean;
-  summary: string;
-}
+/** A tool call as the run lists it (`tool_calls`; journal.ts). */
+export type ToolCallRecord = JournalToolCall;
 
 /**
  * One metered model call of a run (kept or escalated): reserved, made, recorded. Streams text deltas to `onText`.
@@ -139,11 +136,6 @@ export function classOfError(err: unknown): EscalationClass | null {
   );
 }
 
-const summarize = (input: Record<string, unknown>) => {
-  const s = JSON.stringify(input);
-  return s.length > 200 ? `${s.slice(0, 200)}…` : s;
-};
-
 /** The built-in engine: the model loop in this process, over the run's metered call. */
 export function createBuiltinEngine(): AgentEngine {
   return {
@@ -200,7 +192,8 @@ export function createBuiltinEngine(): AgentEngine {
             turn: turns,
             tool: u.name,
             is_error: !!outcome.is_error,
-            summary: summarize(u.input ?? {}),
+            summary: summarizeToolInput(u.input ?? {}),
+            result: previewToolResult(outcome.content),
           });
           hooks.onToolResult({ turn: turns, tool: u.name, is_error: !!outcome.is_error, data: outcome.data });
           results.push({

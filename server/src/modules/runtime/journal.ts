@@ -12,6 +12,7 @@
  * reason), an `idempotent` one is run again, a `read` one is never recorded as started.
  */
 import type { LlmContent, LlmMessage } from '../models/model-gateway.ts';
+import type { ToolResultPreview } from './tool-result.ts';
 
 /** What running a tool again does: nothing (`read`), the same state (`idempotent`), or more effects (`write`). */
 export type ToolEffect = 'read' | 'idempotent' | 'write';
@@ -21,7 +22,10 @@ export interface JournalToolCall {
   turn: number;
   tool: string;
   is_error: boolean;
+  /** The input, redacted, cut at 200 characters (tool-result.ts). */
   summary: string;
+  /** The result the model got, redacted and bounded (tool-result.ts); absent on runs recorded before it was kept. */
+  result?: ToolResultPreview;
 }
 
 /** A tool call the model asked for. */

@@ -1,5 +1,6 @@
 /** Schemas of the worker runtime routes: messages, runs, restart, prompt generation. */
 import { Type } from 'typebox';
+import { TOOL_RESULT_PREVIEW_BYTES } from './tool-result.ts';
 import { DateTime, named, Nullable, projectIdParams, ProjectParam } from '../../http/schemas.ts';
 
 export const NameParam = ProjectParam;
@@ -45,6 +46,27 @@ const Usage = Type.Object({
   cache_tokens: Type.Integer(),
   total_tokens: Type.Integer(),
 });
+const ToolResult = Type.Object(
+  {
+    preview: Type.String({
+      description: `the first ${TOOL_RESULT_PREVIEW_BYTES} UTF-8 bytes of the result, secrets redacted (JSON indented)`,
+    }),
+    bytes: Type.Integer({ description: 'UTF-8 bytes of the whole (redacted) result' }),
+    truncated: Type.Boolean({ description: 'whether the preview is shorter than the result' }),
+    json: Type.Boolean({ description: 'whether the result is JSON' }),
+  },
+  {
+    description:
+      'the result the model got from the tool (an error message when `is_error`); in GET …/runs/:id and the events snapshot, not in the runs list; absent on runs recorded before results were kept',
+  },
+);
+const ToolCall = Type.Object({
+  turn: Type.Integer({ description: 'the turn (1-based) whose answer asked for the call' }),
+  tool: Type.String(),
+  is_error: Type.Boolean({ description: 'whether the tool failed or the call was refused' }),
+  summary: Type.String({ description: 'the input as JSON, secrets redacted, cut at 200 characters' }),
+  result: Type.Optional(ToolResult),
+});
 export const Run = named(
   'Run',
   Type.Object({
@@ -56,9 +78,7 @@ export const Run = named(
     requested_model: Nullable(Type.String()),
     cascade: Type.Boolean(),
     turns: Type.Integer(),
-    tool_calls: Type.Array(
-      Type.Object({ turn: Type.Integer(), tool: Type.String(), is_error: Type.Boolean(), summary: Type.String() }),
-    ),
+    tool_calls: Type.Array(ToolCall),
     error: Nullable(Type.String()),
     error_message: Nullable(Type.String()),
     reply_message_id: Nullable(Type.Integer()),

@@ -208,7 +208,7 @@ export function createRuntimeService(deps: RuntimeDeps) {
       });
     },
 
-    /** `GET /projects/:name/runs/:id`. @throws 404 `run_not_found`. */
+    /** `GET /projects/:name/runs/:id`, each tool call with its redacted, bounded `result` (tool-result.ts). @throws 404 `run_not_found`. */
     async getRun(actor: Actor, name: string, runId: number): Promise<RunView> {
       const project = await deps.access.project(actor, name);
       return loadRun(project, runId);
@@ -264,7 +264,7 @@ export function createRuntimeService(deps: RuntimeDeps) {
 
     /**
      * `GET /projects/:name/runs`: the project's runs, newest first, paged by id (`limit` default 50, at most
-     * 200; `before` a run id), optionally of one worker and in one state.
+     * 200; `before` a run id), optionally of one worker and in one state. Tool calls come without their `result`.
      * @returns `{runs, next_before}`: `next_before` is the id to pass as `before` for the next page, null on the
      *   last one. @throws 404 `worker_not_found` when `worker_id` is not a worker of the project.
      */
@@ -284,7 +284,11 @@ export function createRuntimeService(deps: RuntimeDeps) {
       });
       const page = rows.slice(0, limit);
       return {
-        runs: page.map((r) => toView(r, r.reply)),
+        // The list leaves the tool results out (up to 4 KiB each, polled every 2 s); a run's page has them.
+        runs: page.map((r) => {
+          const v = toView(r, r.reply);
+          return { ...v, tool_calls: v.tool_calls.map(({ result: _result, ...c }) => c) };
+        }),
         next_before: rows.length > limit ? page[page.length - 1].id : null,
       };
     },

@@ -8,6 +8,7 @@ import { createDeps } from '../../deps.ts';
 import { silentLogger } from '../../lib/logger.ts';
 import { createSkill, createWorker, giveKey, waitFor, waitRun } from '../../../test/runtime-fixtures.ts';
 import { reportedWorkerStatus } from './runtime.rules.ts';
+import { TOOL_RESULT_PREVIEW_BYTES } from './tool-result.ts';
 
 let s: Awaited<ReturnType<typeof startLlmStandIn>>;
 let t: TestApp;
@@ -315,6 +316,61 @@ describe('agent runs', () => {
     expect(fs.readFileSync(path.join(p.dir, 'src', 'app', 'a.txt'), 'utf8')).toBe('hello');
     expect(fs.existsSync(path.join(outside, 'y.txt'))).toBe(false);
     expect(fs.existsSync(path.join(p.dir, 'docs', 'z.md'))).toBe(false);
+  });
+
+  it("keeps each tool call's result as a redacted preview bounded to 4 KiB, shown to the project's owner only", async () => {
+    const { u, p, w } = await setup({ worker: { tools: ['files'] } });
+    const body = `Deploy with https://deploy.test/hook?token=live-hook-secret-42 then:\n${'log line\n'.repeat(2000)}`;
+    fs.writeFileSync(path.join(p.dir, 'deploy.md'), body);
+    s.enqueue(
+      {
+        content: [
+          { type: 'tool_use', name: 'read_file', input: { path: 'deploy.md' } },
+          { type: 'tool_use', name: 'read_file', input: { path: 'missing.md', api_key: 'input-secret-7' } },
+        ],
+      },
+      { content: [{ type: 'text', text: 'read' }] },
+    );
+    const r = await message(p.name, u.token, { worker_id: w.id, text: 'read the deploy notes' });
+    const run = await waitRun(t, p.name, r.body.run_ids[0], u.token);
+    expect(run.status).toBe('succeeded');
+    const [ok, failed] = run.tool_calls;
+    expect(ok).toMatchObject({ tool: 'read_file', is_error: false, summary: '{"path":"deploy.md"}' });
+    expect(ok.result).toMatchObject({ truncated: true, json: false });
+    expect(Buffer.byteLength(ok.result.preview)).toBeLessThanOrEqual(TOOL_RESULT_PREVIEW_BYTES);
+    expect(ok.result.preview.length).toBeGreaterThan(4000);
+    expect(ok.result.preview).toMatch(
+      /^Deploy with https:\/\/deploy\.test\/hook\?token=\[redacted\] then:\nlog line\n/,
+    );
+    expect(ok.result.bytes).toBe(Buffer.byteLength(body) - 'live-hook-secret-42'.length + '[redacted]'.length);
+    expect(JSON.stringify(run)).not.toContain('live-hook-secret-42');
+    expect(failed).toMatchObject({
+      is_error: true,
+      summary: '{"path":"missing.md","api_key":"[redacted]"}',
+      result: { preview: 'No file at missing.md.', bytes: 22, truncated: false, json: false },
+    });
+    // Stored with the run (its tool_calls), without the secret.
+    const row = await t.db
+      .selectFrom('agent_runs')
+      .select('tool_calls')
+      .where('id', '=', run.id)
+      .executeTakeFirstOrThrow();
+    expect(row.tool_calls[0].result?.preview).toBe(ok.result.preview);
+    expect(JSON.stringify(row.tool_calls)).not.toMatch(/live-hook-secret-42|input-secret-7/);
+    // The runs list leaves the results out; the run's page has them.
+    const list = await api(t.app, 'GET', `/api/crm/projects/${p.name}/runs`, { token: u.token });
+    expect(list.body.runs[0].tool_calls.map((c: any) => Object.keys(c).sort())).toEqual([
+      ['is_error', 'summary', 'tool', 'turn'],
+      ['is_error', 'summary', 'tool', 'turn'],
+    ]);
+    // Another tenant reads neither the run nor its results.
+    const other = await createUser(t);
+    const theirs = await api(t.app, 'GET', `/api/crm/projects/${p.name}/runs/${run.id}`, { token: other.token });
+    expect(theirs.status).toBe(403);
+    expect(JSON.stringify(theirs.body)).not.toContain('Deploy with');
+    const { u: u2, p: p2 } = await setup();
+    const cross = await api(t.app, 'GET', `/api/crm/projects/${p2.name}/runs/${run.id}`, { token: u2.token });
+    expect([cross.status, cross.body.error]).toEqual([404, 'run_not_found']);
   });
 });
 

@@ -17,7 +17,7 @@ export const accountKeys = {
   codehost: () => [...accountKeys.all, 'codehost'] as const,
   cliStatus: () => [...accountKeys.all, 'cli', 'status'] as const,
   cliDevices: () => [...accountKeys.all, 'cli', 'devices'] as const,
-  cliDownload: (platform: string | null) => [...accountKeys.all, 'cli', 'download', platform] as const,
+  cliInstall: (platform: string | null) => [...accountKeys.all, 'cli', 'install', platform] as const,
 };
 
 /** The account's settings. */
@@ -52,13 +52,23 @@ export const cliStatusQuery = () =>
 export const cliDevicesQuery = () =>
   queryOptions({ queryKey: accountKeys.cliDevices(), queryFn: () => must(api.GET('/api/crm/cli/devices')) });
 
-/** The install command for a platform (off until one is chosen). */
-export const cliDownloadQuery = (platform: 'linux' | 'macos' | 'windows' | null) =>
+/** How to install the CLI on a platform (off until one is chosen); records no download (`GET /api/cli/install`). */
+export const cliInstallQuery = (platform: 'linux' | 'macos' | 'windows' | null) =>
   queryOptions({
-    queryKey: accountKeys.cliDownload(platform),
-    queryFn: () => must(api.GET('/api/cli/download/{platform}', { params: { path: { platform: platform! } } })),
+    queryKey: accountKeys.cliInstall(platform),
+    queryFn: () => must(api.GET('/api/cli/install/{platform}', { params: { path: { platform: platform! } } })),
     enabled: !!platform,
   });
+
+/**
+ * Count a download of the CLI for `platform` (`GET /api/cli/download/:platform` records `cli_download`): called by
+ * the download link as the browser fetches the package. Best effort: a failure is not the user's concern.
+ */
+export const recordCliDownload = (platform: 'linux' | 'macos' | 'windows') =>
+  api.GET('/api/cli/download/{platform}', { params: { path: { platform } } }).then(
+    () => undefined,
+    () => undefined,
+  );
 
 type SettingsBody = JsonBody<'/api/crm/account/settings', 'put'>;
 

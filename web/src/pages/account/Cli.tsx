@@ -1,6 +1,12 @@
 import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
-import { cliDevicesQuery, cliDownloadQuery, cliStatusQuery, useRevokeDevice } from '../../features/account/api';
+import {
+  cliDevicesQuery,
+  cliInstallQuery,
+  cliStatusQuery,
+  recordCliDownload,
+  useRevokeDevice,
+} from '../../features/account/api';
 import { useI18n } from '../../i18n';
 import { ErrorLine, Loading, Select } from '../../ui';
 
@@ -9,7 +15,8 @@ type Platform = 'linux' | 'macos' | 'windows';
 /**
  * The CLI tab (`/account?tab=cli`): whether the user uses the CLI (a login or check-in in the last 30 days), the
  * devices that checked in (newest first, at most 20; removing one revokes its credential, so the CLI there is
- * logged out), and how to install and sign in (`arc login`).
+ * logged out), and how to install and sign in (`arc login`). Showing the steps records nothing; the download link
+ * counts a download (`cli_download`).
  */
 export default function Cli() {
   const { t, date } = useI18n();
@@ -19,7 +26,7 @@ export default function Cli() {
   const revoke = useRevokeDevice();
   const [platform, setPlatform] = useState<Platform>('linux');
   const [shown, setShown] = useState<Platform | null>(null);
-  const install = useQuery(cliDownloadQuery(shown));
+  const install = useQuery(cliInstallQuery(shown));
   return (
     <div>
       <h2>{t('Command-line client')}</h2>
@@ -64,7 +71,8 @@ export default function Cli() {
           </p>
           <pre className="cli-steps">{install.data.install.join('\n')}</pre>
           <p>
-            <a href={install.data.url} download>
+            {/* Showing the steps records nothing; this link counts a download as the browser fetches the package. */}
+            <a href={install.data.url} download onClick={() => shown && void recordCliDownload(shown)}>
               {t('Download arc {version}', { version: install.data.version })}
             </a>
           </p>

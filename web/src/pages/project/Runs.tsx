@@ -103,6 +103,62 @@ function useDuration() {
   };
 }
 
+type ToolCall = Run['tool_calls'][number];
+
+/** JSON text indented, or the text as it is when it is not whole JSON (an input summary cut at 200 characters). */
+function indented(text: string) {
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2);
+  } catch {
+    return text;
+  }
+}
+
+/**
+ * One tool call of a run, collapsed to its tool and input; opened, its input (monospace) and its result as the
+ * service kept it (redacted, at most 4 KiB): JSON in monospace, other text as safe Markdown, in the error style
+ * when the tool failed or the call was refused.
+ */
+function ToolCallCard({ call }: { call: ToolCall }) {
+  const { t, number } = useI18n();
+  const res = call.result;
+  return (
+    <li className={`tool-card run-tool${call.is_error ? ' failed' : ''}`}>
+      <details>
+        <summary>
+          <code className="tool-name">{call.tool}</code>
+          {call.is_error && <span className="error"> ({t('failed')})</span>}{' '}
+          <span className="muted run-tool-brief">{call.summary}</span>
+        </summary>
+        <div className="run-tool-body">
+          <h4>{t('Input')}</h4>
+          <pre className="run-tool-json">{indented(call.summary)}</pre>
+          <h4>{call.is_error ? t('Error') : t('Result')}</h4>
+          {!res ? (
+            <p className="muted">{t('This run did not keep the result of its tool calls.')}</p>
+          ) : (
+            <div className={`run-tool-result${call.is_error ? ' error' : ''}`}>
+              {res.json || call.is_error ? (
+                <pre className="run-tool-json">{res.preview}</pre>
+              ) : (
+                <Markdown text={res.preview} />
+              )}
+              {res.truncated && (
+                <p className="muted">
+                  {t('The first {shown} of {total} bytes.', {
+                    shown: number(new TextEncoder().encode(res.preview).length),
+                    total: number(res.bytes),
+                  })}
+                </p>
+              )}
+            </div>
+          )}
+        </div>
+      </details>
+    </li>
+  );
+}
+
 function RunDetail({ project, id }: { project: string; id: number }) {
   const { t, date, number } = useI18n();
   const run = useQuery(runQuery(project, id));
@@ -184,10 +240,7 @@ function RunDetail({ project, id }: { project: string; id: number }) {
                   {r.tool_calls
                     .filter((c) => c.turn === turn)
                     .map((c, i) => (
-                      <li key={i} className={`tool-card${c.is_error ? ' failed' : ''}`}>
-                        <code>{c.tool}</code> <span className="muted">{c.summary}</span>
-                        {c.is_error && <span className="error"> ({t('failed')})</span>}
-                      </li>
+                      <ToolCallCard key={i} call={c} />
                     ))}
                 </ul>
               </li>
