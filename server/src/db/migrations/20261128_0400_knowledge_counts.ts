@@ -22,6 +22,9 @@ export async function up(db: Kysely<any>): Promise<void> {
       if tg_op in ('UPDATE', 'DELETE') then
         update knowledge_chunk_counts set chunks = chunks - old.chunk_count
           where project_key = coalesce(old.project_id, 0);
+        -- A project with no chunks left (removed, erased) leaves no row behind.
+        delete from knowledge_chunk_counts where project_key = coalesce(old.project_id, 0) and chunks = 0
+          and tg_op = 'DELETE';
       end if;
       if tg_op in ('INSERT', 'UPDATE') then
         insert into knowledge_chunk_counts (project_key, chunks) values (coalesce(new.project_id, 0), new.chunk_count)
