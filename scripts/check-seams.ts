@@ -35,7 +35,7 @@ const OWNERS: Record<string, string[]> = {
   skills: ['skills', 'skill_versions', 'skill_updates'],
   wiki: ['wiki_pages'],
   pins: ['pins', 'learnings'],
-  knowledge: ['knowledge_documents', 'knowledge_chunks'],
+  knowledge: ['knowledge_documents', 'knowledge_chunks', 'knowledge_chunk_counts'],
   help: ['help_messages', 'help_usage'],
   // Messages and the runs that answer them are one area (a message is stored with its runs in one transaction).
   runtime: ['agent_runs', 'chat_messages'],

@@ -465,6 +465,12 @@ export interface IndexHelpTables {
     /** Where the passage is in its document (lib/doc-sources.ts `PassageLocation`); null when unknown. */
     location: ColumnType<PassageLocation | null, string | null | undefined, string | null>;
   };
+  /** Chunks by project (migration 20261128_0400_knowledge_counts; kept by a trigger on knowledge_documents). */
+  knowledge_chunk_counts: {
+    /** `coalesce(project_id, 0)`: 0 counts the global documents. */
+    project_key: number;
+    chunks: Generated<number>;
+  };
   help_messages: {
     id: Generated<number>;
     user_id: number;

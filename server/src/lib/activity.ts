@@ -137,8 +137,8 @@ export function createActivityPrivacy(db: Kysely<DB>) {
   return {
     /** The export's `activity` of a project, oldest first, read 500 at a time. */
     exportProject: (projectId: number) =>
-      pagedById((after, page) =>
-        db
+      pagedById(db, (ex, after, page) =>
+        ex
           .selectFrom('activity_log')
           .select(['id', 'type', 'actor', 'worker_id', 'title', 'detail', 'payload', 'created_at'])
           .where('project_id', '=', projectId)

@@ -36,6 +36,8 @@ import * as m20261127_2900 from './20261127_2900_storage_usage.ts';
 import * as m20261128_0100 from './20261128_0100_approvals.ts';
 import * as m20261128_0200 from './20261128_0200_citations.ts';
 import * as m20261128_0300 from './20261128_0300_approval_notices.ts';
+import * as m20261128_0400 from './20261128_0400_knowledge_counts.ts';
+import * as m20261128_0410 from './20261128_0410_export_paging.ts';
 
 export const migrations: Record<string, Migration> = {
   '20261121_0001_foundation': m0001,
@@ -74,4 +76,8 @@ export const migrations: Record<string, Migration> = {
   '20261128_0200_citations': m20261128_0200,
   // Approvals through the messenger: the message each request was sent as.
   '20261128_0300_approval_notices': m20261128_0300,
+  // The semantic index's chunk counts by project (the vector channel's choice of exact scan or HNSW).
+  '20261128_0400_knowledge_counts': m20261128_0400,
+  // The data export's pages: (owner, id) indexes of the activity log, token usage and auth events.
+  '20261128_0410_export_paging': m20261128_0410,
 };

@@ -528,8 +528,8 @@ export function createAccountsRepo(db: Kysely<DB>) {
 
     /** The export's `auth_events`, oldest first, read 500 at a time. */
     exportAuthEvents: (userId: number) =>
-      pagedById((after, page) =>
-        db
+      pagedById(db, (ex, after, page) =>
+        ex
           .selectFrom('auth_events')
           .select(['id', 'type', 'ip', 'user_agent', 'created_at'])
           .where('user_id', '=', userId)

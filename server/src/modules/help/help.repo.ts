@@ -71,8 +71,8 @@ export function createHelpRepo(db: Kysely<DB>) {
 
     /** The export's `arc_help_history`: the user's help messages, oldest first, 500 at a time. */
     exportUser: (userId: number) =>
-      pagedById((after, page) =>
-        db
+      pagedById(db, (ex, after, page) =>
+        ex
           .selectFrom('help_messages')
           .select(['id', 'role', 'text', 'sources', 'created_at'])
           .where('user_id', '=', userId)

@@ -6,12 +6,14 @@
  * tsvector). Two search channels, fused by reciprocal rank fusion (k = 60):
  *  - vectors: on pgvector (always on PGlite; on a server where the extension exists) an exact scan with
  *    pgvector's `<=>` when the caller's candidates are at most `EXACT_MAX_CANDIDATES` chunks (a project and
- *    the global documents, usually), else an HNSW index over
- *    `(embedding::vector(D)) vector_cosine_ops WHERE dims = D`, created at start for the configured
- *    dimension D, queried with ef_search = max(200, 10 × candidates) and iterative scans (`hnsw.iterative_scan =
- * strict_order`) so project filters
- *    keep enough candidates; elsewhere an exact scan computing `1 − Σ a·b` in SQL over the caller's
- *    candidate set (its projects plus global documents), which is exact because every vector is L2-normalised;
+ *    the global documents, usually; told by the per-project chunk counts, `knowledge_chunk_counts`, without
+ *    counting chunks), else an HNSW index over `(embedding::vector(D)) vector_cosine_ops WHERE dims = D`,
+ *    created at start for the configured dimension D, queried with the scope filter, ef_search =
+ *    max(200, 10 × limit) and iterative scans in relaxed order (`hnsw.iterative_scan = relaxed_order`,
+ *    `hnsw.max_scan_tuples` `HNSW_MAX_SCAN_TUPLES`) so the filter of one big project keeps enough candidates;
+ *    should the index still answer fewer than asked (a filter few of the visited tuples pass), the exact scan
+ *    answers instead. Elsewhere an exact scan computing `1 − Σ a·b` in SQL over the caller's candidate set
+ *    (its projects plus global documents), which is exact because every vector is L2-normalised;
  *  - words: PostgreSQL full-text search (`english` configuration, title weight A, text B; GIN index),
  *    any of the query's words.
  * Only chunks of the configured embedder id and dimension are searched, so spaces never mix; at start,
@@ -32,7 +34,7 @@ import type { DocLoaders, DocType, IndexJob, LoadedDocument, PassageLocation } f
 import type { JobQueue } from '../../jobs/queue.ts';
 import { Upstream } from '../../http/errors.ts';
 import { chunkText } from './knowledge.rules.ts';
-import type { ChunkRow, ChunkScope, Distance, KnowledgeRepo, ScanPlan } from './knowledge.repo.ts';
+import type { ChunkRow, ChunkScope, KnowledgeRepo, ScanPlan } from './knowledge.repo.ts';
 
 /**
  * One search hit (docs/ARCHITECTURE.md, Shared semantic index, help assistant, public docs) plus the chunk's title and
@@ -117,6 +119,8 @@ const CHUNKER_VERSION = 'v2-locations';
 const RRF_K = 60;
 /** Up to this many candidate chunks the vector channel scans exactly even where an HNSW index exists. */
 export const EXACT_MAX_CANDIDATES = 20_000;
+/** At most this many index tuples an HNSW search visits while looking for rows that pass the scope filter. */
+export const HNSW_MAX_SCAN_TUPLES = 50_000;
 
 /**
  * The global documents the platform itself provides (public docs, the shipped skill catalog). A model working for a
@@ -204,34 +208,57 @@ export function createKnowledgeIndex(deps: {
     dims,
   });
 
-  /** pgvector's distance where the extension is (unless an exact reference is asked), else the SQL sum. */
-  const distanceFor = (exact: boolean): Distance => (deps.database.vector && !exact ? 'pgvector' : 'sql');
+  /** The scope's candidates counted from the per-project counts (an upper bound; see `chunkCountBound`). */
+  const boundOf = (scope: ChunkScope) => repo.chunkCountBound(scope);
 
   const vectorChannel = async (
     input: SearchInput,
     qv: number[],
     dims: number,
     limit: number,
-    exact = false,
+    opts: { exact?: boolean; bound?: Promise<number> } = {},
   ): Promise<ChunkRow[]> => {
     const scope = scopeOf(input, dims);
     if (!deps.database.vector) return repo.nearest(scope, qv, limit, 'sql', { kind: 'plain' });
     // A small candidate set (a project and the global documents, typically) is scanned exactly: it is cheap with
     // pgvector's distance in C and avoids the recall loss of a filtered graph search. Large sets use HNSW.
-    const scan = exact || (await repo.countChunks(scope, EXACT_MAX_CANDIDATES)) <= EXACT_MAX_CANDIDATES;
-    const plan: ScanPlan = scan
-      ? { kind: 'exact' }
-      : { kind: 'hnsw', efSearch: Math.min(1000, Math.max(200, limit * 10)) };
-    return repo.nearest(scope, qv, limit, distanceFor(exact), plan);
+    const exactPlan: ScanPlan = { kind: 'exact' };
+    // The reference: pgvector's distance (exact, in C) over every candidate, the index off.
+    if (opts.exact) return repo.nearest(scope, qv, limit, 'pgvector', exactPlan);
+    const bound = await (opts.bound ?? boundOf(scope));
+    const small =
+      bound <= EXACT_MAX_CANDIDATES ||
+      // Types or ids may leave few of the projects' chunks: count them (up to the threshold).
+      ((!!scope.docTypes?.length || scope.docIds !== undefined) &&
+        (await repo.countChunks(scope, EXACT_MAX_CANDIDATES)) <= EXACT_MAX_CANDIDATES);
+    if (small) return repo.nearest(scope, qv, limit, 'pgvector', exactPlan);
+    const rows = await repo.nearest(scope, qv, limit, 'pgvector', {
+      kind: 'hnsw',
+      efSearch: Math.min(1000, Math.max(200, limit * 10)),
+      maxScanTuples: HNSW_MAX_SCAN_TUPLES,
+    });
+    // Too few of the visited tuples passed the filter (the bound counted chunks the filter leaves out): scan exactly.
+    return rows.length < limit ? repo.nearest(scope, qv, limit, 'pgvector', exactPlan) : rows;
   };
 
+  /**
+   * Full-text matches. Over more than `EXACT_MAX_CANDIDATES` candidates only chunks holding all of the query's words
+   * are ranked: in one big project, any-word matching returns most of the project (a frequent word is in nearly every
+   * chunk) and ranking it takes seconds.
+   */
   const textChannel = async (
     input: SearchInput,
     qv: number[] | null,
     dims: number,
     limit: number,
-  ): Promise<ChunkRow[]> =>
-    repo.keywordMatches(scopeOf(input, dims), queryWords(input.q), qv, distanceFor(false), limit);
+    bound: Promise<number>,
+  ): Promise<ChunkRow[]> => {
+    const words = queryWords(input.q);
+    if (!words.length) return [];
+    const match = (await bound) > EXACT_MAX_CANDIDATES ? 'all' : 'any';
+    const how = deps.database.vector ? 'pgvector' : 'sql';
+    return repo.keywordMatches(scopeOf(input, dims), words, qv, how, limit, match);
+  };
 
   const embedQuery = async (q: string): Promise<{ qv: number[] | null; dims: number }> => {
     try {
@@ -282,9 +309,11 @@ export function createKnowledgeIndex(deps: {
     async search(input) {
       const { qv, dims } = await embedQuery(input.q);
       const pool = Math.max(input.k * 4, 24);
+      const bound = boundOf(scopeOf(input, dims));
+      bound.catch(() => {}); // awaited by the channels
       const [vec, txt] = await Promise.all([
-        qv ? vectorChannel(input, qv, dims, pool) : Promise.resolve([]),
-        textChannel(input, qv, dims, pool),
+        qv ? vectorChannel(input, qv, dims, pool, { bound }) : Promise.resolve([]),
+        textChannel(input, qv, dims, pool, bound),
       ]);
       const fused = new Map<number, { row: ChunkRow; score: number; keyword: boolean }>();
       for (const [i, row] of vec.entries()) fused.set(row.id, { row, score: 1 / (RRF_K + i + 1), keyword: false });
@@ -316,7 +345,7 @@ export function createKnowledgeIndex(deps: {
     async vectorSearch(input, opts) {
       const { qv, dims } = await embedQuery(input.q);
       if (!qv) return [];
-      const rows = await vectorChannel(input, qv, dims, input.k, opts.exact);
+      const rows = await vectorChannel(input, qv, dims, input.k, { exact: opts.exact });
       return rows.map((r) => ({ id: Number(r.id), distance: Number(r.distance) }));
     },
     documentIds: (projectId, docType) => repo.documentIds(projectId, docType),

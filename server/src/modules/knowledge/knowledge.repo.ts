@@ -43,9 +43,12 @@ export type Distance = 'pgvector' | 'sql';
 
 /**
  * How the vector query runs: `plain` as it is; `exact` a scan with index scans off (in a transaction);
- * `hnsw` with `hnsw.ef_search` and iterative scans in strict order (in a transaction).
+ * `hnsw` through the HNSW index with `hnsw.ef_search`, iterative scans in relaxed order (pgvector ≥ 0.8: the graph
+ * search goes on past filtered-out tuples until `limit` rows pass the scope filter or `maxScanTuples` tuples were
+ * visited) and the rows sorted again by distance (in a transaction).
  */
-export type ScanPlan = { kind: 'plain' } | { kind: 'exact' } | { kind: 'hnsw'; efSearch: number };
+export type ScanPlan =
+  { kind: 'plain' } | { kind: 'exact' } | { kind: 'hnsw'; efSearch: number; maxScanTuples: number };
 
 /** A document to store: its scope and title, content hash, embedder and dimension. */
 export interface StoredDocument {
@@ -228,6 +231,21 @@ export function createKnowledgeRepo(db: Kysely<DB>) {
       );
     },
 
+    /**
+     * An upper bound of the chunks `scope` covers, from `knowledge_chunk_counts` (one row per project, kept by a
+     * trigger on knowledge_documents): the chunks of its projects, plus every global chunk with `includeGlobal`.
+     * Document types, ids and the embedder are not looked at (the bound counts every chunk of those projects).
+     */
+    async chunkCountBound(scope: Pick<ChunkScope, 'projectIds' | 'includeGlobal'>): Promise<number> {
+      const keys = [...scope.projectIds, ...(scope.includeGlobal ? [0] : [])];
+      if (!keys.length) return 0;
+      const r = await sql<{ n: number }>`
+        select coalesce(sum(chunks), 0)::float8 as n from knowledge_chunk_counts where project_key in (${sql.join(keys)})`.execute(
+        db,
+      );
+      return Number(r.rows[0].n);
+    },
+
     /** How many chunks `scope` covers, counted up to `max + 1` (enough to tell "more than max"). */
     async countChunks(scope: ChunkScope, max: number): Promise<number> {
       const n = await sql<{ n: number }>`
@@ -237,7 +255,10 @@ export function createKnowledgeRepo(db: Kysely<DB>) {
       return n.rows[0].n;
     },
 
-    /** The `limit` chunks of `scope` nearest to `qv`, nearest first. */
+    /**
+     * The `limit` chunks of `scope` nearest to `qv`, nearest first. With the `hnsw` plan the index may answer fewer
+     * than `limit` rows when few of the tuples it visits pass the filter (the caller decides what to do then).
+     */
     async nearest(scope: ChunkScope, qv: number[], limit: number, how: Distance, plan: ScanPlan): Promise<ChunkRow[]> {
       const dist = distanceExpr(qv, scope.dims, how);
       const q = sql<ChunkRow>`
@@ -250,17 +271,20 @@ export function createKnowledgeRepo(db: Kysely<DB>) {
       return db.transaction().execute(async (tx) => {
         if (plan.kind === 'exact') {
           await sql`set local enable_indexscan = off`.execute(tx);
-        } else {
-          await sql`set local hnsw.ef_search = ${sql.lit(plan.efSearch)}`.execute(tx);
-          await sql`set local hnsw.iterative_scan = strict_order`.execute(tx);
+          return (await q.execute(tx)).rows;
         }
-        return (await q.execute(tx)).rows;
+        await sql`set local hnsw.ef_search = ${sql.lit(plan.efSearch)}`.execute(tx);
+        await sql`set local hnsw.iterative_scan = relaxed_order`.execute(tx);
+        await sql`set local hnsw.max_scan_tuples = ${sql.lit(plan.maxScanTuples)}`.execute(tx);
+        // Relaxed order: the index answers nearly in order; the materialized rows are sorted again (pgvector's advice).
+        return (await sql<ChunkRow>`with near as materialized (${q}) select * from near order by distance`.execute(tx))
+          .rows;
       });
     },
 
     /**
-     * The `limit` chunks of `scope` matching any of `words` (full text, `english`; best `ts_rank_cd` first),
-     * with their distance to `qv` (1 without a query vector).
+     * The `limit` chunks of `scope` matching any of `words` (`match` `any`) or all of them (`all`) (full text,
+     * `english`; best `ts_rank_cd` first), with their distance to `qv` (1 without a query vector).
      * @param words letters and digits only (they are put in a tsquery as they are).
      */
     async keywordMatches(
@@ -269,9 +293,10 @@ export function createKnowledgeRepo(db: Kysely<DB>) {
       qv: number[] | null,
       how: Distance,
       limit: number,
+      match: 'any' | 'all' = 'any',
     ): Promise<ChunkRow[]> {
       if (!words.length) return [];
-      const tsq = words.map((w) => `'${w}'`).join(' | ');
+      const tsq = words.map((w) => `'${w}'`).join(match === 'all' ? ' & ' : ' | ');
       const dist = qv ? distanceExpr(qv, scope.dims, how) : sql`1::float8`;
       const r = await sql<ChunkRow>`
         select ${COLS}, ${dist} as distance

@@ -204,6 +204,36 @@ describe('semantic index and RAG search', () => {
     expect((await search(ann.token, 'alpha', 'q=axolotl%20rota')).body.hits[0].doc_id).toBe('handbook.md');
   });
 
+  it('keeps the per-project chunk counts equal to the chunks through indexing, re-indexing and removal', async () => {
+    const counts = async () => {
+      const real = await sql<{ k: number; n: number }>`
+        select coalesce(project_id, 0) as k, count(*)::int as n from knowledge_chunks group by 1 order by 1`.execute(
+        t.db,
+      );
+      const kept = await sql<{ k: number; n: number }>`
+        select project_key as k, chunks::int as n from knowledge_chunk_counts where chunks <> 0 order by 1`.execute(
+        t.db,
+      );
+      return {
+        real: real.rows.map((r) => [Number(r.k), Number(r.n)]),
+        kept: kept.rows.map((r) => [Number(r.k), Number(r.n)]),
+      };
+    };
+    await store.put(annB.id, 'wiki', 'counted.md', 'Counted', `# Counted\n\n${'Words about the heron. '.repeat(300)}`);
+    await waitForIndex(t.deps);
+    let c = await counts();
+    expect(c.kept).toEqual(c.real);
+    expect(c.real.find(([k]) => k === annB.id)?.[1]).toBeGreaterThan(1);
+    await store.put(annB.id, 'wiki', 'counted.md', 'Counted', '# Counted\n\nShort now.');
+    await waitForIndex(t.deps);
+    c = await counts();
+    expect(c.kept).toEqual(c.real);
+    await store.remove(annB.id, 'wiki', 'counted.md');
+    await waitForIndex(t.deps);
+    c = await counts();
+    expect(c.kept).toEqual(c.real);
+  });
+
   it('memory/refresh embeds the manifest and key files of the working directory, and drops removed ones', async () => {
     fs.writeFileSync(path.join(annA.dir, 'README.md'), '# Alpha\n\nAlpha builds the pelican dashboard.');
     fs.mkdirSync(path.join(annA.dir, 'docs'), { recursive: true });

@@ -441,8 +441,8 @@ export function createRuntimeRepo(db: Kysely<DB>) {
 
     /** The export's `messages` of a project, oldest first, read 500 at a time. */
     exportMessages: (projectId: number) =>
-      pagedById((after, page) =>
-        db
+      pagedById(db, (ex, after, page) =>
+        ex
           .selectFrom('chat_messages')
           .select(['id', 'worker_id', 'role', 'content', 'run_id', 'created_at'])
           .where('project_id', '=', projectId)

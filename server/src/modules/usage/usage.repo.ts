@@ -360,8 +360,8 @@ export function createUsageRepo(db: Kysely<DB>) {
 
     /** The export's `token_usage` of a user, oldest first, read 500 at a time. */
     exportUser: (userId: number) =>
-      pagedById((after, page) =>
-        db
+      pagedById(db, (ex, after, page) =>
+        ex
           .selectFrom('token_usage')
           .select([
             'id',
