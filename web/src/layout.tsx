@@ -9,6 +9,8 @@ import { LOCALES, useI18n, type Locale } from './i18n';
 import { session } from './session';
 import { Loading } from './ui';
 import { FeedbackButtons } from './feedback';
+import { LogOut, Menu } from 'lucide-react';
+import { icon } from './components/icon';
 
 export function Layout() {
   const { t, locale, setLocale } = useI18n();
@@ -36,6 +38,7 @@ export function Layout() {
           aria-controls="main-nav"
           onClick={() => setMenu(!menu)}
         >
+          <Menu {...icon} />
           {t('Menu')}
         </button>
         <nav
@@ -72,6 +75,7 @@ export function Layout() {
           </select>
           {token && (
             <button type="button" className="link" onClick={() => session.signOut()}>
+              <LogOut {...icon} />
               {t('Sign out')}
             </button>
           )}

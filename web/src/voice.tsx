@@ -9,6 +9,8 @@ import { useI18n } from './i18n';
 import { joinDictation } from './lib/dictation';
 import { session } from './session';
 import { CLIP_TYPES, speechAvailable, transcribe } from './features/voice/api';
+import { Mic, Square } from 'lucide-react';
+import { icon } from './components/icon';
 
 /**
  * Put dictated `text` into a text field at its caret (replacing a selection), the way typing would: React's
@@ -104,6 +106,7 @@ export function VoiceButton({
         disabled={state === 'sending'}
         onClick={() => (state === 'recording' ? rec.current?.stop() : void start())}
       >
+        {state === 'recording' ? <Square {...icon} /> : <Mic {...icon} />}
         {state === 'recording' ? t('Stop dictation') : state === 'sending' ? t('Transcribing…') : t('Dictate')}
       </button>
       {error && (

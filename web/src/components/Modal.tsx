@@ -1,6 +1,8 @@
 import * as Dialog from '@radix-ui/react-dialog';
 import { type ReactNode } from 'react';
 import { useI18n } from '../i18n';
+import { X } from 'lucide-react';
+import { icon } from './icon';
 
 /**
  * A Radix dialog with its title and a close button; `onOpenChange(false)` when closed. `variant` `drawer` slides it in
@@ -28,7 +30,7 @@ export function Modal({
           <Dialog.Title className={variant === 'drawer' ? 'drawer-title' : undefined}>{title}</Dialog.Title>
           {children}
           <Dialog.Close className="close" aria-label={t('Close')}>
-            ×
+            <X {...icon} />
           </Dialog.Close>
         </Dialog.Content>
       </Dialog.Portal>

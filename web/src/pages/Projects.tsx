@@ -5,6 +5,8 @@ import { projectsQuery, useCreateProject } from '../features/projects/api';
 import { useI18n } from '../i18n';
 import { ErrorLine, Field, Loading, Modal, PageTitle } from '../ui';
 import { PROJECT_NAME_MAX, PROJECT_NAME_PATTERN, useSlugify } from './projectName';
+import { Plus } from 'lucide-react';
+import { icon } from '../components/icon';
 
 export default function Projects() {
   const { t, tn, date } = useI18n();
@@ -27,6 +29,7 @@ export default function Projects() {
               {t('Set up with a team')}
             </Link>
             <button type="button" className="primary" onClick={() => setOpen(true)}>
+              <Plus {...icon} />
               {t('New project')}
             </button>
           </>
@@ -93,6 +96,7 @@ export default function Projects() {
             fields={{ displayName: t('Project name'), projectName: t('Technical name'), description: t('Description') }}
           />
           <button type="submit" className="primary" disabled={create.isPending}>
+            <Plus {...icon} />
             {t('Create')}
           </button>
         </form>

@@ -8,6 +8,8 @@ import { chatBody, noteChatReducer } from './notesChat';
 import { Citations } from './Citations';
 import { SourcesUsed } from './SourcesUsed';
 import type { NoteDetail } from './types';
+import { Square } from 'lucide-react';
+import { icon } from '../../components/icon';
 
 /** The grounded chat: the earlier messages, the reply streamed in, created issues linked, a choice of sources. */
 export function NoteChat({
@@ -172,6 +174,7 @@ export function NoteChat({
         />
         {sending ? (
           <button type="button" onClick={() => abort.current?.abort()}>
+            <Square {...icon} />
             {t('Stop')}
           </button>
         ) : (

@@ -1,11 +1,13 @@
 import { useSyncExternalStore } from 'react';
 import { msg, useI18n } from '../../i18n';
 import { setTheme, storedTheme, subscribeTheme, type ThemeChoice } from '../../theme';
+import { Monitor, Moon, Sun, type LucideIcon } from 'lucide-react';
+import { icon } from '../../components/icon';
 
-const OPTIONS: [ThemeChoice, string][] = [
-  ['system', msg('As the system')],
-  ['light', msg('Light')],
-  ['dark', msg('Dark')],
+const OPTIONS: [ThemeChoice, string, LucideIcon][] = [
+  ['system', msg('As the system'), Monitor],
+  ['light', msg('Light'), Sun],
+  ['dark', msg('Dark'), Moon],
 ];
 
 /** The colour theme choice of the settings tab: as the system, light or dark (kept in this browser). */
@@ -15,9 +17,10 @@ export function Appearance() {
   return (
     <fieldset className="theme-choice">
       <legend>{t('Theme')}</legend>
-      {OPTIONS.map(([value, label]) => (
+      {OPTIONS.map(([value, label, Icon]) => (
         <label key={value} className="radio">
           <input type="radio" name="theme" value={value} checked={choice === value} onChange={() => setTheme(value)} />
+          <Icon {...icon} />
           {t(label)}
         </label>
       ))}

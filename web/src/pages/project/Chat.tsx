@@ -20,6 +20,8 @@ import { Avatar, ErrorLine, Loading, Markdown } from '../../ui';
 import { VoiceButton } from '../../voice';
 import { buildThread, liveReducer, type ThreadItem, type ToolCard } from './chatState';
 import type { TabProps } from '../../features/projects/types';
+import { Check, Copy, RefreshCw, Send, Square } from 'lucide-react';
+import { icon } from '../../components/icon';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -270,10 +272,12 @@ export default function Chat({ project }: TabProps) {
         <VoiceButton onText={(v) => setText((cur) => (cur ? `${cur} ${v}` : v))} />
         {streaming.length > 0 && (
           <button type="button" onClick={() => streaming.forEach((r) => cancel.mutate(r.runId!))}>
+            <Square {...icon} />
             {t('Stop')}
           </button>
         )}
         <button type="submit" className="primary" disabled={!text.trim() || send.isPending}>
+          <Send {...icon} />
           {t('Send')}
         </button>
       </form>
@@ -355,11 +359,13 @@ function Reply({
                 })
               }
             >
+              {copied ? <Check {...icon} /> : <Copy {...icon} />}
               {copied ? t('Copied') : t('Copy')}
             </button>
           )}
           {onRegenerate && status !== 'waiting_approval' && (
             <button type="button" className="small" disabled={busy} onClick={onRegenerate}>
+              <RefreshCw {...icon} />
               {t('Regenerate')}
             </button>
           )}

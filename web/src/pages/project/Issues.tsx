@@ -30,6 +30,8 @@ import {
 import type { TabProps } from '../../features/projects/types';
 import { IssueDetail } from '../../features/issues/IssueDetail';
 import { Avatar } from '../../features/issues/Avatar';
+import { GripVertical, Plus } from 'lucide-react';
+import { icon } from '../../components/icon';
 
 interface Card {
   id: number;
@@ -115,6 +117,7 @@ export default function Issues({ project }: TabProps) {
     <div>
       <div className="actions">
         <button type="button" className="primary" onClick={() => setCreating(true)}>
+          <Plus {...icon} />
           {t('New issue')}
         </button>
       </div>
@@ -169,6 +172,7 @@ export default function Issues({ project }: TabProps) {
             fields={{ title: t('Title'), priority: t('Priority'), description: t('Description') }}
           />
           <button type="submit" className="primary" disabled={create.isPending}>
+            <Plus {...icon} />
             {t('Create')}
           </button>
         </form>
@@ -226,7 +230,7 @@ function IssueCard({ issue, onOpen }: { issue: Card; onOpen: () => void }) {
         onKeyDown={listeners?.onKeyDown as KeyboardEventHandler | undefined}
         aria-label={t('Move “{title}”', { title: issue.title })}
       >
-        ⠿
+        <GripVertical {...icon} />
       </button>
     </li>
   );

@@ -12,6 +12,8 @@ import {
 import { useI18n } from '../../i18n';
 import { ErrorLine, Field, Loading, TextArea } from '../../ui';
 import type { TabProps } from '../../features/projects/types';
+import { Plus } from 'lucide-react';
+import { icon } from '../../components/icon';
 
 /** Project skills, the global catalog (fork into the project) and updates of forks waiting for approval. */
 export default function Skills({ project }: TabProps) {
@@ -87,6 +89,7 @@ export default function Skills({ project }: TabProps) {
           />
           <ErrorLine error={create.error} />
           <button type="submit" className="primary">
+            <Plus {...icon} />
             {t('Create')}
           </button>
         </form>
