@@ -234,7 +234,7 @@ export function createKnowledgeIndex(deps: {
     if (small) return repo.nearest(scope, qv, limit, 'pgvector', exactPlan);
     const rows = await repo.nearest(scope, qv, limit, 'pgvector', {
       kind: 'hnsw',
-      efSearch: Math.min(1000, Math.max(200, limit * 10)),
+      efSearch: Math.min(1000, Math.max(200, Math.round(limit * 10))),
       maxScanTuples: HNSW_MAX_SCAN_TUPLES,
     });
     // Too few of the visited tuples passed the filter (the bound counted chunks the filter leaves out): scan exactly.

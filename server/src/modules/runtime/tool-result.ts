@@ -14,6 +14,8 @@ import { censorSecrets } from '../../http/logging.ts';
 
 /** UTF-8 bytes of a result a run keeps (4 KiB). */
 export const TOOL_RESULT_PREVIEW_BYTES = 4096;
+/** Characters of a result that are redacted and kept from (the preview is cut from them): bounds the work per result. */
+const TOOL_RESULT_SCAN_CHARS = 4 * TOOL_RESULT_PREVIEW_BYTES;
 /** Characters of a tool call's input summary. */
 export const TOOL_INPUT_SUMMARY_CHARS = 200;
 
@@ -21,7 +23,7 @@ export const TOOL_INPUT_SUMMARY_CHARS = 200;
 export interface ToolResultPreview {
   /** The first TOOL_RESULT_PREVIEW_BYTES UTF-8 bytes of the redacted result. */
   preview: string;
-  /** UTF-8 bytes of the whole redacted result. */
+  /** UTF-8 bytes of the whole redacted result (of the whole result past the first 16,384 characters, which alone are redacted). */
   bytes: number;
   /** Whether `preview` is shorter than the result. */
   truncated: boolean;
@@ -37,7 +39,9 @@ const TEXT_RULES: Array<[RegExp, string]> = [
   [/-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)/g, CENSOR],
   [/\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{8,}/gi, `$1 ${CENSOR}`],
   // `password: x`, `GITHUB_TOKEN=x`, `"api_key": "x"` (a key ending in a secret word) outside JSON (a log line, an .env file).
-  [new RegExp(String.raw`(\b[A-Za-z0-9_-]*${SECRET_WORD}["']?\s*[:=]\s*["']?)[^\s"',;&]+`, 'gi'), `$1${CENSOR}`],
+  // The match starts at the secret word, not at the key's start: a pattern for the whole key (`[\w-]*token…`) tried
+  // from every word boundary of a long `a-a-a-…` took quadratic time (80 kB: 16 s).
+  [new RegExp(String.raw`(${SECRET_WORD}["']?\s*[:=]\s*["']?)[^\s"',;&]+`, 'gi'), `$1${CENSOR}`],
   [
     /\b(?:sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|xox[abprs]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16})\b/g,
     CENSOR,
@@ -75,10 +79,12 @@ function cutUtf8(text: string, max: number): string {
 export function previewToolResult(content: string): ToolResultPreview {
   const parsed = asJson(content);
   const json = parsed !== undefined;
-  const text = redactText(json ? JSON.stringify(censorSecrets(parsed, 64), null, 2) : content);
-  const bytes = Buffer.byteLength(text, 'utf8');
+  const whole = json ? JSON.stringify(censorSecrets(parsed, 64), null, 2) : content;
+  const text = redactText(whole.slice(0, TOOL_RESULT_SCAN_CHARS));
   const preview = cutUtf8(text, TOOL_RESULT_PREVIEW_BYTES);
-  return { preview, bytes, truncated: preview.length < text.length, json };
+  const bytes =
+    whole.length > TOOL_RESULT_SCAN_CHARS ? Buffer.byteLength(whole, 'utf8') : Buffer.byteLength(text, 'utf8');
+  return { preview, bytes, truncated: preview.length < text.length || whole.length > TOOL_RESULT_SCAN_CHARS, json };
 }
 
 /** A tool call's input as a run lists it: JSON with secret-named keys redacted, cut at 200 characters. Pure. */

@@ -60,4 +60,18 @@ describe('tool result preview', () => {
     expect(long).toHaveLength(201);
     expect(long.endsWith('…')).toBe(true);
   });
+
+  it('redacts hostile text in one pass (before the fix, 1 MB of `a-a-…` ran for hours: this test timed out)', () => {
+    for (const hostile of [
+      'a-'.repeat(500_000),
+      'x_token'.repeat(100_000),
+      '-----BEGIN RSA PRIVATE KEY-----'.repeat(30_000),
+    ]) {
+      const r = previewToolResult(hostile);
+      expect(r.truncated).toBe(true);
+      expect(r.bytes).toBe(Buffer.byteLength(hostile));
+    }
+    // The summary of an input too.
+    expect(summarizeToolInput({ path: 'a-'.repeat(500_000) })).toHaveLength(201);
+  });
 });
