@@ -23,7 +23,7 @@ export const TOOL_INPUT_SUMMARY_CHARS = 200;
 export interface ToolResultPreview {
   /** The first TOOL_RESULT_PREVIEW_BYTES UTF-8 bytes of the redacted result. */
   preview: string;
-  /** UTF-8 bytes of the whole redacted result (of the whole result past the first 16,384 characters, which alone are redacted). */
+  /** UTF-8 bytes of the whole result, its first 16,384 characters (the ones redacted and kept from) as redacted. */
   bytes: number;
   /** Whether `preview` is shorter than the result. */
   truncated: boolean;
@@ -82,8 +82,8 @@ export function previewToolResult(content: string): ToolResultPreview {
   const whole = json ? JSON.stringify(censorSecrets(parsed, 64), null, 2) : content;
   const text = redactText(whole.slice(0, TOOL_RESULT_SCAN_CHARS));
   const preview = cutUtf8(text, TOOL_RESULT_PREVIEW_BYTES);
-  const bytes =
-    whole.length > TOOL_RESULT_SCAN_CHARS ? Buffer.byteLength(whole, 'utf8') : Buffer.byteLength(text, 'utf8');
+  // The whole length as kept: the redacted head and the rest as it is.
+  const bytes = Buffer.byteLength(text, 'utf8') + Buffer.byteLength(whole.slice(TOOL_RESULT_SCAN_CHARS), 'utf8');
   return { preview, bytes, truncated: preview.length < text.length || whole.length > TOOL_RESULT_SCAN_CHARS, json };
 }
 
