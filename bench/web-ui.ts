@@ -9,12 +9,11 @@
  *   npx tsx bench/web-ui.ts          (BENCH_RUNS loads per page, default 5)
  */
 import fs from 'node:fs';
-import { chromium } from 'playwright-core';
+import { CHROMIUM, launchChromium } from '../web/e2e/browser.ts';
 import { ensureWebBuild } from '../web/build.js';
 import { median, startNode, stop, table, tempDir, benchLine } from './lib/util.ts';
 
 const runs = Number(process.env.BENCH_RUNS ?? 5);
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 if (!fs.existsSync(CHROMIUM)) {
   console.log(`skipped: no Chromium at ${CHROMIUM}`);
   process.exit(0);
@@ -29,19 +28,7 @@ interface Load {
 
 const dir = tempDir('web-ui');
 const server = await startNode('server/start.js', { DATA_DIR: dir, LOG_LEVEL: 'warn', BREACH_CHECK_URL: 'off' });
-const browser = await chromium.launch({
-  executablePath: CHROMIUM,
-  args: [
-    '--headless',
-    '--no-sandbox',
-    '--disable-gpu',
-    '--disable-quic',
-    '--no-first-run',
-    '--disable-background-networking',
-    '--disable-component-update',
-    '--disable-sync',
-  ],
-});
+const browser = await launchChromium();
 
 async function load(url: string, ready: string): Promise<Load> {
   const context = await browser.newContext();
