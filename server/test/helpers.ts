@@ -95,22 +95,23 @@ export async function openTestDatabase(dataDir: string): Promise<{ database: Dat
   return { database, drop };
 }
 
+/** How a test app is built (`buildTestApp`, `appOverDatabase`). */
+export interface TestAppOptions {
+  env?: Record<string, string>;
+  overrides?: Partial<AppDeps>;
+  logger?: any;
+  /** Options of the composition root (e.g. in-memory document loaders, see knowledge-helpers.ts). */
+  services?: ServicesOptions;
+  /** Called with the infrastructure before the app starts (bind a test store to the job queue). */
+  onDeps?: (deps: AppDeps) => void;
+}
+
 /**
  * Build the app for a test file.
  * @param opts.env extra environment (validated by the real config schema); BREACH_CHECK_URL defaults to off.
  * @param opts.overrides providers to swap (stand-ins), as `createDeps` takes them.
  */
-export async function buildTestApp(
-  opts: {
-    env?: Record<string, string>;
-    overrides?: Partial<AppDeps>;
-    logger?: any;
-    /** Options of the composition root (e.g. in-memory document loaders, see knowledge-helpers.ts). */
-    services?: ServicesOptions;
-    /** Called with the infrastructure before the app starts (bind a test store to the job queue). */
-    onDeps?: (deps: AppDeps) => void;
-  } = {},
-): Promise<TestApp> {
+export async function buildTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
   const dataDir = fs.mkdtempSync(path.join(path.resolve('.tmp'), 'data-'));
   const { database, drop } = await openTestDatabase(dataDir);
   return appOverDatabase(dataDir, database, {
@@ -129,15 +130,7 @@ export async function buildTestApp(
 export async function appOverDatabase(
   dataDir: string,
   database: Database,
-  opts: {
-    env?: Record<string, string>;
-    overrides?: Partial<AppDeps>;
-    logger?: any;
-    services?: ServicesOptions;
-    onDeps?: (deps: AppDeps) => void;
-    keys?: Parameters<typeof createDeps>[2];
-    onClose?: () => Promise<void>;
-  } = {},
+  opts: TestAppOptions & { keys?: Parameters<typeof createDeps>[2]; onClose?: () => Promise<void> } = {},
 ): Promise<TestApp> {
   const config = loadConfig({ DATA_DIR: dataDir, BREACH_CHECK_URL: 'off', APP_URL: 'http://app.test', ...opts.env });
   const log = opts.logger ?? silent;
