@@ -16,7 +16,7 @@ import { installAuth } from './http/auth.ts';
 import { installAuthorization } from './http/authorize.ts';
 import { installThrottle } from './http/throttle.ts';
 import { installDrainOnClose } from './http/drain.ts';
-import { installSecurityHeaders } from './http/security-headers.ts';
+import { securityHeadersSetter } from './http/security-headers.ts';
 import type { AppDeps } from './deps.ts';
 import { redactUrl } from './http/logging.ts';
 import { installOperationIds, openApiOptions } from './http/openapi.ts';
@@ -89,8 +89,12 @@ export async function buildApp(
       await tracing.shutdown();
     });
   }
+  // The request id and the browser's protections (CSP, framing, referrer, HSTS over https, …;
+  // http/security-headers.ts) on every answer, in one hook.
+  const securityHeaders = securityHeadersSetter();
   app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
+    securityHeaders(req, reply);
     done();
   });
   const { metrics } = deps;
@@ -111,8 +115,6 @@ export async function buildApp(
   });
   // A browser's unknown page path answers the web UI (its own not-found page), other unknown paths the envelope.
   installErrorHandling(app, { page: pageFallback(services.webui) });
-  // CSP, framing, referrer, HSTS over https, … on every answer (http/security-headers.ts).
-  await installSecurityHeaders(app);
   // JSON depth, NUL/surrogates/control characters, the validator over prepared schemas (http/input.ts).
   installInputChecks(app);
   // The OpenAPI document: the shared error component, an operationId per route, then the plugin.

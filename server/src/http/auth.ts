@@ -354,8 +354,10 @@ export function installAuth(
   // requests finish authentication without a promise.
   app.addHook('onRequest', (req, _reply, done) => {
     try {
-      const mode: AuthMode = req.routeOptions.config?.auth ?? 'user';
-      if (!req.routeOptions.url) return done(); // unknown route: the not-found handler answers
+      // `routeOptions` is a getter building a new object: read once.
+      const route = req.routeOptions;
+      if (!route.url) return done(); // unknown route: the not-found handler answers
+      const mode: AuthMode = route.config?.auth ?? 'user';
       const token = bearer(req);
       if (!token) {
         if (mode === 'public') return done();

@@ -2,7 +2,7 @@
  * Authorization before validation, decided once in the request pipeline (docs/ARCHITECTURE.md, HTTP conventions).
  * Fastify runs `onRequest` (authentication, http/auth.ts: 401, and 403 for `config.auth: 'admin'`), then
  * `preParsing`, then reads the body, then `preValidation` and the schema validation (400). This `preParsing` hook
- * decides, before a byte of the body is read or validated:
+ * (on the routes that need it) decides, before a byte of the body is read or validated:
  *  - a project-scoped route (its path names the project as `:name` under `/api/crm/projects/`, or as `:project`
  *    under `/api/cli/` and `/api/mcp/`): the caller must have access to that project (owner or admin), else 403
  *    `forbidden` or 404 `project_not_found`, as the service's own first line would answer;
@@ -10,7 +10,7 @@
  * So a request without a token answers 401, another tenant's 403/404 and a caller lacking a role 403, whatever
  * its body; the services keep their own checks as well.
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest, preParsingHookHandler } from 'fastify';
 import type { Actor } from './auth.ts';
 import { findTextProblem } from './input.ts';
 
@@ -48,11 +48,7 @@ export function installAuthorization(
   app: FastifyInstance,
   deps: { access: { project(actor: Actor, name: string): Promise<unknown> } },
 ): void {
-  app.addHook('onRoute', (route) => {
-    const param = projectParamOf(route.url);
-    if (param) route.config = { ...(route.config as object), projectParam: param };
-  });
-  app.addHook('preParsing', async (req, _reply, payload) => {
+  const check: preParsingHookHandler = async (req, _reply, payload) => {
     const config = req.routeOptions.config;
     if (config?.authorize) await config.authorize(req);
     const param = config?.projectParam;
@@ -62,5 +58,14 @@ export function installAuthorization(
       if (lookable(name)) await deps.access.project(req.actor, name);
     }
     return payload;
+  };
+  // Only on the routes that have something to check (a project in the path, `config.authorize`), and before their
+  // own preParsing hooks: the others run no hook at all for it (one promise less per request).
+  app.addHook('onRoute', (route) => {
+    const param = projectParamOf(route.url);
+    if (param) route.config = { ...(route.config as object), projectParam: param };
+    if (!param && !(route.config as { authorize?: unknown } | undefined)?.authorize) return;
+    const own = route.preParsing;
+    route.preParsing = [check, ...(Array.isArray(own) ? own : own ? [own] : [])];
   });
 }

@@ -11,7 +11,7 @@
  * Over a limit: 429 `rate_limited` with `Retry-After` (seconds) and `retry_after` in the body.
  */
 import rateLimit, { normalizeIP } from '@fastify/rate-limit';
-import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onSendHookHandler, RouteOptions } from 'fastify';
 import { TooManyRequests } from './errors.ts';
 import { errors } from './schemas.ts';
 
@@ -129,6 +129,12 @@ export async function installThrottle(
     return check;
   };
 
+  const clearOnSuccess: onSendHookHandler = async (req, reply, payload) => {
+    if (!req.throttleClear || reply.statusCode >= 400) return payload;
+    for (const key of req.throttleClear)
+      await deps.clear(key).catch((err) => deps.log.warn({ err: (err as Error).message }, 'rate limit not cleared'));
+    return payload;
+  };
   app.addHook('onRoute', (route: RouteOptions) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     const rules = methods.flatMap((m) => RULES[`${m} ${route.url}`] ?? []);
@@ -153,12 +159,12 @@ export async function installThrottle(
       ...(Array.isArray(route.preHandler) ? route.preHandler : route.preHandler ? [route.preHandler] : []),
       handler,
     ];
-  });
-  // Before the answer leaves (so the client's next request sees it): a success clears its keys.
-  app.addHook('onSend', async (req, reply, payload) => {
-    if (!req.throttleClear || reply.statusCode >= 400) return payload;
-    for (const key of req.throttleClear)
-      await deps.clear(key).catch((err) => deps.log.warn({ err: (err as Error).message }, 'rate limit not cleared'));
-    return payload;
+    // Before the answer leaves (so the client's next request sees it): a success clears its keys. Only on the routes
+    // with such a rule (sign-in), so the others run no hook for it.
+    if (active.some((a) => a.rule.clearOnSuccess))
+      route.onSend = [
+        ...(Array.isArray(route.onSend) ? route.onSend : route.onSend ? [route.onSend] : []),
+        clearOnSuccess,
+      ];
   });
 }

@@ -56,7 +56,7 @@ describe('web UI', () => {
   it('pages and answers carry a strict CSP, refuse framing and send no referrer; HSTS only over https', async () => {
     for (const [app, url] of [
       [t.app, '/projects/market-study'],
-      [t.app, '/api/crm/skills'],
+      [t.app, '/api/reference/'],
       [missing.app, '/login'],
     ] as const) {
       const res = await api(app, 'GET', url, { headers: html });
@@ -76,6 +76,31 @@ describe('web UI', () => {
     expect(secure.headers['strict-transport-security']).toBe('max-age=31536000; includeSubDomains');
     const untrusted = await api(t.app, 'GET', '/login', { headers: proxied });
     expect(untrusted.headers['strict-transport-security']).toBeUndefined();
+  });
+
+  it("the API's answers (never HTML) carry a shorter, stricter set: nothing may load, run, frame or submit", async () => {
+    for (const [app, url] of [
+      [t.app, '/api/crm/skills'],
+      [t.app, '/api/auth/me'],
+      [t.app, '/api/no-such-route'],
+      [missing.app, '/api/openapi.json'],
+    ] as const) {
+      const res = await api(app, 'GET', url, { headers: html });
+      expect(res.headers['content-type'], url).not.toMatch(/html/);
+      expect(res.headers['content-security-policy'], url).toBe(
+        "default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+      );
+      expect(res.headers['x-content-type-options'], url).toBe('nosniff');
+      expect(res.headers['x-frame-options'], url).toBe('DENY');
+      expect(res.headers['referrer-policy'], url).toBe('no-referrer');
+      expect(res.headers['cross-origin-resource-policy'], url).toBe('same-origin');
+      expect(res.headers['cross-origin-opener-policy'], url).toBe('same-origin');
+      expect(res.headers['strict-transport-security'], url).toBeUndefined();
+    }
+    const secure = await api(missing.app, 'GET', '/api/crm/skills', {
+      headers: { ...html, 'x-forwarded-proto': 'https' },
+    });
+    expect(secure.headers['strict-transport-security']).toBe('max-age=31536000; includeSubDomains');
   });
 
   it('assets are immutable and sent pre-compressed to clients that accept gzip', async () => {
