@@ -12,8 +12,11 @@
 /** Query parameters whose values are never logged. */
 const SECRET_QUERY = /([?&](?:token|access_token|api_key|key|password|secret)=)[^&]*/gi;
 
-/** A URL as logged: the values of `token=` (and other secret-named query parameters) replaced. */
-export const redactUrl = (url: string) => url.replace(SECRET_QUERY, '$1[redacted]');
+/**
+ * A URL as logged: the values of `token=` (and other secret-named query parameters) replaced. A URL without `=`
+ * (most; this runs for every access-log line) cannot match and is returned as it is, without running the expression.
+ */
+export const redactUrl = (url: string) => (url.includes('=') ? url.replace(SECRET_QUERY, '$1[redacted]') : url);
 
 /** Keys whose values never reach a log line, wherever they appear (compared without case). */
 export const SECRET_KEYS = [
@@ -42,6 +45,16 @@ export const SECRET_KEYS = [
 ];
 
 const SECRET = new Set(SECRET_KEYS.map((k) => k.toLowerCase()));
+/** Whether a key is secret, remembered per key as written (a log line's keys are few and recur; bounded). */
+const secretByKey = new Map<string, boolean>();
+const isSecretKey = (key: string): boolean => {
+  let secret = secretByKey.get(key);
+  if (secret === undefined) {
+    secret = SECRET.has(key.toLowerCase());
+    if (secretByKey.size < 10_000) secretByKey.set(key, secret);
+  }
+  return secret;
+};
 const CENSOR = '[redacted]';
 const isPlain = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' &&
@@ -67,7 +80,13 @@ export function censorSecrets<T>(value: T, depth = 4): T {
   let out: Record<string, unknown> | undefined;
   for (const key of Object.keys(value)) {
     const v = value[key];
-    const next = SECRET.has(key.toLowerCase()) ? (v === undefined ? v : CENSOR) : censorSecrets(v, depth - 1);
+    const next = isSecretKey(key)
+      ? v === undefined
+        ? v
+        : CENSOR
+      : typeof v === 'object' && v !== null
+        ? censorSecrets(v, depth - 1)
+        : v;
     if (next !== v) (out ??= { ...value })[key] = next;
   }
   return (out ?? value) as T;
