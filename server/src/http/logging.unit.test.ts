@@ -99,5 +99,17 @@ describe('loggerOptions', () => {
     expect(redactUrl('/a?token=abc&x=1')).toBe('/a?token=[redacted]&x=1');
     expect(redactUrl('/a?x=1&api_key=k&password=p')).toBe('/a?x=1&api_key=[redacted]&password=[redacted]');
     expect(redactUrl('/a?tokens=1')).toBe('/a?tokens=1');
+    const plain = '/api/auth/me';
+    expect(redactUrl(plain)).toBe(plain);
+  });
+
+  it('censorSecrets answers the same for a key seen before, in any case', () => {
+    for (let i = 0; i < 3; i++) {
+      expect(censorSecrets({ Password: 'p', method: 'GET', nested: { TOKEN: 't', n: i } })).toEqual({
+        Password: '[redacted]',
+        method: 'GET',
+        nested: { TOKEN: '[redacted]', n: i },
+      });
+    }
   });
 });

@@ -15,16 +15,17 @@
  *
  * The API's answers (`/api/…` except the reference page `/api/reference`) are never HTML (JSON, event streams,
  * downloads sent as `application/octet-stream` or their own media type with `nosniff`), so they carry a shorter but
- * stricter set (`API_HEADERS`): `Content-Security-Policy: default-src 'none'; base-uri 'none'; form-action 'none';
- * frame-ancestors 'none'` (a document made of such an answer may load, run, frame or submit nothing, and be framed
- * nowhere), `X-Content-Type-Options: nosniff`, `Cross-Origin-Resource-Policy: same-origin`,
+ * stricter set (`apiSecurityHeaders()`): `Content-Security-Policy: default-src 'none'; base-uri 'none';
+ * form-action 'none'; frame-ancestors 'none'` (a document made of such an answer may load, run, frame or submit
+ * nothing, and be framed nowhere), `X-Content-Type-Options: nosniff`, `Cross-Origin-Resource-Policy: same-origin`,
  * `Cross-Origin-Opener-Policy: same-origin`, `Referrer-Policy: no-referrer` and `X-Frame-Options: DENY` as on the
  * pages. Left out of them, each having no effect on an answer that is not an HTML document: `Origin-Agent-Cluster`
  * (the agent cluster of a page's scripts; none may run), `X-DNS-Prefetch-Control` (prefetching of an HTML page's
  * links), `X-Download-Options` (Internet Explorer 8 opening a downloaded HTML file in the site's context),
  * `X-Permitted-Cross-Domain-Policies` (read by Flash and Acrobat on the answer of a policy file, `/crossdomain.xml`,
  * which keeps the full set) and `X-XSS-Protection: 0` (turns off old browsers' filter of HTML pages). The whole set
- * was ~640 bytes of every answer, the API's is ~300 (bench/README.md, `auth-me`).
+ * is ~640 bytes, the API's ~280 (bench/README.md, "Auth-me"). The web UI opens no API answer as a document of its
+ * own (images, fetches and redirects only; the research-note PDF is shown from an object URL, under the page's policy).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
