@@ -12,6 +12,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import v8 from 'node:v8';
+import { Session } from 'node:inspector/promises';
 import { loadConfig } from '../server/src/config.ts';
 import { openDatabase } from '../server/src/db/database.ts';
 import { migrateToLatest } from '../server/src/db/migrate.ts';
@@ -20,6 +22,7 @@ import { createDeps } from '../server/src/deps.ts';
 import { createBuiltinEngine, type AgentEngine } from '../server/src/modules/runtime/engine.ts';
 import { startLlmStandIn } from '../server/test/standins/llm.ts';
 import { benchLine } from './lib/util.ts';
+import { sqlStats, watchLockHolds } from './lib/pglite-stats.ts';
 
 const N = Number(process.argv[2] ?? 200);
 const WORKERS = 20;
@@ -63,10 +66,35 @@ const database = await openDatabase({ url: config.databaseUrl, dataDir });
 await migrateToLatest(database.db);
 
 const turns: Array<{ total_ms: number; llm_ms: number }> = [];
+/** `BENCH_TURN_PARTS=1`: the times of each part of the turns (ms). */
+const parts: Record<string, number[]> = {};
 const inner = createBuiltinEngine();
 const engine: AgentEngine = {
   name: inner.name,
   async run(input, hooks) {
+    if (process.env.BENCH_TURN_PARTS) {
+      // Each part of a turn's overhead timed apart: the hooks that write the run row, and the tools.
+      const timed =
+        <A extends unknown[], R>(part: string, fn: (...a: A) => Promise<R>) =>
+        async (...a: A): Promise<R> => {
+          const t = performance.now();
+          try {
+            return await fn(...a);
+          } finally {
+            (parts[part] ??= []).push(performance.now() - t);
+          }
+        };
+      hooks = {
+        ...hooks,
+        beforeTurn: timed('beforeTurn', hooks.beforeTurn.bind(hooks)),
+        ...(hooks.checkpoint ? { checkpoint: timed('checkpoint', hooks.checkpoint.bind(hooks)) } : {}),
+      };
+      input = {
+        ...input,
+        call: timed('model call (metered)', input.call),
+        tools: input.tools.map((t) => ({ ...t, run: timed(`tool ${t.name}`, t.run.bind(t)) })),
+      };
+    }
     const r = await inner.run(input, hooks);
     turns.push(...r.turnTimings);
     return r;
@@ -125,8 +153,20 @@ for (let i = 0; i < WORKERS; i++) {
 const token = await deps.tokens.sign({ sub: user.id, role: 'user', pv: 0, chat_id: String(user.id) });
 
 const maxRssBefore = process.resourceUsage().maxRSS * 1024;
+const heapBefore = process.memoryUsage().heapUsed;
 peakRss = process.memoryUsage().rss;
 sampling = true;
+if (process.env.BENCH_SQL_STATS) sqlStats.start();
+const lockReport = process.env.BENCH_LOCK_STATS ? await watchLockHolds(Number(process.env.BENCH_LOCK_STATS)) : null;
+// `BENCH_CPU_PROF=file.cpuprofile`: a CPU profile (500 µs sampling) of the runs only, from the first request to the last
+// run finished (not the database's initdb nor the app's start).
+const profiler = process.env.BENCH_CPU_PROF ? new Session() : null;
+if (profiler) {
+  profiler.connect();
+  await profiler.post('Profiler.enable');
+  await profiler.post('Profiler.setSamplingInterval', { interval: 500 });
+  await profiler.post('Profiler.start');
+}
 const t0 = performance.now();
 const answers = await Promise.all(
   Array.from({ length: N }, (_, i) =>
@@ -151,6 +191,17 @@ for (;;) {
   await new Promise((r) => setTimeout(r, 20));
 }
 const finished = performance.now();
+sqlStats.stop();
+if (profiler) {
+  const { profile } = await profiler.post('Profiler.stop');
+  fs.writeFileSync(process.env.BENCH_CPU_PROF!, JSON.stringify(profile));
+  profiler.disconnect();
+}
+const heapAfter = process.memoryUsage().heapUsed;
+// With `node --expose-gc`: what of the heap's growth over the runs a full collection gives back (garbage, not held).
+const gc = (globalThis as { gc?: () => void }).gc;
+gc?.();
+const heapAfterGc = gc ? process.memoryUsage().heapUsed : null;
 peakRss = Math.max(peakRss, process.memoryUsage().rss);
 sampling = false;
 const statuses = await database.db
@@ -189,6 +240,21 @@ console.log(`model call (stand-in, incl. SDK): p50 ${q(llm, 50).toFixed(2)} ms, 
 console.log(`peak RSS (runs):    ${(peakRss / 1024 / 1024).toFixed(0)} MiB`);
 console.log(
   `max RSS before:     ${(maxRssBefore / 1024 / 1024).toFixed(0)} MiB (process high-water mark at the first request: database open, app start)`,
+);
+
+if (process.env.BENCH_SQL_STATS) sqlStats.report(N);
+lockReport?.();
+if (process.env.BENCH_HEAP_SNAPSHOT) {
+  // After the runs (and the full GC above with `node --expose-gc`), before anything is closed: what the heap holds.
+  console.log(`heap snapshot: ${v8.writeHeapSnapshot(process.env.BENCH_HEAP_SNAPSHOT)}`);
+}
+
+for (const [part, xs] of Object.entries(parts))
+  console.log(`  ${part.padEnd(22)} n ${xs.length}, p50 ${q(xs, 50).toFixed(2)} ms, p99 ${q(xs, 99).toFixed(2)} ms`);
+const mib = (b: number) => Math.round(b / 1024 / 1024);
+console.log(
+  `heap used:          ${mib(heapBefore)} MiB at the first request → ${mib(heapAfter)} MiB after the runs` +
+    (heapAfterGc !== null ? ` → ${mib(heapAfterGc)} MiB after a full GC` : ' (node --expose-gc: also after a full GC)'),
 );
 
 benchLine('runtime', {
