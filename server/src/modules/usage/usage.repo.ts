@@ -135,27 +135,31 @@ export function createUsageRepo(db: Kysely<DB>) {
       return Number(r?.n ?? 0);
     },
 
-    /** Live reservations (not expired) of a worker, in tokens. */
-    async reservedForWorker(workerId: number, ex: Executor = db): Promise<number> {
-      const r = await ex
-        .selectFrom('token_reservations')
-        .select(sumReserved.as('n'))
-        .where('worker_id', '=', workerId)
-        .where('expires_at', '>', new Date())
-        .executeTakeFirst();
-      return Number(r?.n ?? 0);
+    /**
+     * A worker's budget use: its calls' tokens since `since` plus its live reservations (not expired), in one
+     * statement, so one snapshot: a call settling meanwhile (`settleReservation`) is counted once, as reserved or as
+     * used, never neither.
+     */
+    async workerBudgetUsed(workerId: number, since: Date, ex: Executor = db): Promise<number> {
+      const r = await sql<{ n: number }>`
+        select (select ${sumTotal} from token_usage where worker_id = ${workerId} and created_at >= ${since})
+             + (select ${sumReserved} from token_reservations where worker_id = ${workerId} and expires_at > ${new Date()})
+               as n`.execute(ex);
+      return Number(r.rows[0]?.n ?? 0);
     },
 
-    /** Live reservations drawing on a user's trial, in tokens. */
-    async reservedForTrial(userId: number, ex: Executor = db): Promise<number> {
-      const r = await ex
-        .selectFrom('token_reservations')
-        .select(sumReserved.as('n'))
-        .where('user_id', '=', userId)
-        .where('key_source', '=', 'trial')
-        .where('expires_at', '>', new Date())
-        .executeTakeFirst();
-      return Number(r?.n ?? 0);
+    /**
+     * Tokens drawn from a user's trial since `since` plus its live reservations, in one statement (one snapshot, as
+     * `workerBudgetUsed`).
+     */
+    async trialBudgetUsed(userId: number, since: Date, ex: Executor = db): Promise<number> {
+      const r = await sql<{ n: number }>`
+        select (select ${sumTotal} from token_usage
+                 where user_id = ${userId} and key_source = 'trial' and created_at >= ${since})
+             + (select ${sumReserved} from token_reservations
+                 where user_id = ${userId} and key_source = 'trial' and expires_at > ${new Date()})
+               as n`.execute(ex);
+      return Number(r.rows[0]?.n ?? 0);
     },
 
     async insertReservation(
@@ -201,6 +205,25 @@ export function createUsageRepo(db: Kysely<DB>) {
     async deleteReservation(id: number, ex: Executor = db): Promise<boolean> {
       const r = await ex.deleteFrom('token_reservations').where('id', '=', id).executeTakeFirst();
       return Number(r.numDeletedRows) > 0;
+    },
+
+    /**
+     * Settle reservation `id` with the call's real usage `r`: the reservation is deleted and the usage row inserted
+     * in one statement, only when the reservation was still there (a reservation already charged by
+     * `settleReservations` stays the charge: a call is counted once). One statement is one snapshot and commits at
+     * once, so a budget sum (`workerBudgetUsed`, `trialBudgetUsed`) sees the call either reserved or used.
+     * @returns whether the row was written.
+     */
+    async settleReservation(id: number, r: UsageRowInput, ex: Executor = db): Promise<boolean> {
+      const res = await sql`
+        with d as (delete from token_reservations where id = ${id} returning id)
+        insert into token_usage (user_id, project_id, project_name, worker_id, run_id, model, source, key_source,
+                                 input_tokens, output_tokens, cache_tokens, total_tokens)
+        select ${r.userId}::bigint, ${r.projectId}::bigint, ${r.projectName}::text, ${r.workerId}::bigint,
+               ${r.runId ?? null}::bigint, ${r.model}::text, ${r.source}::text, ${r.keySource}::text,
+               ${r.input}::bigint, ${r.output}::bigint, ${r.cache}::bigint, ${r.input + r.output + r.cache}::bigint
+        from d`.execute(ex);
+      return Number(res.numAffectedRows ?? 0) > 0;
     },
 
     /**
