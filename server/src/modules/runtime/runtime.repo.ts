@@ -13,6 +13,11 @@ type Executor = Kysely<DB> | Transaction<DB>;
 export type RunRow = Selectable<DB['agent_runs']>;
 /** The states of a run. */
 export type RunStatus = RunRow['status'];
+/**
+ * Columns of a run written with its next write instead of on their own (its totals after a model call, its model
+ * plan): `beginTurn`, `saveJournal`, `beginTurnWithJournal` and `updateRun` take them along.
+ */
+export type RunPatch = Updateable<DB['agent_runs']>;
 
 /** Messages that went to `workerId` (alone or among several) or that it wrote. */
 const toOrFrom = (workerId: number) => (eb: ExpressionBuilder<DB, 'chat_messages'>) =>
@@ -149,6 +154,33 @@ export function createRuntimeRepo(db: Kysely<DB>) {
     },
 
     /**
+     * A run's message `messageId` and the worker's conversation before it (`conversation`) in one statement.
+     * @returns the message's text (undefined when it is gone) and the newest `limit` earlier messages, newest first.
+     */
+    async messageWithConversation(
+      projectId: number,
+      workerId: number,
+      messageId: number,
+      limit: number,
+    ): Promise<{ content: string | undefined; history: Array<{ role: 'user' | 'assistant'; content: string }> }> {
+      const rows = await db
+        .selectFrom('chat_messages')
+        .select(['id', 'role', 'content'])
+        .where((eb) =>
+          eb.or([
+            eb('id', '=', messageId),
+            eb.and([eb('project_id', '=', projectId), eb('id', '<', messageId), toOrFrom(workerId)(eb)]),
+          ]),
+        )
+        .orderBy('id', 'desc')
+        .limit(limit + 1)
+        .execute();
+      const own = rows[0]?.id === messageId ? rows[0] : undefined;
+      const history = (own ? rows.slice(1) : rows.slice(0, limit)).map((r) => ({ role: r.role, content: r.content }));
+      return { content: own?.content, history };
+    },
+
+    /**
      * Lock run `id` for the rest of the transaction. @returns its state, creation time, queue time, and the claim
      * it is under (`instance_id`, `replays`).
      */
@@ -209,11 +241,14 @@ export function createRuntimeRepo(db: Kysely<DB>) {
         .execute();
     },
 
-    /** Before a turn: heartbeat and turns done. @returns `cancel_requested`, or undefined when the run is gone. */
-    beginTurn: (runId: number, turnsDone: number) =>
+    /**
+     * Before a turn: heartbeat and turns done (with `patch`'s columns). @returns `cancel_requested`, or undefined when
+     * the run is gone.
+     */
+    beginTurn: (runId: number, turnsDone: number, patch: RunPatch = {}) =>
       db
         .updateTable('agent_runs')
-        .set({ heartbeat_at: new Date(), turns: turnsDone })
+        .set({ ...patch, heartbeat_at: new Date(), turns: turnsDone })
         .where('id', '=', runId)
         .returning(['cancel_requested'])
         .executeTakeFirst(),
@@ -285,13 +320,14 @@ export function createRuntimeRepo(db: Kysely<DB>) {
     // (`instance_id` and `replays` unchanged), so a run taken back twice, or by two instances, changes once.
 
     /**
-     * Store a running run's journal (journal.ts) under claim `fence`, with a heartbeat. @returns false when the run
-     * is no longer running under that claim (taken back, or ended).
+     * Store a running run's journal (journal.ts) under claim `fence`, with a heartbeat (and `patch`'s columns).
+     * @returns false when the run is no longer running under that claim (taken back, or ended).
      */
-    async saveJournal(id: number, fence: RunClaim, journal: unknown): Promise<boolean> {
+    async saveJournal(id: number, fence: RunClaim, journal: unknown, patch: RunPatch = {}): Promise<boolean> {
       const u = await db
         .updateTable('agent_runs')
         .set({
+          ...patch,
           journal: JSON.stringify(journal),
           heartbeat_at: new Date(),
           turns: (journal as { turns: number }).turns,
@@ -306,13 +342,13 @@ export function createRuntimeRepo(db: Kysely<DB>) {
 
     /**
      * Before a turn that follows a stored step (journal.ts): `saveJournal` and `beginTurn` in one statement (the
-     * journal, a heartbeat and its turns, under claim `fence`). @returns `cancel_requested`, or undefined when the run
+     * journal, a heartbeat and its turns, under claim `fence`; with `patch`'s columns). @returns `cancel_requested`, or undefined when the run
      * is no longer running under that claim (taken back, or ended).
      */
-    beginTurnWithJournal: (id: number, fence: RunClaim, journal: { turns: number }) =>
+    beginTurnWithJournal: (id: number, fence: RunClaim, journal: { turns: number }, patch: RunPatch = {}) =>
       db
         .updateTable('agent_runs')
-        .set({ journal: JSON.stringify(journal), heartbeat_at: new Date(), turns: journal.turns })
+        .set({ ...patch, journal: JSON.stringify(journal), heartbeat_at: new Date(), turns: journal.turns })
         .where('id', '=', id)
         .where('status', '=', 'running')
         .where('instance_id', '=', fence.instance_id)
@@ -407,21 +443,6 @@ export function createRuntimeRepo(db: Kysely<DB>) {
         .where('status', '=', 'running')
         .returning(['heartbeat_at'])
         .executeTakeFirst(),
-
-    /**
-     * A worker's conversation before message `beforeId` (messages to it, parallel ones included, and its
-     * replies): the newest `limit`, newest first.
-     */
-    conversation: (projectId: number, workerId: number, beforeId: number, limit: number) =>
-      db
-        .selectFrom('chat_messages')
-        .select(['role', 'content'])
-        .where('project_id', '=', projectId)
-        .where('id', '<', beforeId)
-        .where(toOrFrom(workerId))
-        .orderBy('id', 'desc')
-        .limit(limit)
-        .execute(),
 
     /**
      * A project's messages, newest first: at most `limit`, with id below `before` when given, and only one
