@@ -6,6 +6,7 @@
 import { type ExpressionBuilder, type Kysely, type Selectable, sql, type Transaction, type Updateable } from 'kysely';
 import type { DB } from '../../db/types.ts';
 import { pagedById, purgeOlderThan } from '../../db/privacy-sql.ts';
+import { precompiled } from '../../db/precompiled.ts';
 
 type Executor = Kysely<DB> | Transaction<DB>;
 
@@ -17,7 +18,35 @@ export type RunStatus = RunRow['status'];
  * Columns of a run written with its next write instead of on their own (its totals after a model call, its model
  * plan): `beginTurn`, `saveJournal`, `beginTurnWithJournal` and `updateRun` take them along.
  */
-export type RunPatch = Updateable<DB['agent_runs']>;
+export type RunPatch = Pick<
+  Updateable<DB['agent_runs']>,
+  'model' | 'cascade' | 'input_tokens' | 'output_tokens' | 'cache_tokens' | 'total_tokens'
+>;
+
+/** `RunPatch`'s columns as $1–$6 of the turn statements below: a null leaves its column as it is. */
+const PATCH_SET = `model = coalesce($1, model), cascade = coalesce($2, cascade),
+  input_tokens = coalesce($3, input_tokens), output_tokens = coalesce($4, output_tokens),
+  cache_tokens = coalesce($5, cache_tokens), total_tokens = coalesce($6, total_tokens)`;
+const patchParams = (p: RunPatch) => [
+  p.model ?? null,
+  p.cascade ?? null,
+  p.input_tokens ?? null,
+  p.output_tokens ?? null,
+  p.cache_tokens ?? null,
+  p.total_tokens ?? null,
+];
+// A run's turn writes (beginTurn, saveJournal, beginTurnWithJournal), compiled once (db/precompiled.ts).
+const BEGIN_TURN = precompiled<{ cancel_requested: boolean }>(
+  `update agent_runs set ${PATCH_SET}, heartbeat_at = $7, turns = $8 where id = $9 returning cancel_requested`,
+);
+const SAVE_JOURNAL = precompiled(
+  `update agent_runs set ${PATCH_SET}, journal = $7, heartbeat_at = $8, turns = $9
+   where id = $10 and status = 'running' and instance_id = $11 and replays = $12`,
+);
+const BEGIN_TURN_WITH_JOURNAL = precompiled<{ cancel_requested: boolean }>(
+  `update agent_runs set ${PATCH_SET}, journal = $7, heartbeat_at = $8, turns = $9
+   where id = $10 and status = 'running' and instance_id = $11 and replays = $12 returning cancel_requested`,
+);
 
 /** Messages that went to `workerId` (alone or among several) or that it wrote. */
 const toOrFrom = (workerId: number) => (eb: ExpressionBuilder<DB, 'chat_messages'>) =>
@@ -245,13 +274,8 @@ export function createRuntimeRepo(db: Kysely<DB>) {
      * Before a turn: heartbeat and turns done (with `patch`'s columns). @returns `cancel_requested`, or undefined when
      * the run is gone.
      */
-    beginTurn: (runId: number, turnsDone: number, patch: RunPatch = {}) =>
-      db
-        .updateTable('agent_runs')
-        .set({ ...patch, heartbeat_at: new Date(), turns: turnsDone })
-        .where('id', '=', runId)
-        .returning(['cancel_requested'])
-        .executeTakeFirst(),
+    beginTurn: async (runId: number, turnsDone: number, patch: RunPatch = {}) =>
+      (await BEGIN_TURN(db, [...patchParams(patch), new Date(), turnsDone, runId])).rows[0],
 
     /** Which of `workerIds` have a run in one of `statuses` (other than `exceptRun`). */
     async workersWithRuns(
@@ -324,20 +348,16 @@ export function createRuntimeRepo(db: Kysely<DB>) {
      * @returns false when the run is no longer running under that claim (taken back, or ended).
      */
     async saveJournal(id: number, fence: RunClaim, journal: unknown, patch: RunPatch = {}): Promise<boolean> {
-      const u = await db
-        .updateTable('agent_runs')
-        .set({
-          ...patch,
-          journal: JSON.stringify(journal),
-          heartbeat_at: new Date(),
-          turns: (journal as { turns: number }).turns,
-        })
-        .where('id', '=', id)
-        .where('status', '=', 'running')
-        .where('instance_id', '=', fence.instance_id)
-        .where('replays', '=', fence.replays)
-        .executeTakeFirst();
-      return Number(u.numUpdatedRows) > 0;
+      const u = await SAVE_JOURNAL(db, [
+        ...patchParams(patch),
+        JSON.stringify(journal),
+        new Date(),
+        (journal as { turns: number }).turns,
+        id,
+        fence.instance_id,
+        fence.replays,
+      ]);
+      return Number(u.numAffectedRows ?? 0) > 0;
     },
 
     /**
@@ -345,16 +365,18 @@ export function createRuntimeRepo(db: Kysely<DB>) {
      * journal, a heartbeat and its turns, under claim `fence`; with `patch`'s columns). @returns `cancel_requested`, or undefined when the run
      * is no longer running under that claim (taken back, or ended).
      */
-    beginTurnWithJournal: (id: number, fence: RunClaim, journal: { turns: number }, patch: RunPatch = {}) =>
-      db
-        .updateTable('agent_runs')
-        .set({ ...patch, journal: JSON.stringify(journal), heartbeat_at: new Date(), turns: journal.turns })
-        .where('id', '=', id)
-        .where('status', '=', 'running')
-        .where('instance_id', '=', fence.instance_id)
-        .where('replays', '=', fence.replays)
-        .returning(['cancel_requested'])
-        .executeTakeFirst(),
+    beginTurnWithJournal: async (id: number, fence: RunClaim, journal: { turns: number }, patch: RunPatch = {}) =>
+      (
+        await BEGIN_TURN_WITH_JOURNAL(db, [
+          ...patchParams(patch),
+          JSON.stringify(journal),
+          new Date(),
+          journal.turns,
+          id,
+          fence.instance_id,
+          fence.replays,
+        ])
+      ).rows[0],
 
     /** Running runs (of `ids` when given) with their claim and journal: the candidates of a recovery. */
     runningRuns: (ids?: number[]): Promise<RecoveryCandidate[]> => {
