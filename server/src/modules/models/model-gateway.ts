@@ -11,7 +11,7 @@
  *     tightest budget under the owner's lock), the output capped to what the budget has left — 429
  *     `token_budget_exceeded` when not even the minimum fits;
  *  3. calls the purpose's model (model-tiers.ts) on the configured vendor with the caller's cancellation signal;
- *  4. records the real usage, settling the reservation in the same transaction (source = the purpose), or
+ *  4. records the real usage, settling the reservation in the same statement (source = the purpose), or
  *     releases the reservation when the call failed;
  *  5. maps a provider failure to `ModelError`: 502 `llm_error` with its `kind` and the caller's sentence (the
  *     provider's own message never reaches an answer).
