@@ -14,6 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import v8 from 'node:v8';
 import { Session } from 'node:inspector/promises';
+import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { loadConfig } from '../server/src/config.ts';
 import { openDatabase } from '../server/src/db/database.ts';
 import { migrateToLatest } from '../server/src/db/migrate.ts';
@@ -160,6 +161,14 @@ if (process.env.BENCH_SQL_STATS) sqlStats.start();
 const lockReport = process.env.BENCH_LOCK_STATS ? await watchLockHolds(Number(process.env.BENCH_LOCK_STATS)) : null;
 // `BENCH_CPU_PROF=file.cpuprofile`: a CPU profile (500 µs sampling) of the runs only, from the first request to the last
 // run finished (not the database's initdb nor the app's start).
+// With BENCH_TURN_PARTS: the event loop's delay and V8's GC pauses over the runs (what stalls every run at once).
+const loopDelay = process.env.BENCH_TURN_PARTS ? monitorEventLoopDelay({ resolution: 5 }) : null;
+const gcPauses: number[] = [];
+const gcObserver = process.env.BENCH_TURN_PARTS
+  ? new PerformanceObserver((list) => gcPauses.push(...list.getEntries().map((e) => e.duration)))
+  : null;
+loopDelay?.enable();
+gcObserver?.observe({ entryTypes: ['gc'] });
 const profiler = process.env.BENCH_CPU_PROF ? new Session() : null;
 if (profiler) {
   profiler.connect();
@@ -167,6 +176,7 @@ if (profiler) {
   await profiler.post('Profiler.setSamplingInterval', { interval: 500 });
   await profiler.post('Profiler.start');
 }
+const cpu0 = process.cpuUsage();
 const t0 = performance.now();
 const answers = await Promise.all(
   Array.from({ length: N }, (_, i) =>
@@ -191,6 +201,10 @@ for (;;) {
   await new Promise((r) => setTimeout(r, 20));
 }
 const finished = performance.now();
+// CPU time of the process over the runs (user + system): the work done, much less sensitive than wall time to
+// other processes on the machine.
+const cpuRuns = process.cpuUsage(cpu0);
+const cpuMsPerRun = (cpuRuns.user + cpuRuns.system) / 1000 / N;
 sqlStats.stop();
 if (profiler) {
   const { profile } = await profiler.post('Profiler.stop');
@@ -237,6 +251,7 @@ console.log(
   `engine overhead/turn (turn time − model call): p50 ${q(overhead, 50).toFixed(2)} ms, p99 ${q(overhead, 99).toFixed(2)} ms`,
 );
 console.log(`model call (stand-in, incl. SDK): p50 ${q(llm, 50).toFixed(2)} ms, p99 ${q(llm, 99).toFixed(2)} ms`);
+console.log(`CPU per run:        ${cpuMsPerRun.toFixed(1)} ms (user + system over the runs, divided by ${N})`);
 console.log(`peak RSS (runs):    ${(peakRss / 1024 / 1024).toFixed(0)} MiB`);
 console.log(
   `max RSS before:     ${(maxRssBefore / 1024 / 1024).toFixed(0)} MiB (process high-water mark at the first request: database open, app start)`,
@@ -251,6 +266,16 @@ if (process.env.BENCH_HEAP_SNAPSHOT) {
 
 for (const [part, xs] of Object.entries(parts))
   console.log(`  ${part.padEnd(22)} n ${xs.length}, p50 ${q(xs, 50).toFixed(2)} ms, p99 ${q(xs, 99).toFixed(2)} ms`);
+if (loopDelay) {
+  loopDelay.disable();
+  gcObserver!.disconnect();
+  const ns = (v: number) => (v / 1e6).toFixed(1);
+  console.log(
+    `  event loop delay: p50 ${ns(loopDelay.percentile(50))} ms, p99 ${ns(loopDelay.percentile(99))} ms, max ${ns(loopDelay.max)} ms; ` +
+      `GC pauses ${gcPauses.length}, ${gcPauses.reduce((a, b) => a + b, 0).toFixed(0)} ms in all, ` +
+      `${gcPauses.filter((d) => d > 20).length} over 20 ms, max ${Math.max(0, ...gcPauses).toFixed(0)} ms`,
+  );
+}
 const mib = (b: number) => Math.round(b / 1024 / 1024);
 console.log(
   `heap used:          ${mib(heapBefore)} MiB at the first request → ${mib(heapAfter)} MiB after the runs` +
@@ -261,6 +286,7 @@ benchLine('runtime', {
   overhead_p50_ms: +q(overhead, 50).toFixed(2),
   overhead_p99_ms: +q(overhead, 99).toFixed(2),
   runs_per_s: +((N / (finished - t0)) * 1000).toFixed(1),
+  cpu_ms_per_run: +cpuMsPerRun.toFixed(1),
   peak_rss_mib: Math.round(peakRss / 1024 / 1024),
   max_rss_before_runs_mib: Math.round(maxRssBefore / 1024 / 1024),
   baseline: 'model call time subtracted per turn (stand-in LLM)',

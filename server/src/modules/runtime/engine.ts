@@ -161,26 +161,9 @@ export function createBuiltinEngine(): AgentEngine {
         tier,
         ...(pending ? { pending } : {}),
       });
-      /**
-       * A store of the answer's journal still under way while read-only tools run (`runTools`' `storing`): every
-       * later checkpoint waits for it, so the journals are stored in order and its failure (RunStop) surfaces there.
-       */
-      let storing: Promise<void> | undefined;
       const checkpoint = async (pending?: RunJournal['pending']) => {
-        const j = journal(pending);
-        if (storing) {
-          const s = storing;
-          storing = undefined;
-          await s;
-        }
-        if (hooks.checkpoint) await hooks.checkpoint(j);
+        if (hooks.checkpoint) await hooks.checkpoint(journal(pending));
       };
-      /** Tools that change nothing (`effect: 'read'`; an unknown one runs nothing). */
-      const readOnly = (uses: JournalToolUse[]) =>
-        uses.every((u) => {
-          const tool = byName.get(u.name);
-          return !tool || (tool.effect ?? 'write') === 'read';
-        });
       /**
        * Run the tool calls of the last answer from `results.length` on (a resumed run may have some done), stored
        * around each tool with effects (journal.ts), then add their results to the conversation.
@@ -316,14 +299,8 @@ export function createBuiltinEngine(): AgentEngine {
             return done('succeeded');
           }
           const asked = uses.map((u) => ({ id: u.id, name: u.name, input: u.input ?? {} }));
-          // The answer is stored before any tool with effects runs: a crash once it is stored never repeats this
-          // model call. Tools that only read (and no approval to ask) run while it is being stored: a crash before
-          // the store ends finds the run as if it crashed during the model call (the call is made again; the reads
-          // changed nothing), and the next checkpoint waits for the store.
-          if (!hooks.approval && hooks.checkpoint && readOnly(asked)) {
-            storing = checkpoint({ uses: asked, results: [] });
-            storing.catch(() => {}); // awaited by the next checkpoint (runTools' last step)
-          } else await checkpoint({ uses: asked, results: [] });
+          // The answer is stored before any tool runs: a crash from here on never repeats this model call.
+          await checkpoint({ uses: asked, results: [] });
           await runTools(asked, []);
           turnTimings.push({ total_ms: performance.now() - turnStart, llm_ms: llmMs });
         } catch (err) {
