@@ -169,8 +169,16 @@ const gcObserver = process.env.BENCH_TURN_PARTS
   : null;
 loopDelay?.enable();
 gcObserver?.observe({ entryTypes: ['gc'] });
-const profiler = process.env.BENCH_CPU_PROF ? new Session() : null;
-if (profiler) {
+const profiler = process.env.BENCH_CPU_PROF || process.env.BENCH_ALLOC_PROF ? new Session() : null;
+if (profiler && process.env.BENCH_ALLOC_PROF) {
+  // `BENCH_ALLOC_PROF=file.heapprofile`: V8's sampling heap profiler over the runs (what allocates the garbage).
+  profiler.connect();
+  await profiler.post('HeapProfiler.startSampling', {
+    samplingInterval: 32768,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: true,
+  });
+} else if (profiler) {
   profiler.connect();
   await profiler.post('Profiler.enable');
   await profiler.post('Profiler.setSamplingInterval', { interval: 500 });
@@ -206,7 +214,11 @@ const finished = performance.now();
 const cpuRuns = process.cpuUsage(cpu0);
 const cpuMsPerRun = (cpuRuns.user + cpuRuns.system) / 1000 / N;
 sqlStats.stop();
-if (profiler) {
+if (profiler && process.env.BENCH_ALLOC_PROF) {
+  const { profile } = await profiler.post('HeapProfiler.stopSampling');
+  fs.writeFileSync(process.env.BENCH_ALLOC_PROF, JSON.stringify(profile));
+  profiler.disconnect();
+} else if (profiler) {
   const { profile } = await profiler.post('Profiler.stop');
   fs.writeFileSync(process.env.BENCH_CPU_PROF!, JSON.stringify(profile));
   profiler.disconnect();
