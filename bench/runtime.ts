@@ -8,6 +8,9 @@
  * first request to the last run finished), beside the process's high-water mark before them (opening the in-memory
  * database runs PGlite's initdb, ~1.2 GiB for a moment, which a server never does: it starts from the seed image).
  * The stand-in's log of requests is emptied as they come (it would hold every request body of the 400 calls).
+ * Also prints the CPU time per run and the heap used; opt-in evidence (bench/README.md, "Runtime, second round"):
+ * BENCH_SQL_STATS, BENCH_SQL_STACK, BENCH_LOCK_STATS, BENCH_CPU_PROF, BENCH_ALLOC_PROF, BENCH_TURN_PARTS,
+ * BENCH_HEAP_SNAPSHOT.
  */
 import fs from 'node:fs';
 import os from 'node:os';
