@@ -8,10 +8,16 @@
  * first request to the last run finished), beside the process's high-water mark before them (opening the in-memory
  * database runs PGlite's initdb, ~1.2 GiB for a moment, which a server never does: it starts from the seed image).
  * The stand-in's log of requests is emptied as they come (it would hold every request body of the 400 calls).
+ * Also prints the CPU time per run and the heap used; opt-in evidence (bench/README.md, "Runtime, second round"):
+ * BENCH_SQL_STATS, BENCH_SQL_STACK, BENCH_LOCK_STATS, BENCH_CPU_PROF, BENCH_ALLOC_PROF, BENCH_TURN_PARTS,
+ * BENCH_HEAP_SNAPSHOT.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import v8 from 'node:v8';
+import { Session } from 'node:inspector/promises';
+import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { loadConfig } from '../server/src/config.ts';
 import { openDatabase } from '../server/src/db/database.ts';
 import { migrateToLatest } from '../server/src/db/migrate.ts';
@@ -20,6 +26,7 @@ import { createDeps } from '../server/src/deps.ts';
 import { createBuiltinEngine, type AgentEngine } from '../server/src/modules/runtime/engine.ts';
 import { startLlmStandIn } from '../server/test/standins/llm.ts';
 import { benchLine } from './lib/util.ts';
+import { sqlStats, watchLockHolds } from './lib/pglite-stats.ts';
 
 const N = Number(process.argv[2] ?? 200);
 const WORKERS = 20;
@@ -63,10 +70,35 @@ const database = await openDatabase({ url: config.databaseUrl, dataDir });
 await migrateToLatest(database.db);
 
 const turns: Array<{ total_ms: number; llm_ms: number }> = [];
+/** `BENCH_TURN_PARTS=1`: the times of each part of the turns (ms). */
+const parts: Record<string, number[]> = {};
 const inner = createBuiltinEngine();
 const engine: AgentEngine = {
   name: inner.name,
   async run(input, hooks) {
+    if (process.env.BENCH_TURN_PARTS) {
+      // Each part of a turn's overhead timed apart: the hooks that write the run row, and the tools.
+      const timed =
+        <A extends unknown[], R>(part: string, fn: (...a: A) => Promise<R>) =>
+        async (...a: A): Promise<R> => {
+          const t = performance.now();
+          try {
+            return await fn(...a);
+          } finally {
+            (parts[part] ??= []).push(performance.now() - t);
+          }
+        };
+      hooks = {
+        ...hooks,
+        beforeTurn: timed('beforeTurn', hooks.beforeTurn.bind(hooks)),
+        ...(hooks.checkpoint ? { checkpoint: timed('checkpoint', hooks.checkpoint.bind(hooks)) } : {}),
+      };
+      input = {
+        ...input,
+        call: timed('model call (metered)', input.call),
+        tools: input.tools.map((t) => ({ ...t, run: timed(`tool ${t.name}`, t.run.bind(t)) })),
+      };
+    }
     const r = await inner.run(input, hooks);
     turns.push(...r.turnTimings);
     return r;
@@ -125,8 +157,37 @@ for (let i = 0; i < WORKERS; i++) {
 const token = await deps.tokens.sign({ sub: user.id, role: 'user', pv: 0, chat_id: String(user.id) });
 
 const maxRssBefore = process.resourceUsage().maxRSS * 1024;
+const heapBefore = process.memoryUsage().heapUsed;
 peakRss = process.memoryUsage().rss;
 sampling = true;
+if (process.env.BENCH_SQL_STATS) sqlStats.start();
+const lockReport = process.env.BENCH_LOCK_STATS ? await watchLockHolds(Number(process.env.BENCH_LOCK_STATS)) : null;
+// `BENCH_CPU_PROF=file.cpuprofile`: a CPU profile (500 µs sampling) of the runs only, from the first request to the last
+// run finished (not the database's initdb nor the app's start).
+// With BENCH_TURN_PARTS: the event loop's delay and V8's GC pauses over the runs (what stalls every run at once).
+const loopDelay = process.env.BENCH_TURN_PARTS ? monitorEventLoopDelay({ resolution: 5 }) : null;
+const gcPauses: number[] = [];
+const gcObserver = process.env.BENCH_TURN_PARTS
+  ? new PerformanceObserver((list) => gcPauses.push(...list.getEntries().map((e) => e.duration)))
+  : null;
+loopDelay?.enable();
+gcObserver?.observe({ entryTypes: ['gc'] });
+const profiler = process.env.BENCH_CPU_PROF || process.env.BENCH_ALLOC_PROF ? new Session() : null;
+if (profiler && process.env.BENCH_ALLOC_PROF) {
+  // `BENCH_ALLOC_PROF=file.heapprofile`: V8's sampling heap profiler over the runs (what allocates the garbage).
+  profiler.connect();
+  await profiler.post('HeapProfiler.startSampling', {
+    samplingInterval: 32768,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: true,
+  });
+} else if (profiler) {
+  profiler.connect();
+  await profiler.post('Profiler.enable');
+  await profiler.post('Profiler.setSamplingInterval', { interval: 500 });
+  await profiler.post('Profiler.start');
+}
+const cpu0 = process.cpuUsage();
 const t0 = performance.now();
 const answers = await Promise.all(
   Array.from({ length: N }, (_, i) =>
@@ -151,6 +212,25 @@ for (;;) {
   await new Promise((r) => setTimeout(r, 20));
 }
 const finished = performance.now();
+// CPU time of the process over the runs (user + system): the work done, much less sensitive than wall time to
+// other processes on the machine.
+const cpuRuns = process.cpuUsage(cpu0);
+const cpuMsPerRun = (cpuRuns.user + cpuRuns.system) / 1000 / N;
+sqlStats.stop();
+if (profiler && process.env.BENCH_ALLOC_PROF) {
+  const { profile } = await profiler.post('HeapProfiler.stopSampling');
+  fs.writeFileSync(process.env.BENCH_ALLOC_PROF, JSON.stringify(profile));
+  profiler.disconnect();
+} else if (profiler) {
+  const { profile } = await profiler.post('Profiler.stop');
+  fs.writeFileSync(process.env.BENCH_CPU_PROF!, JSON.stringify(profile));
+  profiler.disconnect();
+}
+const heapAfter = process.memoryUsage().heapUsed;
+// With `node --expose-gc`: what of the heap's growth over the runs a full collection gives back (garbage, not held).
+const gc = (globalThis as { gc?: () => void }).gc;
+gc?.();
+const heapAfterGc = gc ? process.memoryUsage().heapUsed : null;
 peakRss = Math.max(peakRss, process.memoryUsage().rss);
 sampling = false;
 const statuses = await database.db
@@ -186,15 +266,42 @@ console.log(
   `engine overhead/turn (turn time − model call): p50 ${q(overhead, 50).toFixed(2)} ms, p99 ${q(overhead, 99).toFixed(2)} ms`,
 );
 console.log(`model call (stand-in, incl. SDK): p50 ${q(llm, 50).toFixed(2)} ms, p99 ${q(llm, 99).toFixed(2)} ms`);
+console.log(`CPU per run:        ${cpuMsPerRun.toFixed(1)} ms (user + system over the runs, divided by ${N})`);
 console.log(`peak RSS (runs):    ${(peakRss / 1024 / 1024).toFixed(0)} MiB`);
 console.log(
   `max RSS before:     ${(maxRssBefore / 1024 / 1024).toFixed(0)} MiB (process high-water mark at the first request: database open, app start)`,
+);
+
+if (process.env.BENCH_SQL_STATS) sqlStats.report(N);
+lockReport?.();
+if (process.env.BENCH_HEAP_SNAPSHOT) {
+  // After the runs (and the full GC above with `node --expose-gc`), before anything is closed: what the heap holds.
+  console.log(`heap snapshot: ${v8.writeHeapSnapshot(process.env.BENCH_HEAP_SNAPSHOT)}`);
+}
+
+for (const [part, xs] of Object.entries(parts))
+  console.log(`  ${part.padEnd(22)} n ${xs.length}, p50 ${q(xs, 50).toFixed(2)} ms, p99 ${q(xs, 99).toFixed(2)} ms`);
+if (loopDelay) {
+  loopDelay.disable();
+  gcObserver!.disconnect();
+  const ns = (v: number) => (v / 1e6).toFixed(1);
+  console.log(
+    `  event loop delay: p50 ${ns(loopDelay.percentile(50))} ms, p99 ${ns(loopDelay.percentile(99))} ms, max ${ns(loopDelay.max)} ms; ` +
+      `GC pauses ${gcPauses.length}, ${gcPauses.reduce((a, b) => a + b, 0).toFixed(0)} ms in all, ` +
+      `${gcPauses.filter((d) => d > 20).length} over 20 ms, max ${Math.max(0, ...gcPauses).toFixed(0)} ms`,
+  );
+}
+const mib = (b: number) => Math.round(b / 1024 / 1024);
+console.log(
+  `heap used:          ${mib(heapBefore)} MiB at the first request → ${mib(heapAfter)} MiB after the runs` +
+    (heapAfterGc !== null ? ` → ${mib(heapAfterGc)} MiB after a full GC` : ' (node --expose-gc: also after a full GC)'),
 );
 
 benchLine('runtime', {
   overhead_p50_ms: +q(overhead, 50).toFixed(2),
   overhead_p99_ms: +q(overhead, 99).toFixed(2),
   runs_per_s: +((N / (finished - t0)) * 1000).toFixed(1),
+  cpu_ms_per_run: +cpuMsPerRun.toFixed(1),
   peak_rss_mib: Math.round(peakRss / 1024 / 1024),
   max_rss_before_runs_mib: Math.round(maxRssBefore / 1024 / 1024),
   baseline: 'model call time subtracted per turn (stand-in LLM)',

@@ -463,7 +463,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     agentEngine: deps.agentEngine,
     ports: {
       issues: createIssuesPort({ issues, access }),
-      skills: createSkillsPort({ skills, access, shipped: catalog.skills }),
+      skills: createSkillsPort({ skills, shipped: catalog.skills }),
       wiki: createWikiPort({ wiki, access }),
       search: createSearchPort({ index }),
       shell: createShellPort({ cloud }),
@@ -657,7 +657,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     credentials: tokens,
     projects: projectsRepo,
     workers: workersRepo,
-    skills: createSkillsPort({ skills, access, shipped: catalog.skills }),
+    skills: createSkillsPort({ skills, shipped: catalog.skills }),
     projectDir: access.projectDir,
     pkg: createCliPackage(),
     appUrl: config.appUrl,

@@ -53,6 +53,13 @@ export interface Access {
    *   belongs to someone else, `token_project` when the caller's access token is bound to another project.
    */
   project(actor: Actor, name: string): Promise<ProjectRef>;
+  /**
+   * `project`, for the request pipeline's authorization step (http/authorize.ts): the answer is also kept for the
+   * next `project(actor, name)` of the same request (the same `actor` object, made per request), once, so the
+   * service's own first line does not read the project again. Nothing outlives the request: the next call reads
+   * the database again. @throws as `project`.
+   */
+  authorize(actor: Actor, name: string): Promise<ProjectRef>;
   /** Working directory of a project id under DATA_DIR. */
   projectDir(projectId: number): string;
   /**
@@ -65,8 +72,34 @@ export interface Access {
 
 export function createAccess(db: Kysely<DB>, dataDir: string): Access {
   const projectDir = (id: number) => path.join(dataDir, 'projects', String(id));
+  /** The project the authorization step resolved for a request's actor, taken by that request's next `project`. */
+  const authorized = new WeakMap<Actor, ProjectRef>();
+  async function project(actor: Actor, name: string): Promise<ProjectRef> {
+    const kept = authorized.get(actor);
+    if (kept) {
+      authorized.delete(actor);
+      if (kept.name === name) return kept;
+    }
+    const row = await db
+      .selectFrom('projects')
+      .select(['id', 'owner_id', 'name', 'display_name', 'trial_mode', 'config'])
+      .where('name', '=', name)
+      .executeTakeFirst();
+    if (!row) throw new NotFound(`Project '${name}' was not found.`, 'project_not_found');
+    if (!canAccessProject(actor, row)) throw new Forbidden('You do not have access to this project.', 'forbidden');
+    // An access token bound to one project reaches no other (docs/api.md, Access tokens).
+    if (actor.grant && actor.grant.projectId !== null && actor.grant.projectId !== row.id)
+      throw new Forbidden(`This token is limited to the project ${actor.grant.projectName}.`, 'token_project');
+    return { ...row, config: (row.config ?? {}) as Record<string, unknown>, dir: projectDir(row.id) };
+  }
   return {
     projectDir,
+    project,
+    async authorize(actor, name) {
+      const p = await project(actor, name);
+      authorized.set(actor, p);
+      return p;
+    },
     async ownerActor(projectId) {
       const row = await db
         .selectFrom('projects')
@@ -87,19 +120,6 @@ export function createAccess(db: Kysely<DB>, dataDir: string): Access {
       if (!row) throw new NotFound('The project of this run no longer exists.', 'project_not_found');
       // The owner's own rights, never an admin's: a run acts inside its project only.
       return { actor: { ...actorFromUser(row), isAdmin: false }, projectName: row.projectName };
-    },
-    async project(actor, name) {
-      const row = await db
-        .selectFrom('projects')
-        .select(['id', 'owner_id', 'name', 'display_name', 'trial_mode', 'config'])
-        .where('name', '=', name)
-        .executeTakeFirst();
-      if (!row) throw new NotFound(`Project '${name}' was not found.`, 'project_not_found');
-      if (!canAccessProject(actor, row)) throw new Forbidden('You do not have access to this project.', 'forbidden');
-      // An access token bound to one project reaches no other (docs/api.md, Access tokens).
-      if (actor.grant && actor.grant.projectId !== null && actor.grant.projectId !== row.id)
-        throw new Forbidden(`This token is limited to the project ${actor.grant.projectName}.`, 'token_project');
-      return { ...row, config: (row.config ?? {}) as Record<string, unknown>, dir: projectDir(row.id) };
     },
   };
 }

@@ -42,11 +42,11 @@ export function projectParamOf(url: string): string | undefined {
 
 /**
  * Install the authorization step (see the module comment) on the root instance, before the routes.
- * @param deps.access resolves a project for a caller (access/access.ts `project`), throwing 403 or 404.
+ * @param deps.access resolves a project for a caller (access/access.ts `authorize`), throwing 403 or 404.
  */
 export function installAuthorization(
   app: FastifyInstance,
-  deps: { access: { project(actor: Actor, name: string): Promise<unknown> } },
+  deps: { access: { authorize(actor: Actor, name: string): Promise<unknown> } },
 ): void {
   const check: preParsingHookHandler = async (req, _reply, payload) => {
     const config = req.routeOptions.config;
@@ -55,7 +55,8 @@ export function installAuthorization(
     if (param && req.actor && config.auth !== 'public') {
       const name = (req.params as Record<string, unknown> | undefined)?.[param];
       // A malformed name is left to the input checks and validation (400); no project has it.
-      if (lookable(name)) await deps.access.project(req.actor, name);
+      // The answer is kept for the service's own first check of this request (access.ts `authorize`).
+      if (lookable(name)) await deps.access.authorize(req.actor, name);
     }
     return payload;
   };

@@ -5,6 +5,7 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import type { DB } from '../db/types.ts';
 import { DELETED_ACTOR, pagedById, purgeOlderThan } from '../db/privacy-sql.ts';
+import { precompiled } from '../db/precompiled.ts';
 
 export interface ActivityEvent {
   type: string;
@@ -57,21 +58,24 @@ export interface ActivityLog {
   ): Promise<Array<{ type: string; value: string | null; n: number }>>;
 }
 
+/** One event (every run writes two or more), compiled once (db/precompiled.ts). */
+const INSERT_EVENT = precompiled(
+  `insert into activity_log (type, user_id, actor, project_id, worker_id, title, detail, payload)
+   values ($1, $2, $3, $4, $5, $6, $7, $8)`,
+);
+
 export function createActivityLog(db: Kysely<DB>, log?: { warn: (o: object, m: string) => void }): ActivityLog {
   const record = async (ev: ActivityEvent, tx?: Transaction<DB>) => {
-    await (tx ?? db)
-      .insertInto('activity_log')
-      .values({
-        type: ev.type,
-        user_id: ev.userId ?? null,
-        actor: ev.actor ?? null,
-        project_id: ev.projectId ?? null,
-        worker_id: ev.workerId ?? null,
-        title: ev.title ?? null,
-        detail: ev.detail ?? null,
-        payload: JSON.stringify(ev.payload ?? {}),
-      })
-      .execute();
+    await INSERT_EVENT(tx ?? db, [
+      ev.type,
+      ev.userId ?? null,
+      ev.actor ?? null,
+      ev.projectId ?? null,
+      ev.workerId ?? null,
+      ev.title ?? null,
+      ev.detail ?? null,
+      JSON.stringify(ev.payload ?? {}),
+    ]);
   };
   return {
     async list(filter, limit) {

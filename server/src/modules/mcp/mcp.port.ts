@@ -86,7 +86,7 @@ export function createMcpToolSource(deps: McpPortDeps): RunToolSource {
     async open(run) {
       let servers: Awaited<ReturnType<McpPortDeps['repo']['forConnecting']>> = [];
       try {
-        const names = await deps.workers.mcpServers(run.workerId);
+        const names = run.mcpServers ?? (await deps.workers.mcpServers(run.workerId));
         servers = await deps.repo.forConnecting(run.projectId, names);
       } catch (err) {
         deps.log.warn({ err: (err as Error).message, worker: run.workerId }, 'MCP servers of a worker not read');

@@ -11,7 +11,7 @@
  *     tightest budget under the owner's lock), the output capped to what the budget has left — 429
  *     `token_budget_exceeded` when not even the minimum fits;
  *  3. calls the purpose's model (model-tiers.ts) on the configured vendor with the caller's cancellation signal;
- *  4. records the real usage, settling the reservation in the same transaction (source = the purpose), or
+ *  4. records the real usage, settling the reservation in the same statement (source = the purpose), or
  *     releases the reservation when the call failed;
  *  5. maps a provider failure to `ModelError`: 502 `llm_error` with its `kind` and the caller's sentence (the
  *     provider's own message never reaches an answer).
@@ -32,7 +32,7 @@ import {
   type LlmUsage,
 } from '../../providers/llm/index.ts';
 import type { LlmKeys } from '../accounts/llm-keys.ts';
-import { estimateRequestTokens } from '../usage/usage.rules.ts';
+import { estimateRequestTokens, type Owner } from '../usage/usage.rules.ts';
 import type { KeySource } from '../usage/usage.repo.ts';
 import type { BudgetScope, UsageService } from '../usage/usage.service.ts';
 import { modelFor, type ModelPurpose } from './model-tiers.ts';
@@ -77,6 +77,11 @@ export interface Billing {
   readonly keySource: KeySource;
   /** The key to call with. Never logged or answered. */
   readonly apiKey: string;
+  /**
+   * The payer's plan and role as the usage area read them when the key was resolved: the budgets of every call made
+   * with this billing (one run, job or stream) use them instead of reading them per call. Read per call when absent.
+   */
+  readonly owner?: Owner;
 }
 
 /** One model call as an area asks for it. */
@@ -141,7 +146,7 @@ export interface ModelGatewayDeps {
   /** Which key a user's calls use (the accounts area). */
   keys: Pick<LlmKeys, 'forUser' | 'platform'>;
   /** Reservations, usage rows and budget checks (the usage area). */
-  usage: Pick<UsageService, 'reserve' | 'record' | 'release' | 'assertNotSpent' | 'settleCrashed'>;
+  usage: Pick<UsageService, 'reserve' | 'record' | 'release' | 'assertNotSpent' | 'settleCrashed' | 'planOf'>;
   /** Hears every call once (metrics); must not throw. */
   onCall?: (report: ModelCallReport) => void;
   log: { warn(o: object, m: string): void };
@@ -154,6 +159,7 @@ const scopeOf = (b: Billing): BudgetScope => ({
   workerId: b.payer.workerId ?? null,
   runId: b.payer.runId ?? null,
   keySource: b.keySource,
+  ...(b.owner ? { owner: b.owner } : {}),
 });
 
 const isBilling = (p: Payer | Billing): p is Billing => 'apiKey' in p && 'keySource' in p;
@@ -180,16 +186,21 @@ export function createModelGateway(deps: ModelGatewayDeps) {
   };
 
   /**
-   * Resolve a payer's key and budget source (rule 1 of the module header).
+   * Resolve a payer's key and budget source (rule 1 of the module header), with the payer's plan for the budgets of
+   * the calls made with it (`Billing.owner`).
    * @throws 400 `llm_key_required` (no own key and no trial), 503 `llm_unavailable` (the platform key is needed but
    *   not configured).
    */
   async function billing(payer: Payer): Promise<Billing> {
-    if (payer.key === 'platform') return { payer, apiKey: (await deps.keys.platform()).key, keySource: 'platform' };
-    if (typeof payer.key === 'object') return { payer, apiKey: payer.key.given, keySource: 'platform' };
-    const trial = !!payer.project?.trial_mode;
-    const key = await deps.keys.forUser(payer.userId, { allowPlatform: trial });
-    return { payer, apiKey: key.key, keySource: key.source === 'own' ? 'own' : trial ? 'trial' : 'platform' };
+    let resolved: Omit<Billing, 'owner'>;
+    if (payer.key === 'platform') resolved = { payer, apiKey: (await deps.keys.platform()).key, keySource: 'platform' };
+    else if (typeof payer.key === 'object') resolved = { payer, apiKey: payer.key.given, keySource: 'platform' };
+    else {
+      const trial = !!payer.project?.trial_mode;
+      const key = await deps.keys.forUser(payer.userId, { allowPlatform: trial });
+      resolved = { payer, apiKey: key.key, keySource: key.source === 'own' ? 'own' : trial ? 'trial' : 'platform' };
+    }
+    return { ...resolved, owner: await usage.planOf(payer.userId) };
   }
 
   return {

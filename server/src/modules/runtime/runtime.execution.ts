@@ -32,7 +32,7 @@ import { buildSystem } from './context.ts';
 import { RunStop, type AgentEngine, type AgentRunResult, type ModelCaller } from './engine.ts';
 import type { RunEvents } from './events.ts';
 import type { AgentPorts } from './ports.ts';
-import type { RunRow, RunStatus, RuntimeRepo } from './runtime.repo.ts';
+import type { RunPatch, RunRow, RunStatus, RuntimeRepo } from './runtime.repo.ts';
 import type { RunWorker, ToolContext, ToolRegistry } from './tools.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
 import type { Metrics } from '../../lib/metrics.ts';
@@ -198,6 +198,7 @@ export function createRunExecution(deps: RunExecutionDeps) {
   async function park(
     run: { id: number; worker_id: number; claim: RunClaim },
     result: Pick<AgentRunResult, 'turns' | 'toolCalls' | 'model'>,
+    patch: RunPatch = {},
   ): Promise<void> {
     await deps.jobs.start(); // not inside the transaction: starting the queue there would wait for its own lock
     const status = await repo.transaction(async (tx) => {
@@ -208,6 +209,7 @@ export function createRunExecution(deps: RunExecutionDeps) {
       await repo.updateRun(
         run.id,
         {
+          ...patch,
           status: waiting ? 'waiting_approval' : 'queued',
           turns: result.turns,
           tool_calls: JSON.stringify(result.toolCalls),
@@ -228,7 +230,7 @@ export function createRunExecution(deps: RunExecutionDeps) {
   async function finish(
     run: { id: number; project_id: number; user_id: number | null; worker_id: number; claim?: RunClaim },
     result: Pick<AgentRunResult, 'status' | 'text' | 'turns' | 'toolCalls' | 'error'> & { model?: string | null },
-    extra: { prep_ms?: number | null; gen_ms?: number | null } = {},
+    extra: { prep_ms?: number | null; gen_ms?: number | null; patch?: RunPatch } = {},
   ) {
     let endedAfterMs: number | undefined;
     const status = await repo.transaction(async (tx) => {
@@ -253,6 +255,7 @@ export function createRunExecution(deps: RunExecutionDeps) {
       await repo.updateRun(
         run.id,
         {
+          ...extra.patch,
           status: result.status,
           turns: result.turns,
           tool_calls: JSON.stringify(result.toolCalls),
@@ -278,9 +281,8 @@ export function createRunExecution(deps: RunExecutionDeps) {
     deps.events.publish(run.id, { type: 'end', status });
   }
 
-  /** Conversation of a worker before `messageId` (user messages to it and its replies), oldest first. */
-  async function history(projectId: number, workerId: number, messageId: number): Promise<LlmMessage[]> {
-    const rows = await repo.conversation(projectId, workerId, messageId, HISTORY_MESSAGES);
+  /** Conversation of a worker from its rows newest first (user messages to it and its replies), oldest first. */
+  function history(rows: Array<{ role: 'user' | 'assistant'; content: string }>): LlmMessage[] {
     const out: LlmMessage[] = [];
     for (const r of rows.reverse()) {
       const last = out[out.length - 1];
@@ -291,11 +293,19 @@ export function createRunExecution(deps: RunExecutionDeps) {
     return out;
   }
 
-  /** The project, worker and message of a claimed run as they are now; undefined when one is gone. */
+  /**
+   * The project, worker, message and earlier conversation of a claimed run as they are now; undefined when one is
+   * gone. Read once per run and passed down (the run's own reads during its turns are its row's).
+   */
   async function prepare(claimed: RunRow) {
     const p = await deps.projects.record(claimed.project_id);
     const w = await deps.workers.full(claimed.project_id, claimed.worker_id);
-    const content = await repo.messageContent(claimed.message_id);
+    const { content, history: rows } = await repo.messageWithConversation(
+      claimed.project_id,
+      claimed.worker_id,
+      claimed.message_id,
+      HISTORY_MESSAGES,
+    );
     if (!p || !w || content === undefined) return undefined;
     const project: ProjectRef & { protocol: string } = {
       id: p.id,
@@ -314,6 +324,7 @@ export function createRunExecution(deps: RunExecutionDeps) {
       model: string | null;
       max_turns: number;
       approvals: unknown;
+      mcp_servers: string[];
     } = {
       id: w.id,
       label: w.label,
@@ -325,8 +336,9 @@ export function createRunExecution(deps: RunExecutionDeps) {
       model: w.model,
       max_turns: w.max_turns,
       approvals: w.approvals,
+      mcp_servers: list(w.mcp_servers),
     };
-    return { project, worker, content };
+    return { project, worker, content, conversation: history(rows) };
   }
 
   /** The job handler: execute run `runId` if it is still queued (atomic claim). Never throws for run failures. */
@@ -349,8 +361,22 @@ export function createRunExecution(deps: RunExecutionDeps) {
       { run_id: runId, worker_id: claimed.worker_id, replay: claimed.replays, resumed_turns: resume?.turns ?? null },
       resume ? 'run resumed' : 'run started',
     );
+    /**
+     * Columns of the run row not stored yet (its model plan, its totals after a model call): they go with the run
+     * row's next write (a turn's start, a journal, the end) instead of a write of their own.
+     */
+    let patch: RunPatch = {};
+    const takePatch = (): RunPatch => {
+      const p = patch;
+      patch = {};
+      return p;
+    };
     const fail = (code: string, message: string) =>
-      finish(run, { status: 'failed', text: '', turns: 0, toolCalls: [], error: { code, message } });
+      finish(
+        run,
+        { status: 'failed', text: '', turns: 0, toolCalls: [], error: { code, message } },
+        { patch: takePatch() },
+      );
     const ac = new AbortController();
     local.set(runId, ac);
     mine.add(runId, ac);
@@ -362,7 +388,7 @@ export function createRunExecution(deps: RunExecutionDeps) {
       await deps.workers.markWorking(claimed.worker_id);
       const prepared = await prepare(claimed);
       if (!prepared) return await fail('worker_not_found', 'The worker or its message no longer exists.');
-      const { project, worker, content } = prepared;
+      const { project, worker, content, conversation } = prepared;
       const act = (type: string, title: string, detail?: string | null, payload: Record<string, unknown> = {}) =>
         deps.activity.recordBestEffort({
           type,
@@ -388,7 +414,8 @@ export function createRunExecution(deps: RunExecutionDeps) {
         workerModel: worker.model,
         role: worker.role,
       });
-      await repo.updateRun(runId, { model: plan.models[0], cascade: plan.cascade });
+      // Stored with the first turn's start (or the run's end when it fails before).
+      patch = { model: plan.models[0], cascade: plan.cascade };
       if (plan.reason === 'optimize')
         await act('cascade_applied', `Cascade from ${plan.tier}`, plan.models[0], {
           tier: plan.tier,
@@ -402,6 +429,7 @@ export function createRunExecution(deps: RunExecutionDeps) {
         projectId: project.id,
         workerId: worker.id,
         signal: ac.signal,
+        mcpServers: worker.mcp_servers,
       });
       const tools = runTools.tools;
       const { system } = await buildSystem({
@@ -410,7 +438,7 @@ export function createRunExecution(deps: RunExecutionDeps) {
         skills: ports.skills,
         toolNames: tools.map((t) => t.name),
       });
-      const messages: LlmMessage[] = [...(await history(project.id, worker.id, claimed.message_id))];
+      const messages: LlmMessage[] = conversation;
       const last = messages[messages.length - 1];
       if (last && last.role === 'user')
         messages[messages.length - 1] = { role: 'user', content: `${last.content as string}\n\n${content}` };
@@ -465,7 +493,10 @@ export function createRunExecution(deps: RunExecutionDeps) {
           totals.output_tokens += u.output_tokens;
           totals.cache_tokens += u.cache_tokens;
           totals.total_tokens += u.input_tokens + u.output_tokens + u.cache_tokens;
-          await repo.updateRun(runId, { ...totals, model: answer.model });
+          // Stored with the run row's next write: the answer's journal (before its tools), the next turn's start or
+          // the run's end, all right after this call. A call whose answer is never stored (a crash first) is made
+          // again when the run resumes; its usage row counts it, the run's totals count the one kept.
+          patch = { ...patch, ...totals, model: answer.model };
           return answer.response;
         } catch (err) {
           if (!isBudget(err)) throw err;
@@ -482,7 +513,7 @@ export function createRunExecution(deps: RunExecutionDeps) {
       let unsaved: RunJournal | undefined;
       /** Store `journal` under this run's claim; a claim taken back stops the run. */
       const store = async (journal: RunJournal) => {
-        if (!(await repo.saveJournal(runId, claim, journal))) {
+        if (!(await repo.saveJournal(runId, claim, journal, takePatch()))) {
           mine.lose(runId);
           throw new RunStop('cancelled', 'The run was taken back by another instance.');
         }
@@ -519,7 +550,7 @@ export function createRunExecution(deps: RunExecutionDeps) {
               unsaved = undefined;
               if (journal) {
                 // The last turn's results with this turn's heartbeat (its turns are the journal's: `turn - 1`).
-                const row = await repo.beginTurnWithJournal(runId, claim, journal);
+                const row = await repo.beginTurnWithJournal(runId, claim, journal, takePatch());
                 if (!row) {
                   mine.lose(runId);
                   throw new RunStop('cancelled', 'The run was taken back by another instance.');
@@ -527,7 +558,7 @@ export function createRunExecution(deps: RunExecutionDeps) {
                 if (row.cancel_requested) throw new RunStop('cancelled', 'The run was cancelled.');
                 return;
               }
-              const row = await repo.beginTurn(runId, turn - 1);
+              const row = await repo.beginTurn(runId, turn - 1, takePatch());
               if (!row || row.cancel_requested) throw new RunStop('cancelled', 'The run was cancelled.');
             },
             async onEscalate(e) {
@@ -561,8 +592,8 @@ export function createRunExecution(deps: RunExecutionDeps) {
         });
       }
       if (await handedOver(runId, claim, result.status)) return;
-      if (result.status === 'waiting_approval') return await park(run, result);
-      await finish(run, { ...result }, { prep_ms: prepMs, gen_ms: ms(genStart) });
+      if (result.status === 'waiting_approval') return await park(run, result, takePatch());
+      await finish(run, { ...result }, { prep_ms: prepMs, gen_ms: ms(genStart), patch: takePatch() });
     } catch (err) {
       if (await handedOver(runId, claim).catch(() => true)) return;
       deps.log.error({ err: (err as Error).message, run_id: runId }, 'agent run failed unexpectedly');

@@ -6,6 +6,7 @@
 import { type ExpressionBuilder, type Kysely, type Selectable, sql, type Transaction, type Updateable } from 'kysely';
 import type { DB } from '../../db/types.ts';
 import { pagedById, purgeOlderThan } from '../../db/privacy-sql.ts';
+import { precompiled } from '../../db/precompiled.ts';
 
 type Executor = Kysely<DB> | Transaction<DB>;
 
@@ -13,6 +14,39 @@ type Executor = Kysely<DB> | Transaction<DB>;
 export type RunRow = Selectable<DB['agent_runs']>;
 /** The states of a run. */
 export type RunStatus = RunRow['status'];
+/**
+ * Columns of a run written with its next write instead of on their own (its totals after a model call, its model
+ * plan): `beginTurn`, `saveJournal`, `beginTurnWithJournal` and `updateRun` take them along.
+ */
+export type RunPatch = Pick<
+  Updateable<DB['agent_runs']>,
+  'model' | 'cascade' | 'input_tokens' | 'output_tokens' | 'cache_tokens' | 'total_tokens'
+>;
+
+/** `RunPatch`'s columns as $1–$6 of the turn statements below: a null leaves its column as it is. */
+const PATCH_SET = `model = coalesce($1, model), cascade = coalesce($2, cascade),
+  input_tokens = coalesce($3, input_tokens), output_tokens = coalesce($4, output_tokens),
+  cache_tokens = coalesce($5, cache_tokens), total_tokens = coalesce($6, total_tokens)`;
+const patchParams = (p: RunPatch) => [
+  p.model ?? null,
+  p.cascade ?? null,
+  p.input_tokens ?? null,
+  p.output_tokens ?? null,
+  p.cache_tokens ?? null,
+  p.total_tokens ?? null,
+];
+// A run's turn writes (beginTurn, saveJournal, beginTurnWithJournal), compiled once (db/precompiled.ts).
+const BEGIN_TURN = precompiled<{ cancel_requested: boolean }>(
+  `update agent_runs set ${PATCH_SET}, heartbeat_at = $7, turns = $8 where id = $9 returning cancel_requested`,
+);
+const SAVE_JOURNAL = precompiled(
+  `update agent_runs set ${PATCH_SET}, journal = $7, heartbeat_at = $8, turns = $9
+   where id = $10 and status = 'running' and instance_id = $11 and replays = $12`,
+);
+const BEGIN_TURN_WITH_JOURNAL = precompiled<{ cancel_requested: boolean }>(
+  `update agent_runs set ${PATCH_SET}, journal = $7, heartbeat_at = $8, turns = $9
+   where id = $10 and status = 'running' and instance_id = $11 and replays = $12 returning cancel_requested`,
+);
 
 /** Messages that went to `workerId` (alone or among several) or that it wrote. */
 const toOrFrom = (workerId: number) => (eb: ExpressionBuilder<DB, 'chat_messages'>) =>
@@ -149,6 +183,33 @@ export function createRuntimeRepo(db: Kysely<DB>) {
     },
 
     /**
+     * A run's message `messageId` and the worker's conversation before it (`conversation`) in one statement.
+     * @returns the message's text (undefined when it is gone) and the newest `limit` earlier messages, newest first.
+     */
+    async messageWithConversation(
+      projectId: number,
+      workerId: number,
+      messageId: number,
+      limit: number,
+    ): Promise<{ content: string | undefined; history: Array<{ role: 'user' | 'assistant'; content: string }> }> {
+      const rows = await db
+        .selectFrom('chat_messages')
+        .select(['id', 'role', 'content'])
+        .where((eb) =>
+          eb.or([
+            eb('id', '=', messageId),
+            eb.and([eb('project_id', '=', projectId), eb('id', '<', messageId), toOrFrom(workerId)(eb)]),
+          ]),
+        )
+        .orderBy('id', 'desc')
+        .limit(limit + 1)
+        .execute();
+      const own = rows[0]?.id === messageId ? rows[0] : undefined;
+      const history = (own ? rows.slice(1) : rows.slice(0, limit)).map((r) => ({ role: r.role, content: r.content }));
+      return { content: own?.content, history };
+    },
+
+    /**
      * Lock run `id` for the rest of the transaction. @returns its state, creation time, queue time, and the claim
      * it is under (`instance_id`, `replays`).
      */
@@ -209,14 +270,12 @@ export function createRuntimeRepo(db: Kysely<DB>) {
         .execute();
     },
 
-    /** Before a turn: heartbeat and turns done. @returns `cancel_requested`, or undefined when the run is gone. */
-    beginTurn: (runId: number, turnsDone: number) =>
-      db
-        .updateTable('agent_runs')
-        .set({ heartbeat_at: new Date(), turns: turnsDone })
-        .where('id', '=', runId)
-        .returning(['cancel_requested'])
-        .executeTakeFirst(),
+    /**
+     * Before a turn: heartbeat and turns done (with `patch`'s columns). @returns `cancel_requested`, or undefined when
+     * the run is gone.
+     */
+    beginTurn: async (runId: number, turnsDone: number, patch: RunPatch = {}) =>
+      (await BEGIN_TURN(db, [...patchParams(patch), new Date(), turnsDone, runId])).rows[0],
 
     /** Which of `workerIds` have a run in one of `statuses` (other than `exceptRun`). */
     async workersWithRuns(
@@ -285,40 +344,39 @@ export function createRuntimeRepo(db: Kysely<DB>) {
     // (`instance_id` and `replays` unchanged), so a run taken back twice, or by two instances, changes once.
 
     /**
-     * Store a running run's journal (journal.ts) under claim `fence`, with a heartbeat. @returns false when the run
-     * is no longer running under that claim (taken back, or ended).
+     * Store a running run's journal (journal.ts) under claim `fence`, with a heartbeat (and `patch`'s columns).
+     * @returns false when the run is no longer running under that claim (taken back, or ended).
      */
-    async saveJournal(id: number, fence: RunClaim, journal: unknown): Promise<boolean> {
-      const u = await db
-        .updateTable('agent_runs')
-        .set({
-          journal: JSON.stringify(journal),
-          heartbeat_at: new Date(),
-          turns: (journal as { turns: number }).turns,
-        })
-        .where('id', '=', id)
-        .where('status', '=', 'running')
-        .where('instance_id', '=', fence.instance_id)
-        .where('replays', '=', fence.replays)
-        .executeTakeFirst();
-      return Number(u.numUpdatedRows) > 0;
+    async saveJournal(id: number, fence: RunClaim, journal: unknown, patch: RunPatch = {}): Promise<boolean> {
+      const u = await SAVE_JOURNAL(db, [
+        ...patchParams(patch),
+        JSON.stringify(journal),
+        new Date(),
+        (journal as { turns: number }).turns,
+        id,
+        fence.instance_id,
+        fence.replays,
+      ]);
+      return Number(u.numAffectedRows ?? 0) > 0;
     },
 
     /**
      * Before a turn that follows a stored step (journal.ts): `saveJournal` and `beginTurn` in one statement (the
-     * journal, a heartbeat and its turns, under claim `fence`). @returns `cancel_requested`, or undefined when the run
+     * journal, a heartbeat and its turns, under claim `fence`; with `patch`'s columns). @returns `cancel_requested`, or undefined when the run
      * is no longer running under that claim (taken back, or ended).
      */
-    beginTurnWithJournal: (id: number, fence: RunClaim, journal: { turns: number }) =>
-      db
-        .updateTable('agent_runs')
-        .set({ journal: JSON.stringify(journal), heartbeat_at: new Date(), turns: journal.turns })
-        .where('id', '=', id)
-        .where('status', '=', 'running')
-        .where('instance_id', '=', fence.instance_id)
-        .where('replays', '=', fence.replays)
-        .returning(['cancel_requested'])
-        .executeTakeFirst(),
+    beginTurnWithJournal: async (id: number, fence: RunClaim, journal: { turns: number }, patch: RunPatch = {}) =>
+      (
+        await BEGIN_TURN_WITH_JOURNAL(db, [
+          ...patchParams(patch),
+          JSON.stringify(journal),
+          new Date(),
+          journal.turns,
+          id,
+          fence.instance_id,
+          fence.replays,
+        ])
+      ).rows[0],
 
     /** Running runs (of `ids` when given) with their claim and journal: the candidates of a recovery. */
     runningRuns: (ids?: number[]): Promise<RecoveryCandidate[]> => {
@@ -407,21 +465,6 @@ export function createRuntimeRepo(db: Kysely<DB>) {
         .where('status', '=', 'running')
         .returning(['heartbeat_at'])
         .executeTakeFirst(),
-
-    /**
-     * A worker's conversation before message `beforeId` (messages to it, parallel ones included, and its
-     * replies): the newest `limit`, newest first.
-     */
-    conversation: (projectId: number, workerId: number, beforeId: number, limit: number) =>
-      db
-        .selectFrom('chat_messages')
-        .select(['role', 'content'])
-        .where('project_id', '=', projectId)
-        .where('id', '<', beforeId)
-        .where(toOrFrom(workerId))
-        .orderBy('id', 'desc')
-        .limit(limit)
-        .execute(),
 
     /**
      * A project's messages, newest first: at most `limit`, with id below `before` when given, and only one

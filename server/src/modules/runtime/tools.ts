@@ -72,6 +72,8 @@ export interface RunScope {
   workerId: number;
   /** Aborted when the run is cancelled. */
   signal: AbortSignal;
+  /** The names of the worker's outside MCP servers as the run read its worker (read by the source when absent). */
+  mcpServers?: string[];
 }
 
 /** Tools that depend on the run; `open` never throws (a source that cannot offer its tools offers none). */

@@ -8,7 +8,6 @@
  * project's owner forked or installed it, so no user can steer another tenant's workers by publishing a skill
  * under a name a preset uses.
  */
-import type { Access } from '../../access/access.ts';
 import type { SkillsPort } from '../runtime/ports.ts';
 import type { SkillsService } from './skills.service.ts';
 
@@ -20,16 +19,15 @@ export interface ShippedSkill {
 }
 
 export function createSkillsPort(deps: {
-  skills: Pick<SkillsService, 'listOwn'>;
-  access: Pick<Access, 'ownerActor'>;
+  skills: Pick<SkillsService, 'ownOfProject'>;
   /** The skills the platform ships, resolved after the project's own. */
   shipped: ShippedSkill[];
 }): SkillsPort {
   const { skills, shipped } = deps;
   /** The project's own skills, then the shipped ones whose name the project does not use. */
   const resolvable = async (projectId: number): Promise<ShippedSkill[]> => {
-    const { actor, projectName } = await deps.access.ownerActor(projectId);
-    const own = (await skills.listOwn(actor, projectName)).skills;
+    // The project's own skills by its id: the run (or CLI session) acting in it was resolved and checked by its caller.
+    const own = (await skills.ownOfProject(projectId)).skills;
     const names = new Set(own.map((s) => s.name));
     return [...own, ...shipped.filter((s) => !names.has(s.name))];
   };

@@ -367,6 +367,13 @@ export function createSkillsService(deps: SkillsDeps) {
       const project = await deps.access.project(actor, name);
       return { skills: (await named(await repo.own(project.id))).map(out) };
     },
+    /**
+     * The own skills of project `projectId` (as `listOwn`), for work done inside that project on its owner's behalf
+     * (skills.port.ts: a run's or a CLI session's project, resolved and checked by its caller); no actor check here.
+     */
+    async ownOfProject(projectId: number): Promise<{ skills: Skill[] }> {
+      return { skills: (await named(await repo.own(projectId))).map(out) };
+    },
     /** Create a skill owned by the project. @throws Conflict `skill_exists`. */
     async createForProject(
       actor: Actor,

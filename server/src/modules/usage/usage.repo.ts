@@ -5,6 +5,7 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import type { DB } from '../../db/types.ts';
 import { pagedById, purgeOlderThan } from '../../db/privacy-sql.ts';
+import { precompiled } from '../../db/precompiled.ts';
 
 export type Executor = Kysely<DB> | Transaction<DB>;
 
@@ -29,6 +30,21 @@ export interface UsageRowInput {
 const BUDGET_LOCK = 30_002;
 /** Namespace of the per-owner creation lock (projects and workers under the plan limits). */
 const CREATION_LOCK = 30_001;
+
+// A model call's reservation and settlement, compiled once (db/precompiled.ts): two statements of every call.
+const INSERT_RESERVATION = precompiled<{ id: number }>(
+  `insert into token_reservations (user_id, project_id, worker_id, run_id, key_source, tokens, expires_at,
+     instance_id, project_name, model, source, prompt_tokens)
+   values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) returning id`,
+);
+const SETTLE_RESERVATION = precompiled(
+  `with d as (delete from token_reservations where id = $1 returning id)
+   insert into token_usage (user_id, project_id, project_name, worker_id, run_id, model, source, key_source,
+                            input_tokens, output_tokens, cache_tokens, total_tokens)
+   select $2::bigint, $3::bigint, $4::text, $5::bigint, $6::bigint, $7::text, $8::text, $9::text,
+          $10::bigint, $11::bigint, $12::bigint, $13::bigint
+   from d`,
+);
 
 const sumTotal = sql<number>`coalesce(sum(total_tokens), 0)::bigint`;
 const sumReserved = sql<number>`coalesce(sum(tokens), 0)::bigint`;
@@ -135,27 +151,31 @@ export function createUsageRepo(db: Kysely<DB>) {
       return Number(r?.n ?? 0);
     },
 
-    /** Live reservations (not expired) of a worker, in tokens. */
-    async reservedForWorker(workerId: number, ex: Executor = db): Promise<number> {
-      const r = await ex
-        .selectFrom('token_reservations')
-        .select(sumReserved.as('n'))
-        .where('worker_id', '=', workerId)
-        .where('expires_at', '>', new Date())
-        .executeTakeFirst();
-      return Number(r?.n ?? 0);
+    /**
+     * A worker's budget use: its calls' tokens since `since` plus its live reservations (not expired), in one
+     * statement, so one snapshot: a call settling meanwhile (`settleReservation`) is counted once, as reserved or as
+     * used, never neither.
+     */
+    async workerBudgetUsed(workerId: number, since: Date, ex: Executor = db): Promise<number> {
+      const r = await sql<{ n: number }>`
+        select (select ${sumTotal} from token_usage where worker_id = ${workerId} and created_at >= ${since})
+             + (select ${sumReserved} from token_reservations where worker_id = ${workerId} and expires_at > ${new Date()})
+               as n`.execute(ex);
+      return Number(r.rows[0]?.n ?? 0);
     },
 
-    /** Live reservations drawing on a user's trial, in tokens. */
-    async reservedForTrial(userId: number, ex: Executor = db): Promise<number> {
-      const r = await ex
-        .selectFrom('token_reservations')
-        .select(sumReserved.as('n'))
-        .where('user_id', '=', userId)
-        .where('key_source', '=', 'trial')
-        .where('expires_at', '>', new Date())
-        .executeTakeFirst();
-      return Number(r?.n ?? 0);
+    /**
+     * Tokens drawn from a user's trial since `since` plus its live reservations, in one statement (one snapshot, as
+     * `workerBudgetUsed`).
+     */
+    async trialBudgetUsed(userId: number, since: Date, ex: Executor = db): Promise<number> {
+      const r = await sql<{ n: number }>`
+        select (select ${sumTotal} from token_usage
+                 where user_id = ${userId} and key_source = 'trial' and created_at >= ${since})
+             + (select ${sumReserved} from token_reservations
+                 where user_id = ${userId} and key_source = 'trial' and expires_at > ${new Date()})
+               as n`.execute(ex);
+      return Number(r.rows[0]?.n ?? 0);
     },
 
     async insertReservation(
@@ -176,31 +196,53 @@ export function createUsageRepo(db: Kysely<DB>) {
       },
       ex: Executor = db,
     ): Promise<number> {
-      const row = await ex
-        .insertInto('token_reservations')
-        .values({
-          user_id: r.userId,
-          project_id: r.projectId,
-          worker_id: r.workerId,
-          run_id: r.runId,
-          key_source: r.keySource,
-          tokens: r.tokens,
-          expires_at: r.expiresAt,
-          instance_id: r.instanceId ?? null,
-          project_name: r.projectName ?? null,
-          model: r.model ?? null,
-          source: r.source ?? null,
-          prompt_tokens: r.promptTokens ?? null,
-        })
-        .returning('id')
-        .executeTakeFirstOrThrow();
-      return Number(row.id);
+      const res = await INSERT_RESERVATION(ex, [
+        r.userId,
+        r.projectId,
+        r.workerId,
+        r.runId,
+        r.keySource,
+        r.tokens,
+        r.expiresAt,
+        r.instanceId ?? null,
+        r.projectName ?? null,
+        r.model ?? null,
+        r.source ?? null,
+        r.promptTokens ?? null,
+      ]);
+      return Number(res.rows[0].id);
     },
 
     /** Delete reservation `id`. @returns whether it was there (not yet charged or released). */
     async deleteReservation(id: number, ex: Executor = db): Promise<boolean> {
       const r = await ex.deleteFrom('token_reservations').where('id', '=', id).executeTakeFirst();
       return Number(r.numDeletedRows) > 0;
+    },
+
+    /**
+     * Settle reservation `id` with the call's real usage `r`: the reservation is deleted and the usage row inserted
+     * in one statement, only when the reservation was still there (a reservation already charged by
+     * `settleReservations` stays the charge: a call is counted once). One statement is one snapshot and commits at
+     * once, so a budget sum (`workerBudgetUsed`, `trialBudgetUsed`) sees the call either reserved or used.
+     * @returns whether the row was written.
+     */
+    async settleReservation(id: number, r: UsageRowInput, ex: Executor = db): Promise<boolean> {
+      const res = await SETTLE_RESERVATION(ex, [
+        id,
+        r.userId,
+        r.projectId,
+        r.projectName,
+        r.workerId,
+        r.runId ?? null,
+        r.model,
+        r.source,
+        r.keySource,
+        r.input,
+        r.output,
+        r.cache,
+        r.input + r.output + r.cache,
+      ]);
+      return Number(res.numAffectedRows ?? 0) > 0;
     },
 
     /**

@@ -6,7 +6,9 @@
  * Budgets hold during a run, not after it: before each model call the caller reserves the call's worst
  * case (prompt estimate + max output tokens) against the tightest budget under the owner's lock, and
  * settles the reservation with the real usage afterwards (`record` with `reservationId`). Two runs racing
- * for the last tokens of a budget are serialized by the lock, so they cannot both pass.
+ * for the last tokens of a budget are serialized by the lock, so they cannot both pass. A budget's use (usage rows
+ * plus live reservations) is summed in one statement and a settlement is one statement, so a sum never sees a call
+ * as neither reserved nor used and the settlement needs no lock.
  */
 import { TooManyRequests } from '../../http/errors.ts';
 import type { Transaction } from 'kysely';
@@ -59,6 +61,11 @@ export interface TrialInfo {
 export interface BudgetScope {
   /** The project owner. */
   userId: number;
+  /**
+   * The owner's plan and role as `planOf` read them for this run or stream (the gateway's `Billing`), so its calls
+   * do not read them again; read here when absent.
+   */
+  owner?: Owner;
   projectId: number | null;
   workerId: number | null;
   runId?: number | null;
@@ -110,17 +117,13 @@ export function createUsageService(deps: UsageDeps) {
     const out: Budget[] = [];
     const cap = dailyTokenCap(owner);
     if (cap !== null && scope.workerId !== null) {
-      const used =
-        (await repo.workerSince(scope.workerId, utcDayStart(), ex)) +
-        (await repo.reservedForWorker(scope.workerId, ex));
+      const used = await repo.workerBudgetUsed(scope.workerId, utcDayStart(), ex);
       out.push({ scope: 'daily', cap, used, plan: owner.plan });
     }
     if (scope.keySource === 'trial') {
       const t = await repo.trial(scope.userId, ex);
       const granted = t ? Number(t.tokens_granted) : 0;
-      const used = t
-        ? (await repo.trialSince(scope.userId, t.granted_at, ex)) + (await repo.reservedForTrial(scope.userId, ex))
-        : 0;
+      const used = t ? await repo.trialBudgetUsed(scope.userId, t.granted_at, ex) : 0;
       out.push({ scope: 'trial', cap: granted, used, plan: owner.plan });
     }
     return out;
@@ -129,8 +132,8 @@ export function createUsageService(deps: UsageDeps) {
   return {
     /**
      * Meter one LLM call: one `token_usage` row; with `reservationId` the reservation is settled in the same
-     * transaction (removed, the real usage counted instead), under the owner's lock. Once stored, the call and its
-     * tokens are counted in the metrics (docs/operations.md, Metrics).
+     * statement (removed, the real usage counted instead; nothing when it was already charged). Once stored, the
+     * call and its tokens are counted in the metrics (docs/operations.md, Metrics).
      */
     async record(call: UsageCall): Promise<void> {
       const row = {
@@ -148,15 +151,9 @@ export function createUsageService(deps: UsageDeps) {
       };
       const rid = call.reservationId;
       if (rid == null) await repo.insert(row);
-      else
-        await repo.transaction(async (tx) => {
-          // Under the owner's lock, like `reserve`: a reservation counting the budget never sees the call as neither
-          // reserved nor used (its two sums are two statements).
-          await repo.lockOwner(tx, call.userId);
-          // A reservation already charged (its call was taken for crashed, `settleCrashed`) stays the charge: a call
-          // is counted once.
-          if (await repo.deleteReservation(rid, tx)) await repo.insert(row, tx);
-        });
+      // A reservation already charged (its call was taken for crashed, `settleCrashed`) stays the charge: a call is
+      // counted once. Budget sums are one statement each, so they see the call reserved or used, never neither.
+      else await repo.settleReservation(rid, row);
       metrics.modelCall({ ...row, payer: row.keySource });
     },
 
@@ -198,7 +195,7 @@ export function createUsageService(deps: UsageDeps) {
      * @throws 429 `token_budget_exceeded` `{scope, used, cap, plan, worker_id, resets_at}`.
      */
     async assertNotSpent(scope: BudgetScope): Promise<void> {
-      const b = tightestBudget(await budgetsOf(scope, await owners.planOf(scope.userId)));
+      const b = tightestBudget(await budgetsOf(scope, scope.owner ?? (await owners.planOf(scope.userId))));
       if (b && b.used >= b.cap) throw budgetExceeded(b, scope.workerId);
     },
 
@@ -213,7 +210,7 @@ export function createUsageService(deps: UsageDeps) {
       scope: BudgetScope & { projectName?: string | null },
       call: { promptTokens: number; maxTokens: number; model?: string | null; source?: string },
     ): Promise<{ id: number | null; maxTokens: number }> {
-      const owner = await owners.planOf(scope.userId);
+      const owner = scope.owner ?? (await owners.planOf(scope.userId));
       /** What the call is: a crash charges the reservation as a usage row of it (`settleCrashed`). */
       const about = {
         userId: scope.userId,
