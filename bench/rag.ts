@@ -96,6 +96,8 @@ interface Row {
   p95: number;
   vecP50: number;
   vecP95: number;
+  cpuP50: number;
+  cpuP95: number;
   recallProject: number;
   recallAll: number;
   /** Share of the queries whose source chunk is in the top 6: hybrid search, vector channel, exact vector top 6. */
@@ -202,6 +204,8 @@ async function runOn(label: string, database: Database, docs: Docs): Promise<Row
   const qrand = rng(7);
   const lat: number[] = [];
   const vecLat: number[] = [];
+  /** CPU milliseconds of this process per search (embedded: the database's work included). */
+  const cpuLat: number[] = [];
   let hitP = 0;
   let hitA = 0;
   let total = 0;
@@ -220,8 +224,10 @@ async function runOn(label: string, database: Database, docs: Docs): Promise<Row
         and strpos(text, ${q}) > 0 limit 1`.execute(database.db);
     const srcId = Number(src.rows[0]?.id ?? -1);
     const s0 = performance.now();
+    const sc0 = cpuSeconds();
     const hits = await index.search(input);
     lat.push(performance.now() - s0);
+    cpuLat.push((cpuSeconds() - sc0) * 1000);
     if (hits.some((h) => h.chunk_id === srcId)) found.search++;
     const v0 = performance.now();
     const approx = await index.vectorSearch(input, { exact: false });
@@ -272,6 +278,9 @@ async function runOn(label: string, database: Database, docs: Docs): Promise<Row
       total += e2.length;
     }
   }
+  process.stderr.write(
+    `  ${label}: search CPU of this process p50 ${pct(cpuLat, 50).toFixed(1)} ms, p95 ${pct(cpuLat, 95).toFixed(1)} ms (wall p50 ${pct(lat, 50).toFixed(1)}, p95 ${pct(lat, 95).toFixed(1)})\n`,
+  );
   for (const [ef, r] of sweep)
     process.stderr.write(
       `  ${label}: ef_search ${ef}: recall@6 ${(r.hits / (checked * 6)).toFixed(3)}, source found ${(r.found / checked).toFixed(3)}, p50 ${pct(r.lat, 50).toFixed(1)} ms, p95 ${pct(r.lat, 95).toFixed(1)} ms\n`,
@@ -289,6 +298,8 @@ async function runOn(label: string, database: Database, docs: Docs): Promise<Row
     p95: pct(lat, 95),
     vecP50: pct(vecLat, 50),
     vecP95: pct(vecLat, 95),
+    cpuP50: pct(cpuLat, 50),
+    cpuP95: pct(cpuLat, 95),
     recallProject: hitP / (checked * 6),
     recallAll: total ? hitA / total : 1,
     foundSearch: found.search / QUERIES,
@@ -360,6 +371,8 @@ async function main() {
       search_p50_ms: +f(r.p50),
       search_p95_ms: +f(r.p95),
       vector_p95_ms: +f(r.vecP95),
+      search_cpu_p50_ms: +f(r.cpuP50),
+      search_cpu_p95_ms: +f(r.cpuP95),
       recall_project: +f(r.recallProject, 3),
       recall_all: +f(r.recallAll, 3),
       source_found_search: +f(r.foundSearch, 3),
