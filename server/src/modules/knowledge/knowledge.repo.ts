@@ -113,7 +113,8 @@ export function createKnowledgeRepo(db: Kysely<DB>) {
      * `(embedding::vector(D)) vector_cosine_ops WHERE dims = D` (m 16, ef_construction 64), with build memory
      * (`maintenance_work_mem`) sized so that pgvector's graph of the chunks already stored stays in memory:
      * `buildMemoryMb` of their count, at least 512 MB and at most 1 GB (PGlite's WebAssembly memory ends at 2 GB).
-     * pgvector builds ~4× slower per vector once the graph no longer fits (it then inserts on disk, with a notice).
+     * Once the graph no longer fits, pgvector goes on inserting on disk (with a notice), about 2× slower per vector in
+     * bench/rag-probe.ts.
      * Needs pgvector. Under an advisory lock: two instances starting together would otherwise race on the catalog
      * (`create index if not exists` is not safe concurrently: the second fails with a unique violation).
      */
