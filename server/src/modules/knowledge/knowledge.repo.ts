@@ -64,6 +64,16 @@ export interface StoredDocument {
 
 const INSERT_BATCH = 100;
 
+/**
+ * Build memory (MB) for an HNSW graph (m 16) of `vectors` vectors of `dims` dimensions: ~(4 × dims + 600) bytes per
+ * vector with a tenth to spare (pgvector 0.8.7 on PGlite, 256 dimensions: the graph stopped fitting 2 MB after 1,320
+ * vectors, ~1,590 bytes each), at least 512 and at most 1,024.
+ */
+export function buildMemoryMb(vectors: number, dims: number): number {
+  const need = (vectors * (4 * dims + 600) * 1.1) / 2 ** 20;
+  return Math.min(1024, Math.max(512, Math.ceil(need)));
+}
+
 const vecLiteral = (v: number[]) => `[${v.map((x) => (x === 0 ? '0' : x.toPrecision(7))).join(',')}]`;
 const arrLiteral = (v: number[]) => `{${v.map((x) => (x === 0 ? '0' : x.toPrecision(7))).join(',')}}`;
 
@@ -100,17 +110,30 @@ export function createKnowledgeRepo(db: Kysely<DB>) {
   return {
     /**
      * Create the HNSW index for dimension `dims` if missing:
-     * `(embedding::vector(D)) vector_cosine_ops WHERE dims = D`, with enough build memory (512 MB) for the graph
-     * of ~100k vectors to stay in memory (pgvector builds much slower on disk). Needs pgvector. Under an
-     * advisory lock: two instances starting together would otherwise race on the catalog (`create index if
-     * not exists` is not safe concurrently: the second fails with a unique violation).
+     * `(embedding::vector(D)) vector_cosine_ops WHERE dims = D` (m 16, ef_construction 64), with build memory
+     * (`maintenance_work_mem`) sized so that pgvector's graph of the chunks already stored stays in memory:
+     * `buildMemoryMb` of their count, at least 512 MB and at most 1 GB (PGlite's WebAssembly memory ends at 2 GB).
+     * Once the graph no longer fits, pgvector goes on inserting on disk (with a notice), about 2× slower per vector in
+     * bench/rag-probe.ts.
+     * Needs pgvector. Under an advisory lock: two instances starting together would otherwise race on the catalog
+     * (`create index if not exists` is not safe concurrently: the second fails with a unique violation).
      */
     async createVectorIndex(dims: number): Promise<void> {
       const d = sql.lit(dims);
+      const name = `knowledge_chunks_hnsw_${dims}`;
+      const exists = async (q: Kysely<DB>) =>
+        (await sql<{ ok: boolean }>`select to_regclass(${name}) is not null as ok`.execute(q)).rows[0].ok;
+      if (await exists(db)) return;
       await db.transaction().execute(async (tx) => {
-        await sql`select pg_advisory_xact_lock(hashtext(${`knowledge_chunks_hnsw_${dims}`}))`.execute(tx);
-        await sql`set local maintenance_work_mem = '512MB'`.execute(tx);
-        await sql`create index if not exists ${sql.id(`knowledge_chunks_hnsw_${dims}`)} on knowledge_chunks using hnsw ((embedding::vector(${d})) vector_cosine_ops) where dims = ${d}`.execute(
+        await sql`select pg_advisory_xact_lock(hashtext(${name}))`.execute(tx);
+        if (await exists(tx)) return;
+        const n = await sql<{
+          n: number;
+        }>`select count(*)::float8 as n from knowledge_chunks where dims = ${d}`.execute(tx);
+        await sql`set local maintenance_work_mem = ${sql.lit(`${buildMemoryMb(Number(n.rows[0].n), dims)}MB`)}`.execute(
+          tx,
+        );
+        await sql`create index if not exists ${sql.id(name)} on knowledge_chunks using hnsw ((embedding::vector(${d})) vector_cosine_ops) where dims = ${d}`.execute(
           tx,
         );
       });
