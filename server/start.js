@@ -130,8 +130,13 @@ async function bundle() {
   return file;
 }
 
-/** Cache V8's compiled code of the server's modules between starts. */
-module.enableCompileCache();
+/**
+ * Cache V8's compiled code of the server's modules (the bundle and the packages of node_modules) between starts, in
+ * the cache folder beside the bundle (a checkout's own, kept across reboots; `NODE_COMPILE_CACHE` names another).
+ * Where that cannot be written, Node's default folder (under the system's temporary folder) is used instead.
+ */
+const compileCache = module.enableCompileCache(process.env.NODE_COMPILE_CACHE || path.join(cacheDir, 'v8'));
+if (compileCache.status === module.constants.compileCacheStatus.FAILED) module.enableCompileCache();
 process.setSourceMapsEnabled(true);
 
 // The web UI (web/dist): built when missing or older than its sources. A failed build leaves the API serving
