@@ -90,6 +90,7 @@ export function unpackSeed(file: string | undefined, dir: string): boolean {
       file,
       cwd: tmp,
       sync: true,
+      maxReadSize: 1 << 20, // read in 1 MiB pieces (default 16 MiB): less memory to give back after
       onwarn: (code, message) => {
         if (code !== 'TAR_ENTRY_INFO') damaged ??= `${code}: ${message}`;
       },
