@@ -201,9 +201,9 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
 }
 
 /**
- * One full garbage collection, once, after PGlite created a new database by initdb. PGlite runs initdb in a second WebAssembly instance and
- * drops it: ~400 MiB that V8 otherwise frees only at its next major collection, which
- * an idle server may not reach for minutes (idle RSS after a first start measured 370–780 MiB, ~370 with this).
+ * One full garbage collection, once, after PGlite created a new database by initdb. PGlite runs initdb in a second
+ * WebAssembly instance and drops it: ~400 MiB that V8 otherwise frees only at its next major collection, which an
+ * idle server may not reach for minutes (idle RSS after a first start measured 370–780 MiB, ~370 with this).
  * `--expose-gc` is switched on for the call only (v8.setFlagsFromString; ~0.1 s).
  */
 function collectGarbage(): void {

@@ -69,8 +69,8 @@ export function schemaKey(migrations: Record<string, unknown>): string {
 }
 
 /**
- * Unpack the seed image at `file` into the new data directory `dir` (which must not exist yet) on the file system
- * directly, before PGlite opens it as an existing one. Handing PGlite the image as a Blob (`loadDataDir`) read the
+ * Unpack the seed image at `file` into the new data directory `dir` (absent, or an empty folder) on the file system
+ * directly, before PGlite opens it as an existing one (the caller holds the data directory's lock). Handing PGlite the image as a Blob (`loadDataDir`) read the
  * 40–60 MiB into memory and wrote every file through its WebAssembly file system: the copies were garbage to collect
  * and the start of a new DATA_DIR ended ~90 MiB above one of an existing DATA_DIR (bench/README.md, "Start-up").
  * The files go to a temporary folder first, renamed to `dir` when complete, so a start that dies half-way leaves no
@@ -81,7 +81,10 @@ export function unpackSeed(file: string | undefined, dir: string): boolean {
   if (!file || !fs.existsSync(file)) return false;
   const tmp = `${dir}.seed-${process.pid}`;
   try {
-    fs.rmSync(tmp, { recursive: true, force: true });
+    // What a start that died while unpacking left (under the same lock, so no other process is unpacking now).
+    const stale = `${path.basename(dir)}.seed-`;
+    for (const name of fs.readdirSync(path.dirname(dir)))
+      if (name.startsWith(stale)) fs.rmSync(path.join(path.dirname(dir), name), { recursive: true, force: true });
     fs.mkdirSync(tmp, { recursive: true, mode: 0o700 });
     // The image's names start with `/` (PGlite writes them so): stripped, which node-tar reports as information; any
     // other warning (a damaged entry) fails the unpacking.
