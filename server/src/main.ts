@@ -160,10 +160,6 @@ async function main() {
     'database ready',
   );
   const deps = createDeps(config, database, keys, log);
-  // The optional tools' checks (the start line's, and `GET /readyz`'s, which answers only once they are done) run
-  // their `--version` processes and the Docker ping while the app is built and its services start, not after listen
-  // (~0.3 s of every start, bench/README.md "Start-up").
-  const capabilitiesChecked = deps.capabilities.list();
   const imported = await deps.secrets.importMissing(config.managedSecretsFromEnv);
   if (imported.length) log.info({ names: imported }, 'managed secrets imported into the secret store');
   const app = await buildApp(deps, { loggerInstance: log });
@@ -183,7 +179,7 @@ async function main() {
   step('listen');
   // The start line (docs/operations.md, The first start): where to open the service, the database, and each optional
   // tool present or missing with what that costs. Written out at once (flushSync), not left in the log's buffer.
-  const capabilities = await capabilitiesChecked;
+  const capabilities = await deps.capabilities.list();
   const shownHost = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
   const url =
     config.appUrl !== `http://${config.host}:${config.port}` ? config.appUrl : `http://${shownHost}:${config.port}`;
