@@ -11,7 +11,7 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    files: ['**/*.ts', '**/*.tsx', 'server/start.js', 'cli/**/*.js', 'web/build.js'],
+    files: ['**/*.ts', '**/*.tsx', 'server/start.js', 'server/files-key.js', 'cli/**/*.js', 'web/build.js'],
     languageOptions: { globals: { ...globals.node } },
     rules: {
       '@typescript-eslint/no-explicit-any': 'off',

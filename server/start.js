@@ -16,7 +16,6 @@
  *
  * Before that, the web UI is built into `web/dist` when missing or stale (`web/build.js`).
  */
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import module from 'node:module';
 import path from 'node:path';
@@ -53,26 +52,26 @@ const root = path.resolve(import.meta.dirname, '..');
 const srcDir = path.join(root, 'server', 'src');
 const entry = path.join(srcDir, 'main.ts');
 const cacheDir = path.join(root, 'node_modules', '.cache', 'crm-server');
+// Loaded only now, in the process that runs the service (it loads node:crypto).
+const { filesKey } = await import('./files-key.js');
+
 /**
  * What the bundle is made of: the server's sources (tests excluded), tsconfig.json, package-lock.json (the
- * bundled packages' versions) and this file (the build options), hashed with their paths.
+ * bundled packages' versions) and this file (the build options), hashed with their paths (`filesKey`: remembered
+ * with the files' stat in the cache folder, hashed again when one changed).
  */
 function sourceKey() {
-  const hash = crypto.createHash('sha256').update(`${process.version.split('.')[0]}\n`);
   const files = fs
     .readdirSync(srcDir, { recursive: true, encoding: 'utf8' })
     .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'))
     .sort()
     .map((f) => path.join(srcDir, f));
-  for (const f of [
-    ...files,
-    ...['tsconfig.json', 'package-lock.json', 'server/start.js'].map((f) => path.join(root, f)),
-  ]) {
-    hash.update(`${path.relative(root, f)}\n`);
-    if (fs.existsSync(f)) hash.update(fs.readFileSync(f));
-    hash.update('\n');
-  }
-  return hash.digest('hex').slice(0, 16);
+  return filesKey({
+    root,
+    files: [...files, ...['tsconfig.json', 'package-lock.json', 'server/start.js'].map((f) => path.join(root, f))],
+    memo: path.join(cacheDir, 'bundle-key.json'),
+    salt: `${process.version.split('.')[0]}\n`,
+  });
 }
 
 /**
@@ -131,8 +130,13 @@ async function bundle() {
   return file;
 }
 
-/** Cache V8's compiled code of the server's modules between starts. */
-module.enableCompileCache();
+/**
+ * Cache V8's compiled code of the server's modules (the bundle and the packages of node_modules) between starts, in
+ * the cache folder beside the bundle (a checkout's own, kept across reboots; `NODE_COMPILE_CACHE` names another).
+ * Where that cannot be written, Node's default folder (under the system's temporary folder) is used instead.
+ */
+const compileCache = module.enableCompileCache(process.env.NODE_COMPILE_CACHE || path.join(cacheDir, 'v8'));
+if (compileCache.status === module.constants.compileCacheStatus.FAILED) module.enableCompileCache();
 process.setSourceMapsEnabled(true);
 
 // The web UI (web/dist): built when missing or older than its sources. A failed build leaves the API serving

@@ -10,12 +10,12 @@
  * 3. The folder replaces `web/dist` by renames, so a running service never sees half a build; `dist/.build-key`
  *    records the hash of the sources it was built from.
  */
-import crypto from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { pathToFileURL } from 'node:url';
+import { filesKey } from '../server/files-key.js';
 
 const webDir = import.meta.dirname;
 const root = path.resolve(webDir, '..');
@@ -47,14 +47,17 @@ function inputs() {
   ].sort();
 }
 
-/** Hash of every input's path and content. */
+/**
+ * Hash of every input's path and content (remembered with the files' stat between starts: `filesKey` of
+ * server/files-key.js).
+ */
 export function sourceKey() {
-  const hash = crypto.createHash('sha256');
-  for (const f of inputs()) {
-    hash.update(`${path.relative(root, f)}\n`);
-    if (fs.existsSync(f)) hash.update(fs.readFileSync(f));
-  }
-  return hash.digest('hex').slice(0, 16);
+  return filesKey({
+    root,
+    files: inputs(),
+    memo: path.join(root, 'node_modules', '.cache', 'crm-server', 'web-key.json'),
+    end: '',
+  });
 }
 
 /** Write the API types from the service's OpenAPI document. */

@@ -11,7 +11,7 @@ import vm from 'node:vm';
 import type { DB } from './types.ts';
 import type { PGlite as PGliteType } from '@electric-sql/pglite';
 import { lockDataDir } from './data-dir-lock.ts';
-import { readSeed, schemaKey, seedPath, writeSeed } from './pglite-seed.ts';
+import { schemaKey, seedPath, unpackSeed, writeSeed } from './pglite-seed.ts';
 import { migrations } from './migrations/index.ts';
 import { Lock, PGliteDialect } from './pglite-dialect.ts';
 import { assertNoOpenTransaction, GuardedKysely } from './tx-guard.ts';
@@ -127,10 +127,13 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
     const created = dir !== undefined && !opts.loadDataDir && !fs.existsSync(path.join(dir, 'PG_VERSION'));
     const useSeed = created && opts.seed !== false;
     const seedFile = useSeed ? seedPath(PGLITE_SETTINGS) : undefined;
-    // The schema image when it matches these migrations, else the bare one.
-    const seed =
-      (useSeed ? readSeed(seedPath(PGLITE_SETTINGS, schemaKey(migrations))) : undefined) ?? readSeed(seedFile);
-    const loadDataDir = opts.loadDataDir ?? seed;
+    // The schema image when it matches these migrations, else the bare one, unpacked where the data directory goes
+    // (renamed over an empty folder; a folder with files in it is left to initdb, as before).
+    const seeded =
+      useSeed &&
+      dir !== undefined &&
+      (unpackSeed(seedPath(PGLITE_SETTINGS, schemaKey(migrations)), dir) || unpackSeed(seedFile, dir));
+    const loadDataDir = opts.loadDataDir;
     pglite = await PGlite.create({
       ...(dir ? { dataDir: dir } : {}),
       extensions: { vector },
@@ -138,11 +141,10 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
       startParams: [...PGlite.defaultStartParams, ...PGLITE_SETTINGS.flatMap((s) => ['-c', s])],
     });
     await pglite.exec('create extension if not exists vector');
-    if (created) {
+    if (created && !seeded) {
       // initdb ran here: keep its result (before any table exists) as the seed image of the next new data directory,
-      // frozen and checkpointed so a copy starts without replaying WAL. (A seed image of 40–60 MiB is garbage too once
-      // unpacked: collected below.)
-      if (seedFile && !seed) {
+      // frozen and checkpointed so a copy starts without replaying WAL.
+      if (seedFile) {
         await pglite.exec('vacuum freeze analyze');
         await pglite.exec('checkpoint');
         await writeSeed(seedFile, await pglite.dumpDataDir('none'));
@@ -199,10 +201,9 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
 }
 
 /**
- * One full garbage collection, once, after PGlite created a new database (by initdb, or from the seed image's
- * ~40 MiB tarball, whose copies are garbage once unpacked). PGlite runs initdb in a second WebAssembly instance and
- * drops it: ~400 MiB that V8 otherwise frees only at its next major collection, which
- * an idle server may not reach for minutes (idle RSS after a first start measured 370–780 MiB, ~370 with this).
+ * One full garbage collection, once, after PGlite created a new database by initdb. PGlite runs initdb in a second
+ * WebAssembly instance and drops it: ~400 MiB that V8 otherwise frees only at its next major collection, which an
+ * idle server may not reach for minutes (idle RSS after a first start measured 370–780 MiB, ~370 with this).
  * `--expose-gc` is switched on for the call only (v8.setFlagsFromString; ~0.1 s).
  */
 function collectGarbage(): void {

@@ -17,6 +17,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import module from 'node:module';
 import path from 'node:path';
+import * as tar from 'tar';
 
 /** The cache folder and the package.json files whose versions key the image. */
 function locate(): { dir: string; packages: string[] } | undefined {
@@ -67,13 +68,42 @@ export function schemaKey(migrations: Record<string, unknown>): string {
   return hash.digest('hex');
 }
 
-/** The seed image at `file` as a Blob, or undefined when there is none (or it cannot be read). */
-export function readSeed(file: string | undefined): Blob | undefined {
-  if (!file) return undefined;
+/**
+ * Unpack the seed image at `file` into the new data directory `dir` (absent, or an empty folder) on the file system
+ * directly, before PGlite opens it as an existing one (the caller holds the data directory's lock). Handing PGlite the image as a Blob (`loadDataDir`) read the
+ * 40–60 MiB into memory and wrote every file through its WebAssembly file system: the copies were garbage to collect
+ * and the start of a new DATA_DIR ended ~90 MiB above one of an existing DATA_DIR (bench/README.md, "Start-up").
+ * The files go to a temporary folder first, renamed to `dir` when complete, so a start that dies half-way leaves no
+ * data directory that looks whole. @returns false when there is no image (or it cannot be unpacked): `dir` is then
+ * left as it was.
+ */
+export function unpackSeed(file: string | undefined, dir: string): boolean {
+  if (!file || !fs.existsSync(file)) return false;
+  const tmp = `${dir}.seed-${process.pid}`;
   try {
-    return new Blob([fs.readFileSync(file)]);
+    // What a start that died while unpacking left (under the same lock, so no other process is unpacking now).
+    const stale = `${path.basename(dir)}.seed-`;
+    for (const name of fs.readdirSync(path.dirname(dir)))
+      if (name.startsWith(stale)) fs.rmSync(path.join(path.dirname(dir), name), { recursive: true, force: true });
+    fs.mkdirSync(tmp, { recursive: true, mode: 0o700 });
+    // The image's names start with `/` (PGlite writes them so): stripped, which node-tar reports as information; any
+    // other warning (a damaged entry) fails the unpacking.
+    let damaged: string | undefined;
+    tar.x({
+      file,
+      cwd: tmp,
+      sync: true,
+      maxReadSize: 1 << 20, // read in 1 MiB pieces (default 16 MiB): less memory to give back after
+      onwarn: (code, message) => {
+        if (code !== 'TAR_ENTRY_INFO') damaged ??= `${code}: ${message}`;
+      },
+    });
+    if (damaged) throw new Error(damaged);
+    fs.renameSync(tmp, dir);
+    return true;
   } catch {
-    return undefined;
+    fs.rmSync(tmp, { recursive: true, force: true });
+    return false;
   }
 }
 

@@ -6,8 +6,8 @@
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { po } from 'gettext-parser';
 import { atomicWrite } from '../../lib/atomic-write.ts';
+import { loadGettext } from '../../lib/gettext.ts';
 
 /** Locales that take translation feedback (docs/ARCHITECTURE.md, Feedback and translation feedback). */
 export const FEEDBACK_LOCALES = ['uk', 'de', 'es', 'fr', 'pl', 'pt-BR', 'ru'] as const;
@@ -40,6 +40,7 @@ export function createPoCatalogs(localesDir: string): PoCatalogs {
         throw err;
       }
       const patched: string[] = [];
+      const { po } = await loadGettext();
       for (const name of names) {
         const file = path.join(dir, name);
         const st = await fs.lstat(file);
@@ -67,6 +68,7 @@ export function createPoCatalogs(localesDir: string): PoCatalogs {
       return patched;
     },
     async lookup(locale, domain, msgid) {
+      const { po } = await loadGettext();
       try {
         const parsed = po.parse(await fs.readFile(path.join(dirOf(locale), `${domain}.po`)));
         for (const entries of Object.values(parsed.translations)) if (entries[msgid]) return entries[msgid].msgstr[0];

@@ -5,9 +5,9 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { po as gettextPo } from 'gettext-parser';
 import { NotFound, Upstream } from '../../http/errors.ts';
 import { CHECKOUT_ROOT } from '../../lib/checkout.ts';
+import { loadGettext } from '../../lib/gettext.ts';
 
 /** `<repo>/web/dist`: where `web/build.js` writes the built app. */
 export const DEFAULT_WEB_DIST = path.join(CHECKOUT_ROOT, 'web', 'dist');
@@ -45,19 +45,20 @@ export function createWebUiService(deps: { distDir: string; localesDir: string }
 
     /**
      * The web UI's catalog of a locale, parsed from `<localesDir>/<locale>/web.po` (re-read when the file
-     * changed: size or mtime). Throws 404 `locale_not_found` when there is no such catalog, 502
+     * changed: size or mtime). Rejects with 404 `locale_not_found` when there is no such catalog, 502
      * `catalog_unreadable` when the file does not parse.
      */
-    catalog(locale: string): WebCatalog {
+    async catalog(locale: string): Promise<WebCatalog> {
       const file = path.join(deps.localesDir, locale, 'web.po');
       const st = fs.statSync(file, { throwIfNoEntry: false });
       if (!/^[a-z]{2}$/.test(locale) || !st?.isFile())
         throw new NotFound('There is no web catalog for this locale.', 'locale_not_found');
       const hit = cache.get(locale);
       if (hit && hit.mtimeMs === st.mtimeMs && hit.size === st.size) return hit.catalog;
-      let parsed: ReturnType<typeof gettextPo.parse>;
+      const { po } = await loadGettext();
+      let parsed: ReturnType<typeof po.parse>;
       try {
-        parsed = gettextPo.parse(fs.readFileSync(file));
+        parsed = po.parse(fs.readFileSync(file));
       } catch {
         throw new Upstream(502, 'catalog_unreadable', 'The catalog of this locale cannot be read.');
       }

@@ -14,7 +14,7 @@ const po = (entries: [string, string][]) =>
 describe('web catalogs', () => {
   const svc = createWebUiService({ distDir: dir, localesDir: dir });
 
-  it('reads a changed catalog again (an accepted suggestion shows without a restart), untranslated left out', () => {
+  it('reads a changed catalog again (an accepted suggestion shows without a restart), untranslated left out', async () => {
     fs.mkdirSync(path.join(dir, 'uk'));
     const file = path.join(dir, 'uk', 'web.po');
     fs.writeFileSync(
@@ -24,7 +24,7 @@ describe('web catalogs', () => {
         ['Open', ''],
       ]),
     );
-    expect(svc.catalog('uk').messages).toEqual({ Save: 'Зберегти' });
+    expect((await svc.catalog('uk')).messages).toEqual({ Save: 'Зберегти' });
     fs.writeFileSync(
       file,
       po([
@@ -34,13 +34,15 @@ describe('web catalogs', () => {
     );
     const later = new Date(Date.now() + 5000);
     fs.utimesSync(file, later, later);
-    expect(svc.catalog('uk').messages).toEqual({ Save: 'Зберегти', Open: 'Відкриті' });
+    expect((await svc.catalog('uk')).messages).toEqual({ Save: 'Зберегти', Open: 'Відкриті' });
   });
 
-  it('an unknown locale is 404; a catalog that does not parse is 502, never a crash', () => {
-    expect(() => svc.catalog('fr')).toThrow(expect.objectContaining({ statusCode: 404, code: 'locale_not_found' }));
+  it('an unknown locale is 404; a catalog that does not parse is 502, never a crash', async () => {
+    await expect(svc.catalog('fr')).rejects.toThrow(
+      expect.objectContaining({ statusCode: 404, code: 'locale_not_found' }),
+    );
     fs.mkdirSync(path.join(dir, 'de'));
     fs.writeFileSync(path.join(dir, 'de', 'web.po'), 'garbage here');
-    expect(() => svc.catalog('de')).toThrow(expect.objectContaining({ statusCode: 502 }));
+    await expect(svc.catalog('de')).rejects.toThrow(expect.objectContaining({ statusCode: 502 }));
   });
 });

@@ -14,6 +14,8 @@
  */
 import type Docker from 'dockerode';
 import fsp from 'node:fs/promises';
+import http from 'node:http';
+import https from 'node:https';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { Header } from 'tar';
@@ -79,6 +81,38 @@ export function dockerConnection(host: string | undefined): Docker.DockerOptions
   return { protocol: u.protocol === 'https:' ? 'https' : 'http', host: u.hostname, port: Number(u.port || 2375) };
 }
 
+/**
+ * `GET /_ping` of the engine at `host` (a DOCKER_HOST value, as `dockerConnection`) over node:http, without loading
+ * dockerode: the start line's and `GET /readyz`'s Docker check runs at every start, and dockerode with what it loads
+ * (grpc-js, protobufjs, ssh2, …: ~300 modules) cost ~0.1–0.2 s of the main thread and ~20 MiB RSS there (bench/README.md,
+ * "Start-up"). @throws when the engine does not answer 200 within `timeoutMs`.
+ */
+export function pingEngine(host: string | undefined, timeoutMs: number): Promise<void> {
+  const c = dockerConnection(host);
+  return new Promise((resolve, reject) => {
+    const req = (c.protocol === 'https' ? https : http).request(
+      {
+        ...(c.socketPath ? { socketPath: c.socketPath } : { host: c.host, port: c.port }),
+        path: '/_ping',
+        method: 'GET',
+        timeout: timeoutMs,
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () =>
+          res.statusCode === 200
+            ? resolve()
+            : reject(new Error(`the engine answered HTTP ${res.statusCode} to /_ping`)),
+        );
+        res.on('error', reject);
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error(`no answer to /_ping within ${timeoutMs} ms`)));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
 /** A tar archive of one folder, `home/user/`, owned by uid and gid 1000 (mode 0755). */
 function homeArchive(): Buffer {
   const block = Buffer.alloc(512);
@@ -140,8 +174,7 @@ export function createDockerRuntime(opts: DockerRuntimeOptions): ContainerRuntim
 
   const check = async () => {
     try {
-      const docker = await engine();
-      await docker.ping();
+      await pingEngine(opts.dockerHost, 30_000);
     } catch (err) {
       throw unavailable(err);
     }
