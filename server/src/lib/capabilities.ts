@@ -31,6 +31,11 @@ export interface Capability {
 export interface Capabilities {
   /** Every optional tool in a fixed order; checked at most once a minute. Never throws. */
   list(): Promise<Capability[]>;
+  /**
+   * The result of the last check that has finished, without waiting (undefined until the first one has): for
+   * `GET /readyz`, which must not wait for the tools. Starts a new check when the last one is over a minute old.
+   */
+  known(): Capability[] | undefined;
 }
 
 /** How long a check result is kept (ms). */
@@ -160,10 +165,22 @@ export function createCapabilities(deps: {
     ]);
 
   let last: { at: number; result: Promise<Capability[]> } | undefined;
+  let finished: Capability[] | undefined;
+  const list = () => {
+    if (!last || Date.now() - last.at > KEEP_MS) {
+      const result = check();
+      last = { at: Date.now(), result };
+      void result.then((r) => {
+        if (last?.result === result) finished = r;
+      });
+    }
+    return last.result;
+  };
   return {
-    list() {
-      if (!last || Date.now() - last.at > KEEP_MS) last = { at: Date.now(), result: check() };
-      return last.result;
+    list,
+    known() {
+      void list();
+      return finished;
     },
   };
 }

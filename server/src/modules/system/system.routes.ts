@@ -70,7 +70,11 @@ export function systemRoutes(app: TypedApp, { system }: { system: SystemService 
             ),
             capabilities: Type.Array(CapabilitySchema, {
               description:
-                'Optional tools of the machine (ffmpeg, ffprobe, bubblewrap, git, yt-dlp, docker): a missing one does not make the service unready',
+                'Optional tools of the machine (ffmpeg, ffprobe, bubblewrap, git, yt-dlp, docker): a missing one does not make the service unready. Empty until the first check has finished (capabilities_checked)',
+            }),
+            capabilities_checked: Type.Boolean({
+              description:
+                'false for the moment after a start while the tools are first checked (readiness does not wait for them): capabilities is then empty',
             }),
           }),
           503: errors(503)[503],

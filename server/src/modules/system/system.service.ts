@@ -23,6 +23,7 @@ export type Readiness =
       vector_search: 'pgvector-hnsw' | 'exact-scan';
       checks: { breach: BreachStatus };
       capabilities: Capability[];
+      capabilities_checked: boolean;
     }
   | { ok: false; reason: 'migrations_pending' | 'database_unreachable' };
 
@@ -42,18 +43,22 @@ export function createSystemService(deps: {
     /**
      * `GET /readyz`: the database answers and every migration is applied, with the state of the optional
      * dependencies (`checks.breach`: `ok`, `degraded` while the range API cannot be reached, `off`) and the
-     * optional tools (`capabilities`, checked at most once a minute). Never throws.
+     * optional tools (`capabilities`, checked at most once a minute). It does not wait for the tools' check (a few
+     * hundred ms of processes at start): until the first one has finished, `capabilities` is empty and
+     * `capabilities_checked` false. Never throws.
      */
     async readiness(): Promise<Readiness> {
       try {
         await sql`select 1`.execute(deps.db);
         if (!(await migrationsApplied(deps.db))) return { ok: false, reason: 'migrations_pending' };
+        const known = deps.capabilities.known();
         return {
           ok: true,
           database: deps.database.kind,
           vector_search: deps.database.vector ? 'pgvector-hnsw' : 'exact-scan',
           checks: { breach: deps.breach.status() },
-          capabilities: await deps.capabilities.list(),
+          capabilities: known ?? [],
+          capabilities_checked: known !== undefined,
         };
       } catch {
         return { ok: false, reason: 'database_unreachable' };

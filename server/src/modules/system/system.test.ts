@@ -50,7 +50,10 @@ describe('health and readiness', () => {
   });
 
   it('/readyz lists the optional tools, present or missing with their cost and how to add them', async () => {
+    // Readiness does not wait for the tools' check: once it has finished, the answer lists them.
+    await t.deps.capabilities.list();
     const res = await api(t.app, 'GET', '/readyz');
+    expect(res.body.capabilities_checked).toBe(true);
     const caps = res.body.capabilities as Array<{ name: string; present: boolean; cost: string; add: string }>;
     expect(caps.map((c) => c.name)).toEqual(['ffmpeg', 'ffprobe', 'bubblewrap', 'git', 'yt-dlp', 'docker']);
     for (const c of caps) {
@@ -60,6 +63,22 @@ describe('health and readiness', () => {
     }
     // ffmpeg is always there: the system's, or the copy npm install brought.
     expect(caps.find((c) => c.name === 'ffmpeg')).toMatchObject({ present: true });
+  });
+
+  it('/readyz answers at once while the tools are first checked: no capabilities yet, capabilities_checked false', async () => {
+    const other = await buildTestApp();
+    try {
+      const res = await api(other.app, 'GET', '/readyz');
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ ok: true, capabilities: [], capabilities_checked: false });
+      // That answer started the check; when it is over, the next answer has it.
+      await other.deps.capabilities.list();
+      const after = await api(other.app, 'GET', '/readyz');
+      expect(after.body.capabilities_checked).toBe(true);
+      expect(after.body.capabilities.length).toBe(6);
+    } finally {
+      await other.close();
+    }
   });
 
   it('/readyz answers 503 not_ready in the error envelope when the database is closed', async () => {
