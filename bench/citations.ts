@@ -42,20 +42,11 @@ import { createSpeech } from '../server/src/providers/speech/index.ts';
 import { makeWav } from '../server/test/media-fixtures.ts';
 import { startLlmStandIn } from '../server/test/standins/llm.ts';
 import { startSpeechStandIn } from '../server/test/standins/speech.ts';
+import { rng } from './lib/rag-corpus.ts';
 import { benchLine } from './lib/util.ts';
 
 const K = 6;
 
-// Deterministic pseudo-random numbers (mulberry32).
-function rng(seed: number) {
-  return () => {
-    seed |= 0;
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const rand = rng(11);
 const pick = <T>(xs: T[]) => xs[Math.floor(rand() * xs.length)];
 const SYL = [

@@ -13,6 +13,7 @@
 import type { FastifyInstance, FastifyRequest, preParsingHookHandler } from 'fastify';
 import type { Actor } from './auth.ts';
 import { findTextProblem } from './input.ts';
+import { hooksOf } from './route-hooks.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -66,7 +67,6 @@ export function installAuthorization(
     const param = projectParamOf(route.url);
     if (param) route.config = { ...(route.config as object), projectParam: param };
     if (!param && !(route.config as { authorize?: unknown } | undefined)?.authorize) return;
-    const own = route.preParsing;
-    route.preParsing = [check, ...(Array.isArray(own) ? own : own ? [own] : [])];
+    route.preParsing = [check, ...hooksOf(route.preParsing)];
   });
 }

@@ -14,6 +14,7 @@ import rateLimit, { normalizeIP } from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest, onSendHookHandler, RouteOptions } from 'fastify';
 import { TooManyRequests } from './errors.ts';
 import { errors } from './schemas.ts';
+import { hooksOf } from './route-hooks.ts';
 
 /** The limits, by name; each is `{max, windowMs}` from the configuration, or null when turned off. */
 export const RATE_LIMIT_NAMES = [
@@ -155,16 +156,9 @@ export async function installThrottle(
       const clear = active.filter((a) => a.rule.clearOnSuccess).map((a) => keyOf(a.rule, req));
       if (clear.length) req.throttleClear = clear;
     };
-    route.preHandler = [
-      ...(Array.isArray(route.preHandler) ? route.preHandler : route.preHandler ? [route.preHandler] : []),
-      handler,
-    ];
+    route.preHandler = [...hooksOf(route.preHandler), handler];
     // Before the answer leaves (so the client's next request sees it): a success clears its keys. Only on the routes
     // with such a rule (sign-in), so the others run no hook for it.
-    if (active.some((a) => a.rule.clearOnSuccess))
-      route.onSend = [
-        ...(Array.isArray(route.onSend) ? route.onSend : route.onSend ? [route.onSend] : []),
-        clearOnSuccess,
-      ];
+    if (active.some((a) => a.rule.clearOnSuccess)) route.onSend = [...hooksOf(route.onSend), clearOnSuccess];
   });
 }
