@@ -4,10 +4,13 @@
  * heartbeat every `heartbeatMs`, and a clean end. When the client goes away the event source is closed
  * (`return()`; a stream made by `lib/follow.ts` ends at once then, even while it waits).
  */
-import type { ServerResponse } from 'node:http';
+import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 
-/** Write the SSE head (status 200, no caching, no proxy buffering). */
-export function openSse(res: ServerResponse, headers: Record<string, string> = {}) {
+/**
+ * Write the SSE head (status 200, no caching, no proxy buffering) with `headers` (a hijacked route passes
+ * `reply.getHeaders()`: the request id and the security headers its hooks set).
+ */
+export function openSse(res: ServerResponse, headers: OutgoingHttpHeaders = {}) {
   res.writeHead(200, {
     'content-type': 'text/event-stream; charset=utf-8',
     'cache-control': 'no-cache, no-transform',
