@@ -4,20 +4,28 @@
  * heartbeat every `heartbeatMs`, and a clean end. When the client goes away the event source is closed
  * (`return()`; a stream made by `lib/follow.ts` ends at once then, even while it waits).
  */
-import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
+
+/** The SSE head's own headers. */
+const SSE_HEADERS = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache, no-transform',
+  connection: 'keep-alive',
+  'x-accel-buffering': 'no',
+};
 
 /**
- * Write the SSE head (status 200, no caching, no proxy buffering) with `headers` (a hijacked route passes
- * `reply.getHeaders()`: the request id and the security headers its hooks set).
+ * Write the SSE head (status 200, no caching, no proxy buffering) with `headers` besides (they win over the SSE
+ * ones; undefined values are skipped). A hijacked route passes `reply.getHeaders()`: the request id and the security
+ * headers its hooks set on the reply.
  */
-export function openSse(res: ServerResponse, headers: OutgoingHttpHeaders = {}) {
-  res.writeHead(200, {
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache, no-transform',
-    connection: 'keep-alive',
-    'x-accel-buffering': 'no',
-    ...headers,
-  });
+export function openSse(
+  res: ServerResponse,
+  headers: Readonly<Record<string, string | number | readonly string[] | undefined>> = {},
+) {
+  for (const [name, value] of Object.entries(SSE_HEADERS)) res.setHeader(name, value);
+  for (const [name, value] of Object.entries(headers)) if (value !== undefined) res.setHeader(name, value);
+  res.writeHead(200);
   res.flushHeaders?.();
 }
 
