@@ -107,9 +107,11 @@ export const isApiPath = (url: string): boolean => url.startsWith('/api/') && !u
 /**
  * The protections as one function the app's first `onRequest` hook calls (app.ts), worked out once: helmet's
  * headers with `CSP_DIRECTIVES` on every answer but the API's, which get `apiSecurityHeaders()`, and the HSTS header
- * on requests that came over https (`req.protocol`, which honours `TRUST_PROXY`). Set on the raw answer, as helmet
- * itself does: streams that write it directly (server-sent events) carry them too, and a route's own header of the
- * same name still wins.
+ * on requests that came over https (`req.protocol`, which honours `TRUST_PROXY`). Set as the reply's headers
+ * (`reply.header`), so a route's own header of the same name still wins and Node writes the answer's head from
+ * Fastify's one header object: setting them on the raw answer instead made Node keep a second header table and copy
+ * Fastify's headers into it on every answer (bench/README.md, "Auth-me"). A route that takes over the raw answer
+ * (`reply.hijack()`: server-sent events, the MCP transport) writes `reply.getHeaders()` with its own head.
  */
 export function securityHeadersSetter(): (req: FastifyRequest, reply: FastifyReply) => void {
   // Names and values in parallel arrays, walked by index: no iterator or pair per header and request.
@@ -117,9 +119,8 @@ export function securityHeadersSetter(): (req: FastifyRequest, reply: FastifyRep
   const api = apiSecurityHeaders();
   const sets = [page, api].map((h) => ({ names: Object.keys(h), values: Object.values(h) }));
   return (req, reply) => {
-    const raw = reply.raw;
     const { names, values } = sets[isApiPath(req.url) ? 1 : 0]!;
-    for (let i = 0; i < names.length; i++) raw.setHeader(names[i]!, values[i]!);
-    if (req.protocol === 'https') raw.setHeader('strict-transport-security', HSTS);
+    for (let i = 0; i < names.length; i++) reply.header(names[i]!, values[i]!);
+    if (req.protocol === 'https') reply.header('strict-transport-security', HSTS);
   };
 }

@@ -6,15 +6,26 @@
  */
 import type { ServerResponse } from 'node:http';
 
-/** Write the SSE head (status 200, no caching, no proxy buffering). */
-export function openSse(res: ServerResponse, headers: Record<string, string> = {}) {
-  res.writeHead(200, {
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache, no-transform',
-    connection: 'keep-alive',
-    'x-accel-buffering': 'no',
-    ...headers,
-  });
+/** The SSE head's own headers. */
+const SSE_HEADERS = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache, no-transform',
+  connection: 'keep-alive',
+  'x-accel-buffering': 'no',
+};
+
+/**
+ * Write the SSE head (status 200, no caching, no proxy buffering) with `headers` besides (they win over the SSE
+ * ones; undefined values are skipped). A hijacked route passes `reply.getHeaders()`: the request id and the security
+ * headers its hooks set on the reply.
+ */
+export function openSse(
+  res: ServerResponse,
+  headers: Readonly<Record<string, string | number | readonly string[] | undefined>> = {},
+) {
+  for (const [name, value] of Object.entries(SSE_HEADERS)) res.setHeader(name, value);
+  for (const [name, value] of Object.entries(headers)) if (value !== undefined) res.setHeader(name, value);
+  res.writeHead(200);
   res.flushHeaders?.();
 }
 

@@ -34,7 +34,7 @@ export function chatRoutes(app: TypedApp, { chat }: { chat: ChatService }): void
     async (req, reply) => {
       const { events } = await chat.stream(requireActor(req), req.params.name, req.body);
       reply.hijack();
-      openSse(reply.raw, { 'x-request-id': String(req.id) });
+      openSse(reply.raw, reply.getHeaders());
       await pipeSse(reply.raw, events, { heartbeatMs: 15_000 });
     },
   );
@@ -54,7 +54,7 @@ export function chatRoutes(app: TypedApp, { chat }: { chat: ChatService }): void
     async (req, reply) => {
       const { events } = await chat.follow(requireActor(req), req.params.name, req.params.id);
       reply.hijack();
-      openSse(reply.raw, { 'x-request-id': String(req.id) });
+      openSse(reply.raw, reply.getHeaders());
       await pipeSse(reply.raw, events, { heartbeatMs: 15_000 });
     },
   );

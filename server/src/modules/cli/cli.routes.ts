@@ -277,7 +277,7 @@ export function cliRoutes(app: TypedApp, { cli }: { cli: CliService }): void {
         userAgent: req.headers['user-agent'],
       });
       reply.hijack();
-      openSse(reply.raw, { 'x-request-id': String(req.id) });
+      openSse(reply.raw, reply.getHeaders());
       await pipeSse(reply.raw, events, { heartbeatMs: 5_000 });
     },
   );

@@ -164,7 +164,7 @@ export function cloudRoutes(app: TypedApp, { cloud }: { cloud: CloudService }): 
     async (req, reply) => {
       const { events } = await cloud.logs(requireActor(req), req.params.userId);
       reply.hijack();
-      openSse(reply.raw, { 'x-request-id': String(req.id) });
+      openSse(reply.raw, reply.getHeaders());
       await pipeSse(reply.raw, events, { heartbeatMs: 15_000 });
     },
   );

@@ -38,7 +38,9 @@ export function mcpRoutes(app: TypedApp, { mcp }: { mcp: McpService }): void {
     async (req, reply) => {
       const actor = requireActor(req);
       reply.hijack();
-      reply.raw.setHeader('x-request-id', String(req.id));
+      // The request id and the security headers the app's hooks set on the reply (http/security-headers.ts).
+      for (const [name, value] of Object.entries(reply.getHeaders()))
+        if (value !== undefined) reply.raw.setHeader(name, value);
       await mcp.handle(actor, req.raw, reply.raw, req.body);
     },
   );

@@ -189,4 +189,27 @@ describe('the MCP server over Streamable HTTP', () => {
     expect((await call(session, 'issues_list', { project: p.name })).total).toBeGreaterThan(0);
     expect((await fetch(url, { headers: { authorization: `Bearer ${u.token}` } })).status).toBe(405);
   });
+
+  it("the transport's own answers carry the request id and the security headers", async () => {
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${u.token}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+      }),
+    });
+    await res.arrayBuffer();
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-request-id')).toBeTruthy();
+    expect(res.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(res.headers.get('x-frame-options')).toBe('DENY');
+  });
 });

@@ -237,7 +237,7 @@ export function notesRoutes(app: TypedApp, { notes, noteChat }: { notes: NotesSe
     async (req, reply) => {
       const { events } = await notes.progress(requireActor(req), req.params.name, req.params.id, req.params.sourceId);
       reply.hijack();
-      openSse(reply.raw, { 'x-request-id': String(req.id) });
+      openSse(reply.raw, reply.getHeaders());
       await pipeSse(reply.raw, events, { heartbeatMs: 15_000 });
     },
   );
@@ -261,7 +261,7 @@ export function notesRoutes(app: TypedApp, { notes, noteChat }: { notes: NotesSe
     async (req, reply) => {
       const { events } = await noteChat.chat(requireActor(req), req.params.name, req.params.id, req.body);
       reply.hijack();
-      openSse(reply.raw, { 'x-request-id': String(req.id) });
+      openSse(reply.raw, reply.getHeaders());
       await pipeSse(reply.raw, events, { heartbeatMs: 15_000 });
     },
   );

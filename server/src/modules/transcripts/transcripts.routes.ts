@@ -102,7 +102,7 @@ export function transcriptsRoutes(app: TypedApp, { transcripts }: { transcripts:
     async (req, reply) => {
       const { events } = await transcripts.progress(requireActor(req), req.params.name, req.params.jobId);
       reply.hijack();
-      openSse(reply.raw, { 'x-request-id': String(req.id) });
+      openSse(reply.raw, reply.getHeaders());
       await pipeSse(reply.raw, events, { heartbeatMs: 1000 });
     },
   );

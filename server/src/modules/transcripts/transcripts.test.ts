@@ -234,6 +234,13 @@ describe('meeting transcripts', () => {
     );
     expect(s1.status).toBe(200);
     expect(s1.headers['content-type']).toContain('text/event-stream');
+    // A stream writes its own head (reply.hijack): the request id and the API's security headers still come with it.
+    expect(s1.headers['x-request-id']).toBeTruthy();
+    expect(s1.headers['content-security-policy']).toBe(
+      "default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+    );
+    expect(s1.headers['x-content-type-options']).toBe('nosniff');
+    expect(s1.headers['x-frame-options']).toBe('DENY');
     expect(s1.text).toContain('event: progress\ndata: {"status":"done","progress_pct":100');
     expect(s1.text.trim().split('\n\n').at(-1)).toMatch(/^event: end\ndata: \{"status":"done"/);
 
