@@ -7,7 +7,7 @@
  * transaction never interleaves with another caller's statements. `withLock` lets non-Kysely users
  * (the job queue) take the same lock.
  */
-import type { PGlite } from '@electric-sql/pglite';
+import type { PGlite, Results } from '@electric-sql/pglite';
 import {
   CompiledQuery,
   PostgresAdapter,
@@ -77,24 +77,160 @@ export class Lock {
   }
 }
 
+/**
+ * How many statements stay prepared on the embedded database's one session (least recently used closed first).
+ * A distinct text is a distinct statement: Kysely's `in ($1, …)` lists make one per list length.
+ */
+const PREPARED_MAX = 256;
+/** Statements kept prepared: the ones with a plan (their text is a cache key, their parameters vary). */
+const PREPARABLE = /^\s*(select|insert|update|delete|with)\b/i;
+/** Transaction control: neither prepared nor able to change what a prepared statement answers. */
+const TX_CONTROL = /^\s*(begin|start|commit|end|rollback|savepoint|release)\b/i;
+/**
+ * A prepared statement that can no longer run as prepared: `0A000` "cached plan must not change result type" (a
+ * table of a `select *` changed), `26000` the statement is gone (the session's statements were deallocated).
+ */
+const STALE = new Set(['0A000', '26000']);
+
+type PGliteLib = typeof import('@electric-sql/pglite');
+let pgliteLib: Promise<PGliteLib> | undefined;
+
+/** The statements prepared on one PGlite session (shared by every connection object over it). */
+interface Prepared {
+  /** SQL text → the statement's name and its parameters' type OIDs (from the server's description). */
+  byText: Map<string, { name: string; types: number[] }>;
+  seq: number;
+  /** Names evicted while a transaction was open, closed at the next statement outside one. */
+  toClose: string[];
+}
+const preparedOf = new WeakMap<PGlite, Prepared>();
+
 class PGliteConnection implements DatabaseConnection {
-  constructor(private readonly pg: PGlite) {}
+  private readonly prepared: Prepared;
+  constructor(private readonly pg: PGlite) {
+    let p = preparedOf.get(pg);
+    if (!p) preparedOf.set(pg, (p = { byText: new Map(), seq: 0, toClose: [] }));
+    this.prepared = p;
+  }
   async executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
     if (compiled.parameters.length === 0 && /;\s*\S/.test(compiled.sql)) {
-      // A multi-statement script (migrations): the simple query protocol.
+      // A multi-statement script (migrations): the simple query protocol. It may change tables: forget the plans.
+      this.forgetAll();
       const all = await this.pg.exec(compiled.sql);
       return { rows: (all[all.length - 1]?.rows ?? []) as R[] };
     }
-    const res = await this.pg.query<R>(compiled.sql, compiled.parameters as unknown[]);
-    const affected = res.affectedRows;
-    return {
-      rows: res.rows,
-      ...(affected !== undefined && affected !== null ? { numAffectedRows: BigInt(affected) } : {}),
-    };
+    if (!PREPARABLE.test(compiled.sql)) {
+      // Transaction control, DDL, settings: as PGlite runs one statement. DDL may change what a plan answers.
+      if (!TX_CONTROL.test(compiled.sql)) this.forgetAll();
+      return resultOf<R>(await this.pg.query<R>(compiled.sql, compiled.parameters as unknown[]));
+    }
+    return resultOf<R>(await this.runPrepared<R>(compiled.sql, compiled.parameters));
   }
   streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
     throw new Error('streaming queries are not supported on the embedded database');
   }
+
+  /**
+   * One statement as a prepared statement of the session, in one call into the database: bind, describe, execute
+   * and sync (PGlite's own \`query\` makes six calls: parse, describe, bind, describe, execute, sync, and parses,
+   * analyzes and plans the text each time). A text seen for the first time is parsed under a name and described
+   * first (its parameters' types choose their serializers, as in \`query\`). The parameters are serialized and the
+   * rows parsed by PGlite's own serializers, parsers and protocol code, so the results are the same as \`query\`'s.
+   * Runs under PGlite's own exclusive-query lock, like \`query\`.
+   * @throws the database's error (\`DatabaseError\`, with \`query\` and \`params\` set as \`query\` sets them).
+   */
+  private async runPrepared<R>(text: string, params: readonly unknown[], again = false): Promise<Results<R>> {
+    const lib = await (pgliteLib ??= import('@electric-sql/pglite'));
+    const { serialize } = lib.protocol;
+    const pg = this.pg;
+    const p = this.prepared;
+    try {
+      return await pg.runExclusive(async () => {
+        const head: Uint8Array[] = [];
+        if (p.toClose.length && !pg.isInTransaction()) {
+          for (const name of p.toClose.splice(0)) head.push(serialize.close({ type: 'S', name }));
+        }
+        let st = p.byText.get(text);
+        if (st) {
+          // Most recently used last.
+          p.byText.delete(text);
+          p.byText.set(text, st);
+        } else {
+          const name = `k${++p.seq}`;
+          const described = await pg.execProtocol(
+            concat([...head.splice(0), serialize.parse({ name, text }), serialize.describe({ type: 'S', name }), serialize.sync()]),
+            { syncToFs: false },
+          );
+          st = { name, types: lib.parse.parseDescribeStatementResults(described.messages) };
+          p.byText.set(text, st);
+          if (p.byText.size > PREPARED_MAX) {
+            const [oldText, old] = p.byText.entries().next().value!;
+            p.byText.delete(oldText);
+            if (pg.isInTransaction()) p.toClose.push(old.name);
+            else head.push(serialize.close({ type: 'S', name: old.name }));
+          }
+        }
+        const types = st.types;
+        const values = params.map((v, i) => {
+          if (v === null || v === undefined) return null;
+          const ser = pg.serializers[types[i]];
+          return ser ? ser(v) : String(v);
+        });
+        const { messages } = await pg.execProtocol(
+          concat([
+            ...head,
+            serialize.bind({ statement: st.name, values }),
+            serialize.describe({ type: 'P' }),
+            serialize.execute({}),
+            serialize.sync(),
+          ]),
+          { syncToFs: false },
+        );
+        const res = lib.parse.parseResults(messages, pg.parsers)[0] as Results<R>;
+        if (!pg.isInTransaction()) await pg.syncToFs();
+        return res;
+      });
+    } catch (err) {
+      const code = (err as { code?: string }).code;
+      if (code && STALE.has(code)) {
+        // Prepared again from its text next time; outside a transaction at once (inside one, the error ends it).
+        const st = p.byText.get(text);
+        p.byText.delete(text);
+        if (st) p.toClose.push(st.name);
+        if (!again && !pg.isInTransaction()) return this.runPrepared<R>(text, params, true);
+      }
+      if (err && typeof err === 'object') Object.assign(err, { query: text, params });
+      throw err;
+    }
+  }
+
+  /** Forget every prepared statement (closed at the next statement outside a transaction). */
+  private forgetAll(): void {
+    for (const st of this.prepared.byText.values()) this.prepared.toClose.push(st.name);
+    this.prepared.byText.clear();
+  }
+}
+
+/** Kysely's result of a PGlite result. */
+function resultOf<R>(res: Results<R>): QueryResult<R> {
+  const affected = res.affectedRows;
+  return {
+    rows: res.rows,
+    ...(affected !== undefined && affected !== null ? { numAffectedRows: BigInt(affected) } : {}),
+  };
+}
+
+/** The protocol messages as one buffer (one call into the database). */
+function concat(parts: Uint8Array[]): Uint8Array {
+  let n = 0;
+  for (const b of parts) n += b.length;
+  const out = new Uint8Array(n);
+  let at = 0;
+  for (const b of parts) {
+    out.set(b, at);
+    at += b.length;
+  }
+  return out;
 }
 
 export class PGliteDriver implements Driver {
