@@ -13,7 +13,7 @@ import type { PGlite as PGliteType } from '@electric-sql/pglite';
 import { lockDataDir } from './data-dir-lock.ts';
 import { schemaKey, seedPath, unpackSeed, writeSeed } from './pglite-seed.ts';
 import { migrations } from './migrations/index.ts';
-import { Lock, PGliteDialect } from './pglite-dialect.ts';
+import { Lock, PGliteDialect, Statements } from './pglite-dialect.ts';
 import { assertNoOpenTransaction, GuardedKysely } from './tx-guard.ts';
 
 export interface Database {
@@ -174,7 +174,8 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
           const results = await pglite.exec(text);
           return { rows: results.flatMap((r) => r.rows ?? []) };
         }
-        const res = await pglite.query(text, values as any[]);
+        // As the dialect runs its statements: the job queue's few texts stay prepared (`Statements`).
+        const res = await Statements.of(pglite).run(text, values);
         return { rows: res.rows as any[] };
       });
     },
@@ -187,6 +188,8 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
       }),
     execScript: (text) =>
       lock.run(async () => {
+        // A script (a restore) may drop and create tables: the prepared statements are prepared again.
+        Statements.of(pglite).forgetAll();
         await pglite.exec(text);
       }),
     async close() {

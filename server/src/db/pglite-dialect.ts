@@ -5,7 +5,8 @@
  * PGlite is one backend session: every statement shares it. The driver therefore hands out a single
  * connection guarded by a FIFO lock, held from `acquireConnection` to `releaseConnection`, so a
  * transaction never interleaves with another caller's statements. `withLock` lets non-Kysely users
- * (the job queue) take the same lock.
+ * (the job queue) take the same lock. Statements run as prepared statements of the session, one call into PGlite
+ * each (`Statements`).
  */
 import type { PGlite, Results } from '@electric-sql/pglite';
 import {
@@ -94,79 +95,108 @@ const STALE = new Set(['0A000', '26000']);
 
 type PGliteLib = typeof import('@electric-sql/pglite');
 let pgliteLib: Promise<PGliteLib> | undefined;
+const statementsOf = new WeakMap<PGlite, Statements>();
 
-/** The statements prepared on one PGlite session (shared by every connection object over it). */
-interface Prepared {
+/**
+ * How the embedded database runs one statement, in one call into PGlite (PGlite's own `query` makes six: parse,
+ * describe, bind, describe, execute, sync, and PostgreSQL parses, analyzes and plans the text every time):
+ *
+ * - a statement with a plan (select, insert, update, delete, with) runs as a prepared statement of the session,
+ *   named after its text: bind, describe, execute and sync. A text seen for the first time is parsed under a name
+ *   and described first (its parameters' types choose their serializers, as in `query`). At most `PREPARED_MAX`
+ *   stay prepared. PostgreSQL re-plans a prepared statement when a table under it changes; one whose result type
+ *   changed (a `select *`) is prepared again from its text (at once outside a transaction; inside one its error
+ *   ends the transaction, as any failed statement does). Other statements than these forget every prepared one.
+ * - transaction control without parameters: PGlite's simple query, one call.
+ * - anything else: PGlite's `query`.
+ *
+ * The parameters are serialized and the rows parsed by PGlite's own serializers, parsers and protocol code, so the
+ * results are `query`'s. Callers hold the dialect's lock (`Lock`); the calls also take PGlite's own exclusive-query
+ * lock, as `query` does. One object per PGlite instance (`Statements.of`), shared by the dialect and the raw SQL of
+ * the job queue (db/database.ts, `executeSql`).
+ */
+export class Statements {
   /** SQL text → the statement's name and its parameters' type OIDs (from the server's description). */
-  byText: Map<string, { name: string; types: number[] }>;
-  seq: number;
-  /** Names evicted while a transaction was open, closed at the next statement outside one. */
-  toClose: string[];
-}
-const preparedOf = new WeakMap<PGlite, Prepared>();
+  private readonly byText = new Map<string, { name: string; types: number[] }>();
+  private seq = 0;
+  /** Names to close at the next statement outside a transaction (evicted or forgotten inside one). */
+  private readonly toClose: string[] = [];
+  private constructor(private readonly pg: PGlite) {}
 
-class PGliteConnection implements DatabaseConnection {
-  private readonly prepared: Prepared;
-  constructor(private readonly pg: PGlite) {
-    let p = preparedOf.get(pg);
-    if (!p) preparedOf.set(pg, (p = { byText: new Map(), seq: 0, toClose: [] }));
-    this.prepared = p;
-  }
-  async executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
-    if (compiled.parameters.length === 0 && /;\s*\S/.test(compiled.sql)) {
-      // A multi-statement script (migrations): the simple query protocol. It may change tables: forget the plans.
-      this.forgetAll();
-      const all = await this.pg.exec(compiled.sql);
-      return { rows: (all[all.length - 1]?.rows ?? []) as R[] };
-    }
-    if (!PREPARABLE.test(compiled.sql)) {
-      // Transaction control, DDL, settings: as PGlite runs one statement. DDL may change what a plan answers.
-      if (!TX_CONTROL.test(compiled.sql)) this.forgetAll();
-      return resultOf<R>(await this.pg.query<R>(compiled.sql, compiled.parameters as unknown[]));
-    }
-    return resultOf<R>(await this.runPrepared<R>(compiled.sql, compiled.parameters));
-  }
-  streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
-    throw new Error('streaming queries are not supported on the embedded database');
+  /** The statements of `pg` (one object per PGlite instance). */
+  static of(pg: PGlite): Statements {
+    let st = statementsOf.get(pg);
+    if (!st) statementsOf.set(pg, (st = new Statements(pg)));
+    return st;
   }
 
   /**
-   * One statement as a prepared statement of the session, in one call into the database: bind, describe, execute
-   * and sync (PGlite's own \`query\` makes six calls: parse, describe, bind, describe, execute, sync, and parses,
-   * analyzes and plans the text each time). A text seen for the first time is parsed under a name and described
-   * first (its parameters' types choose their serializers, as in \`query\`). The parameters are serialized and the
-   * rows parsed by PGlite's own serializers, parsers and protocol code, so the results are the same as \`query\`'s.
-   * Runs under PGlite's own exclusive-query lock, like \`query\`.
-   * @throws the database's error (\`DatabaseError\`, with \`query\` and \`params\` set as \`query\` sets them).
+   * Run one statement (`$1`… parameters) and answer PGlite's result for it.
+   * @throws the database's error (`DatabaseError`, with `query` and `params` set as `query` sets them).
    */
-  private async runPrepared<R>(text: string, params: readonly unknown[], again = false): Promise<Results<R>> {
+  async run<R>(text: string, params: readonly unknown[]): Promise<Results<R>> {
+    if (PREPARABLE.test(text)) return this.prepared<R>(text, params, false);
+    if (!TX_CONTROL.test(text)) this.forgetAll();
+    else if (params.length === 0) return this.simple<R>(text);
+    return this.pg.query<R>(text, params as unknown[]);
+  }
+
+  /** Forget every prepared statement (closed at the next statement outside a transaction). */
+  forgetAll(): void {
+    for (const st of this.byText.values()) this.toClose.push(st.name);
+    this.byText.clear();
+  }
+
+  private async simple<R>(text: string): Promise<Results<R>> {
     const lib = await (pgliteLib ??= import('@electric-sql/pglite'));
     const { serialize } = lib.protocol;
     const pg = this.pg;
-    const p = this.prepared;
+    try {
+      return await pg.runExclusive(async () => {
+        const { messages } = await pg.execProtocol(concat([serialize.query(text), serialize.sync()]), {
+          syncToFs: false,
+        });
+        if (!pg.isInTransaction()) await pg.syncToFs();
+        return lib.parse.parseResults(messages, pg.parsers)[0] as Results<R>;
+      });
+    } catch (err) {
+      if (err && typeof err === 'object') Object.assign(err, { query: text, params: [] });
+      throw err;
+    }
+  }
+
+  private async prepared<R>(text: string, params: readonly unknown[], again: boolean): Promise<Results<R>> {
+    const lib = await (pgliteLib ??= import('@electric-sql/pglite'));
+    const { serialize } = lib.protocol;
+    const pg = this.pg;
     try {
       return await pg.runExclusive(async () => {
         const head: Uint8Array[] = [];
-        if (p.toClose.length && !pg.isInTransaction()) {
-          for (const name of p.toClose.splice(0)) head.push(serialize.close({ type: 'S', name }));
+        if (this.toClose.length && !pg.isInTransaction()) {
+          for (const name of this.toClose.splice(0)) head.push(serialize.close({ type: 'S', name }));
         }
-        let st = p.byText.get(text);
+        let st = this.byText.get(text);
         if (st) {
           // Most recently used last.
-          p.byText.delete(text);
-          p.byText.set(text, st);
+          this.byText.delete(text);
+          this.byText.set(text, st);
         } else {
-          const name = `k${++p.seq}`;
+          const name = `k${++this.seq}`;
           const described = await pg.execProtocol(
-            concat([...head.splice(0), serialize.parse({ name, text }), serialize.describe({ type: 'S', name }), serialize.sync()]),
+            concat([
+              ...head.splice(0),
+              serialize.parse({ name, text }),
+              serialize.describe({ type: 'S', name }),
+              serialize.sync(),
+            ]),
             { syncToFs: false },
           );
           st = { name, types: lib.parse.parseDescribeStatementResults(described.messages) };
-          p.byText.set(text, st);
-          if (p.byText.size > PREPARED_MAX) {
-            const [oldText, old] = p.byText.entries().next().value!;
-            p.byText.delete(oldText);
-            if (pg.isInTransaction()) p.toClose.push(old.name);
+          this.byText.set(text, st);
+          if (this.byText.size > PREPARED_MAX) {
+            const [oldText, old] = this.byText.entries().next().value!;
+            this.byText.delete(oldText);
+            if (pg.isInTransaction()) this.toClose.push(old.name);
             else head.push(serialize.close({ type: 'S', name: old.name }));
           }
         }
@@ -186,28 +216,40 @@ class PGliteConnection implements DatabaseConnection {
           ]),
           { syncToFs: false },
         );
-        const res = lib.parse.parseResults(messages, pg.parsers)[0] as Results<R>;
         if (!pg.isInTransaction()) await pg.syncToFs();
-        return res;
+        return lib.parse.parseResults(messages, pg.parsers)[0] as Results<R>;
       });
     } catch (err) {
       const code = (err as { code?: string }).code;
       if (code && STALE.has(code)) {
-        // Prepared again from its text next time; outside a transaction at once (inside one, the error ends it).
-        const st = p.byText.get(text);
-        p.byText.delete(text);
-        if (st) p.toClose.push(st.name);
-        if (!again && !pg.isInTransaction()) return this.runPrepared<R>(text, params, true);
+        // Prepared again from its text next time; outside a transaction at once.
+        const st = this.byText.get(text);
+        this.byText.delete(text);
+        if (st) this.toClose.push(st.name);
+        if (!again && !pg.isInTransaction()) return this.prepared<R>(text, params, true);
       }
       if (err && typeof err === 'object') Object.assign(err, { query: text, params });
       throw err;
     }
   }
+}
 
-  /** Forget every prepared statement (closed at the next statement outside a transaction). */
-  private forgetAll(): void {
-    for (const st of this.prepared.byText.values()) this.prepared.toClose.push(st.name);
-    this.prepared.byText.clear();
+class PGliteConnection implements DatabaseConnection {
+  private readonly statements: Statements;
+  constructor(private readonly pg: PGlite) {
+    this.statements = Statements.of(pg);
+  }
+  async executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
+    if (compiled.parameters.length === 0 && /;\s*\S/.test(compiled.sql)) {
+      // A multi-statement script (migrations): the simple query protocol. It may change tables: forget the plans.
+      this.statements.forgetAll();
+      const all = await this.pg.exec(compiled.sql);
+      return { rows: (all[all.length - 1]?.rows ?? []) as R[] };
+    }
+    return resultOf<R>(await this.statements.run<R>(compiled.sql, compiled.parameters));
+  }
+  streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
+    throw new Error('streaming queries are not supported on the embedded database');
   }
 }
 
