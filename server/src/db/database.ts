@@ -13,7 +13,7 @@ import type { PGlite as PGliteType } from '@electric-sql/pglite';
 import { lockDataDir } from './data-dir-lock.ts';
 import { schemaKey, seedPath, unpackSeed, writeSeed } from './pglite-seed.ts';
 import { migrations } from './migrations/index.ts';
-import { Lock, PGliteDialect, Statements } from './pglite-dialect.ts';
+import { Lock, PGLITE_SESSION_PARAMS, PGliteDialect, Statements } from './pglite-dialect.ts';
 import { assertNoOpenTransaction, GuardedKysely } from './tx-guard.ts';
 
 export interface Database {
@@ -138,7 +138,11 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
       ...(dir ? { dataDir: dir } : {}),
       extensions: { vector },
       ...(loadDataDir ? { loadDataDir } : {}),
-      startParams: [...PGlite.defaultStartParams, ...PGLITE_SETTINGS.flatMap((s) => ['-c', s])],
+      startParams: [
+        ...PGlite.defaultStartParams,
+        ...PGLITE_SETTINGS.flatMap((s) => ['-c', s]),
+        ...PGLITE_SESSION_PARAMS,
+      ],
     });
     await pglite.exec('create extension if not exists vector');
     if (created && !seeded) {

@@ -1,13 +1,13 @@
 import { PGlite } from '@electric-sql/pglite';
 import { Kysely, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Lock, PGliteDialect } from './pglite-dialect.ts';
+import { Lock, PGLITE_SESSION_PARAMS, PGliteDialect } from './pglite-dialect.ts';
 
 // The dialect of the embedded database: this file always opens PGlite.
 let pg: PGlite;
 let db: Kysely<any>;
 beforeAll(async () => {
-  pg = await PGlite.create();
+  pg = await PGlite.create({ startParams: [...PGlite.defaultStartParams, ...PGLITE_SESSION_PARAMS] });
   db = new Kysely<any>({ dialect: new PGliteDialect(pg, new Lock()) });
   await sql`create table t (id serial primary key, a text, n int8, j jsonb, at timestamptz, tags text[], b bool)`.execute(
     db,
@@ -62,6 +62,20 @@ describe('statements on the embedded database (prepared, one call each)', () => 
     // Beside the dialect (another user of the same session): the stale plan is prepared again.
     await pg.exec('alter table t add column extra2 int default 6');
     expect((await all())[0].extra2).toBe(6);
+  });
+
+  it('are planned for their parameters each time (a partial unique index found by `on conflict … where`)', async () => {
+    await sql`create table w (id serial primary key, email text, status text default 'open')`.execute(db);
+    await sql`create unique index w_open on w (email) where status = 'open'`.execute(db);
+    // Past the five executions after which PostgreSQL may switch a prepared statement to a generic plan.
+    for (let i = 0; i < 8; i++) {
+      await db
+        .insertInto('w')
+        .values({ email: `a${i % 2}@x` })
+        .onConflict((oc) => oc.column('email').where('status', '=', 'open').doNothing())
+        .execute();
+    }
+    expect((await db.selectFrom('w').select('id').execute()).length).toBe(2);
   });
 
   it('keep a bounded number of statements prepared', async () => {

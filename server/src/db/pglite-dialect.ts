@@ -91,7 +91,18 @@ const TX_CONTROL = /^\s*(begin|start|commit|end|rollback|savepoint|release)\b/i;
  * A prepared statement that can no longer run as prepared: `0A000` "cached plan must not change result type" (a
  * table of a `select *` changed), `26000` the statement is gone (the session's statements were deallocated).
  */
-const STALE = new Set(['0A000', '26000']);
+const stale = (err: { code?: string; message?: string }) =>
+  err.code === '26000' || (err.code === '0A000' && /cached plan/.test(err.message ?? ''));
+
+/**
+ * Start parameters the embedded database must run with for `Statements` (PGlite's `startParams`, beside its own).
+ * `plan_cache_mode=force_custom_plan`: a prepared statement is planned for each execution's parameters, as PGlite's
+ * `query` (an unnamed statement) and a PostgreSQL server's `pg` client do; a generic plan, which PostgreSQL may
+ * choose after five executions, would change what some statements do (an `on conflict (…) where status = $1`
+ * no longer finds its partial unique index) and how others are planned. What is kept is the parse, the analysis
+ * and the calls into PGlite.
+ */
+export const PGLITE_SESSION_PARAMS = ['-c', 'plan_cache_mode=force_custom_plan'];
 
 type PGliteLib = typeof import('@electric-sql/pglite');
 let pgliteLib: Promise<PGliteLib> | undefined;
@@ -102,7 +113,8 @@ const statementsOf = new WeakMap<PGlite, Statements>();
  * describe, bind, describe, execute, sync, and PostgreSQL parses, analyzes and plans the text every time):
  *
  * - a statement with a plan (select, insert, update, delete, with) runs as a prepared statement of the session,
- *   named after its text: bind, describe, execute and sync. A text seen for the first time is parsed under a name
+ *   named after its text: bind, describe, execute and sync; planned for its parameters each time
+ *   (`PGLITE_SESSION_PARAMS`). A text seen for the first time is parsed under a name
  *   and described first (its parameters' types choose their serializers, as in `query`). At most `PREPARED_MAX`
  *   stay prepared. PostgreSQL re-plans a prepared statement when a table under it changes; one whose result type
  *   changed (a `select *`) is prepared again from its text (at once outside a transaction; inside one its error
@@ -220,8 +232,7 @@ export class Statements {
         return lib.parse.parseResults(messages, pg.parsers)[0] as Results<R>;
       });
     } catch (err) {
-      const code = (err as { code?: string }).code;
-      if (code && STALE.has(code)) {
+      if (err && typeof err === 'object' && stale(err)) {
         // Prepared again from its text next time; outside a transaction at once.
         const st = this.byText.get(text);
         this.byText.delete(text);
