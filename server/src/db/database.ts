@@ -174,12 +174,13 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
     async executeSql(text, values) {
       assertNoOpenTransaction('A raw SQL statement (job queue)');
       return lock.run(async () => {
-        if (!values || values.length === 0) {
+        if ((!values || values.length === 0) && !Statements.preparable(text)) {
           const results = await pglite.exec(text);
           return { rows: results.flatMap((r) => r.rows ?? []) };
         }
-        // As the dialect runs its statements: the job queue's few texts stay prepared (`Statements`).
-        const res = await Statements.of(pglite).run(text, values);
+        // As the dialect runs its statements: the job queue's texts (its fetch has its values written in) stay
+        // prepared (`Statements`).
+        const res = await Statements.of(pglite).run(text, values ?? []);
         return { rows: res.rows as any[] };
       });
     },

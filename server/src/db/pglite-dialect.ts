@@ -153,6 +153,11 @@ export class Statements {
     return this.pg.query<R>(text, params as unknown[]);
   }
 
+  /** Whether `text` is one statement that `run` keeps prepared (else a script: PGlite's `exec`). */
+  static preparable(text: string): boolean {
+    return PREPARABLE.test(text) && !/;\s*\S/.test(text);
+  }
+
   /** Forget every prepared statement (closed at the next statement outside a transaction). */
   forgetAll(): void {
     for (const st of this.byText.values()) this.toClose.push(st.name);
