@@ -105,7 +105,6 @@ const stale = (err: { code?: string; message?: string }) =>
 export const PGLITE_SESSION_PARAMS = ['-c', 'plan_cache_mode=force_custom_plan'];
 
 type PGliteLib = typeof import('@electric-sql/pglite');
-type BackendMessage = Parameters<PGliteLib['parse']['parseResults']>[0][number];
 let pgliteLib: Promise<PGliteLib> | undefined;
 const statementsOf = new WeakMap<PGlite, Statements>();
 
@@ -114,9 +113,7 @@ const statementsOf = new WeakMap<PGlite, Statements>();
  * describe, bind, describe, execute, sync, and PostgreSQL parses, analyzes and plans the text every time):
  *
  * - a statement with a plan (select, insert, update, delete, with) runs as a prepared statement of the session,
- *   named after its text: bind, execute and sync (its columns as described when it was prepared: PostgreSQL
- *   refuses to run a prepared statement whose columns changed, and it is then prepared again); planned for its
- *   parameters each time
+ *   named after its text: bind, describe, execute and sync; planned for its parameters each time
  *   (`PGLITE_SESSION_PARAMS`). A text seen for the first time is parsed under a name
  *   and described first (its parameters' types choose their serializers, as in `query`). At most `PREPARED_MAX`
  *   stay prepared. PostgreSQL re-plans a prepared statement when a table under it changes; one whose result type
@@ -132,7 +129,7 @@ const statementsOf = new WeakMap<PGlite, Statements>();
  */
 export class Statements {
   /** SQL text → the statement's name and its parameters' type OIDs (from the server's description). */
-  private readonly byText = new Map<string, { name: string; types: number[]; columns?: BackendMessage }>();
+  private readonly byText = new Map<string, { name: string; types: number[] }>();
   private seq = 0;
   /** Names to close at the next statement outside a transaction (evicted or forgotten inside one). */
   private readonly toClose: string[] = [];
@@ -211,11 +208,7 @@ export class Statements {
             ]),
             { syncToFs: false },
           );
-          st = {
-            name,
-            types: lib.parse.parseDescribeStatementResults(described.messages),
-            columns: described.messages.find((m) => m.name === 'rowDescription'),
-          };
+          st = { name, types: lib.parse.parseDescribeStatementResults(described.messages) };
           this.byText.set(text, st);
           if (this.byText.size > PREPARED_MAX) {
             const [oldText, old] = this.byText.entries().next().value!;
@@ -231,11 +224,17 @@ export class Statements {
           return ser ? ser(v) : String(v);
         });
         const { messages } = await pg.execProtocol(
-          concat([...head, serialize.bind({ statement: st.name, values }), serialize.execute({}), serialize.sync()]),
+          concat([
+            ...head,
+            serialize.bind({ statement: st.name, values }),
+            serialize.describe({ type: 'P' }),
+            serialize.execute({}),
+            serialize.sync(),
+          ]),
           { syncToFs: false },
         );
         if (!pg.isInTransaction()) await pg.syncToFs();
-        return lib.parse.parseResults(st.columns ? [st.columns, ...messages] : messages, pg.parsers)[0] as Results<R>;
+        return lib.parse.parseResults(messages, pg.parsers)[0] as Results<R>;
       });
     } catch (err) {
       if (err && typeof err === 'object' && stale(err)) {
