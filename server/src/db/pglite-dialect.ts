@@ -85,8 +85,11 @@ export class Lock {
 const PREPARED_MAX = 256;
 /** Statements kept prepared: the ones with a plan (their text is a cache key, their parameters vary). */
 const PREPARABLE = /^\s*(select|insert|update|delete|with)\b/i;
-/** Transaction control: neither prepared nor able to change what a prepared statement answers. */
-const TX_CONTROL = /^\s*(begin|start|commit|end|rollback|savepoint|release)\b/i;
+/**
+ * Transaction control and settings (`set local hnsw.ef_search = …` before a search): neither prepared nor able to
+ * change what a prepared statement answers (each execution is planned under the settings of its moment).
+ */
+const KEEPS_PLANS = /^\s*(begin|start|commit|end|rollback|savepoint|release|set|reset|show)\b/i;
 /**
  * A prepared statement that can no longer run as prepared: `0A000` "cached plan must not change result type" (a
  * table of a `select *` changed), `26000` the statement is gone (the session's statements were deallocated).
@@ -119,7 +122,7 @@ const statementsOf = new WeakMap<PGlite, Statements>();
  *   stay prepared. PostgreSQL re-plans a prepared statement when a table under it changes; one whose result type
  *   changed (a `select *`) is prepared again from its text (at once outside a transaction; inside one its error
  *   ends the transaction, as any failed statement does). Other statements than these forget every prepared one.
- * - transaction control without parameters: PGlite's simple query, one call.
+ * - transaction control and settings without parameters: PGlite's simple query, one call.
  * - anything else: PGlite's `query`.
  *
  * The parameters are serialized and the rows parsed by PGlite's own serializers, parsers and protocol code, so the
@@ -148,7 +151,7 @@ export class Statements {
    */
   async run<R>(text: string, params: readonly unknown[]): Promise<Results<R>> {
     if (PREPARABLE.test(text)) return this.prepared<R>(text, params, false);
-    if (!TX_CONTROL.test(text)) this.forgetAll();
+    if (!KEEPS_PLANS.test(text)) this.forgetAll();
     else if (params.length === 0) return this.simple<R>(text);
     return this.pg.query<R>(text, params as unknown[]);
   }
