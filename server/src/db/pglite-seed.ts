@@ -3,8 +3,10 @@
  * that a new DATA_DIR is unpacked from instead of running initdb (measured ~12 s of a ~17 s first start on a loaded
  * 2-core machine; unpacking takes well under a second):
  * - the bare image (`pglite-seed-<key>.tar`): right after initdb and `create extension vector`;
- * - the schema image (`pglite-schema-<key>.tar`): the bare one with every migration applied and the job queue's
- *   schema installed, so a first start has no migration to run either (`schemaKey`).
+ * - the schema image (`pglite-schema-<key>.tar`): the bare one with every migration applied, the job queue's schema
+ *   installed and the platform's global documents (public docs, skill catalog) indexed with the local embedder, so a
+ *   first start has no migration to run and no page to embed either (`schemaKey`; documents changed since are
+ *   re-indexed by the start's content-hash check, and all of them when another embedder is configured).
  * Neither holds data of an installation: no key (DATA_DIR/keys.json), no user, no secret (all made after them).
  *
  * Kept under `node_modules/.cache/crm-server/`, keyed by the PGlite and pgvector versions and the server settings
@@ -44,10 +46,17 @@ export function seedPath(settings: readonly string[], schema?: string): string |
 }
 
 /**
+ * What the schema image holds besides its tables (seed-cli.ts): changed when seed-cli.ts puts something else in, so
+ * an image made by the previous recipe gets another key and `npm install` makes the new one.
+ */
+const SCHEMA_IMAGE_CONTENT = 'global documents indexed (local embedder)';
+
+/**
  * What the schema image's tables are made of: every migration's name and source file (found from this module's
- * folder upwards, so the same from the sources and from start.js's bundle), and the job queue's version. A new or
- * edited migration, or another pg-boss, makes another key: the image no longer matches and the bare one is used
- * (then migrations run as usual) until `npm install` makes the new one.
+ * folder upwards, so the same from the sources and from start.js's bundle), the job queue's version, and what else
+ * seed-cli.ts puts in (`SCHEMA_IMAGE_CONTENT`). A new or edited migration, or another pg-boss, makes another key:
+ * the image no longer matches and the bare one is used (then migrations run as usual) until `npm install` makes the
+ * new one.
  */
 export function schemaKey(migrations: Record<string, unknown>): string {
   const hash = crypto.createHash('sha256');
@@ -65,6 +74,7 @@ export function schemaKey(migrations: Record<string, unknown>): string {
   for (const f of files) hash.update(`${f}\n`).update(fs.readFileSync(path.join(folder, f)));
   const boss = module.findPackageJSON('pg-boss', import.meta.url);
   hash.update(boss ? String(JSON.parse(fs.readFileSync(boss, 'utf8')).version) : 'no pg-boss');
+  hash.update(`\n${SCHEMA_IMAGE_CONTENT}`);
   return hash.digest('hex');
 }
 
