@@ -15,11 +15,11 @@
  * downloaded. Every database made from one image shares its system identifier (which only replication looks at;
  * PGlite does not replicate).
  */
+import { spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import module from 'node:module';
 import path from 'node:path';
-import * as tar from 'tar';
 
 /** The cache folder and the package.json files whose versions key the image. */
 function locate(): { dir: string; packages: string[] } | undefined {
@@ -79,10 +79,38 @@ export function schemaKey(migrations: Record<string, unknown>): string {
 }
 
 /**
+ * What the short-lived process of `unpackSeed` runs (an ES module given to `node --input-type=module -e`; arguments:
+ * the image, the folder to unpack into, node-tar's module URL). The image's names start with `/` (PGlite writes them
+ * so): stripped, which node-tar reports as information; any other warning (a damaged entry) fails the unpacking
+ * (exit code 1, the warning on stderr).
+ */
+const UNPACK_SCRIPT = `
+const [file, cwd, tarUrl] = process.argv.slice(1);
+const tar = await import(tarUrl);
+let damaged;
+tar.x({
+  file,
+  cwd,
+  sync: true,
+  maxReadSize: 1 << 20,
+  onwarn: (code, message) => {
+    if (code !== 'TAR_ENTRY_INFO') damaged ??= code + ': ' + message;
+  },
+});
+if (damaged) {
+  process.stderr.write(damaged);
+  process.exitCode = 1;
+}
+`;
+
+/**
  * Unpack the seed image at `file` into the new data directory `dir` (absent, or an empty folder) on the file system
  * directly, before PGlite opens it as an existing one (the caller holds the data directory's lock). Handing PGlite the image as a Blob (`loadDataDir`) read the
  * 40–60 MiB into memory and wrote every file through its WebAssembly file system: the copies were garbage to collect
  * and the start of a new DATA_DIR ended ~90 MiB above one of an existing DATA_DIR (bench/README.md, "Start-up").
+ * node-tar unpacks it in a short-lived child process (this Node.js, waited for): unpacked in the server's own
+ * process, its read buffers left ~5–8 MiB of C heap that the allocator kept for good (measured with /proc/<pid>/smaps
+ * 3 s after ready); the child's memory goes back with it, for a few tens of ms more of start.
  * The files go to a temporary folder first, renamed to `dir` when complete, so a start that dies half-way leaves no
  * data directory that looks whole. @returns false when there is no image (or it cannot be unpacked): `dir` is then
  * left as it was.
@@ -96,19 +124,12 @@ export function unpackSeed(file: string | undefined, dir: string): boolean {
     for (const name of fs.readdirSync(path.dirname(dir)))
       if (name.startsWith(stale)) fs.rmSync(path.join(path.dirname(dir), name), { recursive: true, force: true });
     fs.mkdirSync(tmp, { recursive: true, mode: 0o700 });
-    // The image's names start with `/` (PGlite writes them so): stripped, which node-tar reports as information; any
-    // other warning (a damaged entry) fails the unpacking.
-    let damaged: string | undefined;
-    tar.x({
-      file,
-      cwd: tmp,
-      sync: true,
-      maxReadSize: 1 << 20, // read in 1 MiB pieces (default 16 MiB): less memory to give back after
-      onwarn: (code, message) => {
-        if (code !== 'TAR_ENTRY_INFO') damaged ??= `${code}: ${message}`;
-      },
-    });
-    if (damaged) throw new Error(damaged);
+    const child = spawnSync(
+      process.execPath,
+      ['--input-type=module', '-e', UNPACK_SCRIPT, file, tmp, import.meta.resolve('tar')],
+      { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' },
+    );
+    if (child.status !== 0) throw new Error(child.stderr || child.error?.message || `exit code ${child.status}`);
     fs.renameSync(tmp, dir);
     return true;
   } catch {
