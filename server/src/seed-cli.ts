@@ -15,7 +15,6 @@ import { schemaKey, seedPath, writeSeed } from './db/pglite-seed.ts';
 import { createJobQueue } from './jobs/queue.ts';
 import { silentLogger } from './lib/logger.ts';
 import { createLocalEmbedder } from './providers/embeddings/index.ts';
-import { indexPlatformDocuments } from './services.ts';
 
 const quiet = { error() {}, warn() {} };
 const say = (line: string) => process.stdout.write(`${line}\n`);
@@ -53,6 +52,8 @@ try {
       const queue = createJobQueue(database, quiet);
       await queue.start();
       try {
+        // The composition root loads every area's modules: imported here, so a failure is reported, not thrown.
+        const { indexPlatformDocuments } = await import('./services.ts');
         documents = await indexPlatformDocuments({
           database,
           jobs: queue,
