@@ -5,6 +5,7 @@
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import fs from 'node:fs';
+import module from 'node:module';
 import path from 'node:path';
 import v8 from 'node:v8';
 import vm from 'node:vm';
@@ -224,7 +225,9 @@ function collectGarbage(): void {
  * the buffer is released as soon as V8 has its own copy (detached by `ArrayBuffer.prototype.transfer`).
  */
 async function compilePgliteWasm(): Promise<WebAssembly.Module> {
-  const bytes = await fs.promises.readFile(new URL('./pglite.wasm', import.meta.resolve('@electric-sql/pglite')));
+  const pkg = module.findPackageJSON('@electric-sql/pglite', import.meta.url);
+  if (!pkg) throw new Error('the @electric-sql/pglite package was not found');
+  const bytes = await fs.promises.readFile(path.join(path.dirname(pkg), 'dist', 'pglite.wasm'));
   try {
     return await WebAssembly.compile(bytes);
   } finally {

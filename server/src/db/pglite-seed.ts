@@ -79,16 +79,15 @@ export function schemaKey(migrations: Record<string, unknown>): string {
 }
 
 /**
- * What the short-lived process of `unpackSeed` runs (an ES module given to `node --input-type=module -e`; arguments:
- * the image, the folder to unpack into, node-tar's module URL). The image's names start with `/` (PGlite writes them
- * so): stripped, which node-tar reports as information; any other warning (a damaged entry) fails the unpacking
- * (exit code 1, the warning on stderr).
+ * What the short-lived process of `unpackSeed` runs (a CommonJS script given to `node -e`; arguments: the image, the
+ * folder to unpack into, node-tar's entry file). The image's names start with `/` (PGlite writes them so): stripped,
+ * which node-tar reports as information; any other warning (a damaged entry) fails the unpacking (exit code 1, the
+ * warning on stderr).
  */
 const UNPACK_SCRIPT = `
-const [file, cwd, tarUrl] = process.argv.slice(1);
-const tar = await import(tarUrl);
+const [file, cwd, tarPath] = process.argv.slice(1);
 let damaged;
-tar.x({
+require(tarPath).x({
   file,
   cwd,
   sync: true,
@@ -126,7 +125,7 @@ export function unpackSeed(file: string | undefined, dir: string): boolean {
     fs.mkdirSync(tmp, { recursive: true, mode: 0o700 });
     const child = spawnSync(
       process.execPath,
-      ['--input-type=module', '-e', UNPACK_SCRIPT, file, tmp, import.meta.resolve('tar')],
+      ['-e', UNPACK_SCRIPT, file, tmp, module.createRequire(import.meta.url).resolve('tar')],
       { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' },
     );
     if (child.status !== 0) throw new Error(child.stderr || child.error?.message || `exit code ${child.status}`);
