@@ -221,7 +221,7 @@ function collectGarbage(): void {
  * PGlite's WebAssembly module (`pglite.wasm`, 9 MB), compiled here and handed to `PGlite.create`
  * (`pgliteWasmModule`). PGlite would read the file into a buffer of its own and leave it for the garbage collector:
  * a start whose next full collection came late idled with those 9 MB still in the C heap (bench/README.md,
- * "Start-up": `arrayBuffers` 18 instead of 9.8 MiB, idle RSS ~6 MiB higher, in most starts on a new DATA_DIR). Here
+ * "Start-up": `arrayBuffers` 18 instead of 9.8 MiB, idle RSS ~6 MiB higher, in many starts on a new DATA_DIR). Here
  * the buffer is released as soon as V8 has its own copy (detached by `ArrayBuffer.prototype.transfer`).
  */
 async function compilePgliteWasm(): Promise<WebAssembly.Module> {

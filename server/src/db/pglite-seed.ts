@@ -108,8 +108,8 @@ if (damaged) {
  * 40–60 MiB into memory and wrote every file through its WebAssembly file system: the copies were garbage to collect
  * and the start of a new DATA_DIR ended ~90 MiB above one of an existing DATA_DIR (bench/README.md, "Start-up").
  * node-tar unpacks it in a short-lived child process (this Node.js, waited for): unpacked in the server's own
- * process, its read buffers left ~5–8 MiB of C heap that the allocator kept for good (measured with /proc/<pid>/smaps
- * 3 s after ready); the child's memory goes back with it, for a few tens of ms more of start.
+ * process, its read buffers left up to ~20 MiB of C heap that the allocator kept (measured with /proc/<pid>/smaps
+ * 3 s after ready); the child's memory goes back with it, for ~0.1 s more of a first start (its Node.js start).
  * The files go to a temporary folder first, renamed to `dir` when complete, so a start that dies half-way leaves no
  * data directory that looks whole. @returns false when there is no image (or it cannot be unpacked): `dir` is then
  * left as it was.
