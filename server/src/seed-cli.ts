@@ -13,6 +13,8 @@ import { migrateToLatest } from './db/migrate.ts';
 import { migrations } from './db/migrations/index.ts';
 import { schemaKey, seedPath, writeSeed } from './db/pglite-seed.ts';
 import { createJobQueue } from './jobs/queue.ts';
+import { silentLogger } from './lib/logger.ts';
+import { createLocalEmbedder } from './providers/embeddings/index.ts';
 
 const quiet = { error() {}, warn() {} };
 const say = (line: string) => process.stdout.write(`${line}\n`);
@@ -43,17 +45,31 @@ try {
     `database seed image: ${shown(bare)} (${fs.existsSync(bare) ? `${Math.round(performance.now() - t0)} ms` : 'not written'})`,
   );
   const t1 = performance.now();
+  let documents: number | undefined;
   if (!fs.existsSync(schema))
     await withNewDatabase(async (database) => {
       await migrateToLatest(database.db);
       const queue = createJobQueue(database, quiet);
       await queue.start();
-      await queue.stop();
+      try {
+        // The composition root loads every area's modules: imported here, so a failure is reported, not thrown.
+        const { indexPlatformDocuments } = await import('./services.ts');
+        documents = await indexPlatformDocuments({
+          database,
+          jobs: queue,
+          embedder: createLocalEmbedder(),
+          log: silentLogger,
+        });
+      } finally {
+        await queue.stop();
+      }
       await database.executeSql('vacuum freeze analyze');
       await database.executeSql('checkpoint');
       if (!(await writeSeed(schema, await database.dump!()))) throw new Error(`${shown(schema)} could not be written`);
     });
-  say(`database schema image: ${shown(schema)} (${Math.round(performance.now() - t1)} ms)`);
+  say(
+    `database schema image: ${shown(schema)} (${Math.round(performance.now() - t1)} ms${documents === undefined ? '' : `, ${documents} global documents indexed`})`,
+  );
 } catch (err) {
   process.stderr.write(`database seed images not made: ${(err as Error).message}\n`);
 }

@@ -8,7 +8,11 @@
  * (`<area>.port.ts`) receive their services from here; nothing else builds a service. Start and stop steps
  * (bootstrap admin, index start, run reconciliation, the job queue) are `lifecycle`.
  */
+import type { Database } from './db/database.ts';
 import type { AppDeps } from './deps.ts';
+import type { JobQueue } from './jobs/queue.ts';
+import type { Logger } from './lib/logger.ts';
+import type { Embedder } from './providers/embeddings/index.ts';
 import type { DocLoaders } from './lib/doc-sources.ts';
 import type { PersonalData } from './lib/personal-data.ts';
 import { createAccountsRepo } from './modules/accounts/accounts.repo.ts';
@@ -36,7 +40,7 @@ import { cliPersonalData } from './modules/cli/cli.privacy.ts';
 import { createCliPackage } from './modules/cli/cli.package.ts';
 import { createCliRepo } from './modules/cli/cli.repo.ts';
 import { createCliService } from './modules/cli/cli.service.ts';
-import { createDocsService } from './modules/docs/docs.service.ts';
+import { createDocsService, type DocsService } from './modules/docs/docs.service.ts';
 import { createWebUiService, DEFAULT_WEB_DIST } from './modules/webui/webui.service.ts';
 import { createFilesService } from './modules/files/files.service.ts';
 import { createHelpRepo } from './modules/help/help.repo.ts';
@@ -48,7 +52,7 @@ import { createKnowledgeIndex } from './modules/knowledge/knowledge.index.ts';
 import { createKnowledgeRepo } from './modules/knowledge/knowledge.repo.ts';
 import { registerKnowledgeJobs } from './modules/knowledge/knowledge.jobs.ts';
 import { createSearchPort } from './modules/knowledge/knowledge.port.ts';
-import { createKnowledgeService, memoryLoader } from './modules/knowledge/knowledge.service.ts';
+import { createKnowledgeService, indexGlobalDocuments, memoryLoader } from './modules/knowledge/knowledge.service.ts';
 import { createOnboardingRepo } from './modules/onboarding/onboarding.repo.ts';
 import { createOnboardingService, type Step as OnboardingStep } from './modules/onboarding/onboarding.service.ts';
 import { createPinsRepo } from './modules/pins/pins.repo.ts';
@@ -128,7 +132,7 @@ import { createMessengerService } from './modules/messenger/messenger.service.ts
 import { createBotPollerPort } from './modules/messenger/messenger.port.ts';
 import { messengerPersonalData } from './modules/messenger/messenger.privacy.ts';
 // Marketplace scouting of skills.
-import { catalogLoader, DEFAULT_CATALOG_DIR, loadCatalog } from './modules/sage/catalog.ts';
+import { type Catalog, catalogLoader, DEFAULT_CATALOG_DIR, loadCatalog } from './modules/sage/catalog.ts';
 import { createSageRepo } from './modules/sage/sage.repo.ts';
 import { createSageService } from './modules/sage/sage.service.ts';
 import { sagePersonalData } from './modules/sage/sage.privacy.ts';
@@ -162,6 +166,48 @@ export interface ServicesOptions {
    * in-memory documents).
    */
   loaders?: DocLoaders;
+}
+
+/**
+ * The global documents the platform itself provides (the public docs, the shipped skill catalog): the index's
+ * loaders for their types, and the ids each has now (the knowledge area's `globalDocs`).
+ */
+function platformDocuments(docs: DocsService, catalog: Catalog) {
+  return {
+    loaders: { doc: docs.loader(), catalog_skill: catalogLoader(catalog) } satisfies DocLoaders,
+    sources: [
+      { docType: 'doc' as const, ids: () => docs.allPages() },
+      { docType: 'catalog_skill' as const, ids: () => catalog.skills.map((k) => k.name) },
+    ],
+  };
+}
+
+/**
+ * Index the platform's global documents (public docs, skill catalog) into `database` with `embedder`, the same way a
+ * start does after it is ready (knowledge.service.ts `indexGlobalDocuments`), without the rest of the services: for
+ * the embedded database's schema image (seed-cli.ts), so a new DATA_DIR starts with them indexed and its first start
+ * only checks their content hashes. Documents of another embedder or dimension than the configured one are
+ * re-indexed by the start as usual (the index's stale-document step).
+ * @returns how many documents were indexed.
+ * @throws on a database failure; a document the embedder cannot embed is queued on `jobs` instead.
+ */
+export async function indexPlatformDocuments(deps: {
+  database: Database;
+  jobs: JobQueue;
+  embedder: Embedder;
+  log: Logger;
+}): Promise<number> {
+  const { database, jobs, embedder, log } = deps;
+  const platform = platformDocuments(createDocsService(), loadCatalog(DEFAULT_CATALOG_DIR, log));
+  const index = createKnowledgeIndex({
+    repo: createKnowledgeRepo(database.db),
+    database,
+    embedder,
+    jobs,
+    log,
+    loaders: platform.loaders,
+  });
+  return indexGlobalDocuments({ index, jobs, log, sources: platform.sources });
 }
 
 /**
@@ -327,6 +373,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     access,
   });
   const docs = createDocsService();
+  const platformDocs = platformDocuments(docs, catalog);
   // The web UI: the built app and its catalogs (locales/<locale>/web.po).
   const webui = createWebUiService({
     distDir: config.webDistDir ?? DEFAULT_WEB_DIST,
@@ -358,9 +405,8 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
       issue: issues.loadDocument,
       skill: skills.loadDocument,
       wiki: wiki.loadDocument,
-      doc: docs.loader(),
+      ...platformDocs.loaders,
       memory: memoryLoader({ manifest: projectsRepo.manifest, access }),
-      catalog_skill: catalogLoader(catalog),
       note_source: (projectId, docId) => notes.loadDocument(projectId, docId),
       transcript: transcripts.loadDocument,
       ...opts.loaders,
@@ -408,10 +454,7 @@ export function createServices(deps: AppDeps, opts: ServicesOptions = {}) {
     index,
     jobs,
     log,
-    globalDocs: [
-      { docType: 'doc', ids: () => docs.allPages() },
-      { docType: 'catalog_skill', ids: () => catalog.skills.map((k) => k.name) },
-    ],
+    globalDocs: platformDocs.sources,
   });
   const help = createHelpService({
     repo: helpRepo,

@@ -124,6 +124,49 @@ export interface KnowledgeDeps {
   globalDocs: Array<{ docType: DocType; ids(): string[] }>;
 }
 
+/**
+ * Bring the global documents of `sources` in the index up to date (docs/ARCHITECTURE.md, Shared semantic index, help
+ * assistant, public docs): each current id is indexed (an unchanged one costs one lookup: content hash and embedder),
+ * ids indexed before but gone now are removed. A document that cannot be indexed now (a remote embedder is down) is
+ * handed to the durable job queue, which retries it. Run by a start in the background (`startBackground`: on a new
+ * database made without the seed image this embeds every page, ~0.5 s with the local embedder, measured with
+ * bench/startup.ts) and by `npm install` for the seed image (seed-cli.ts), so a new DATA_DIR starts with them.
+ * @param opts.closing checked between two documents: true ends the loop early (shutdown).
+ * @returns how many documents were looked at (indexed, unchanged or removed).
+ */
+export async function indexGlobalDocuments(opts: {
+  index: Pick<KnowledgeIndex, 'indexDocument' | 'documentIds'>;
+  jobs: Pick<JobQueue, 'send'>;
+  log: Pick<Logger, 'info' | 'warn'>;
+  sources: KnowledgeDeps['globalDocs'];
+  closing?: () => boolean;
+}): Promise<number> {
+  const { index, log } = opts;
+  const t0 = performance.now();
+  let documents = 0;
+  for (const source of opts.sources) {
+    try {
+      const ids = source.ids();
+      const gone = (await index.documentIds(null, source.docType)).filter((d) => !ids.includes(d));
+      for (const doc_id of [...ids, ...gone]) {
+        if (opts.closing?.()) return documents;
+        const job: IndexJob = { project_id: null, doc_type: source.docType, doc_id };
+        documents++;
+        try {
+          await index.indexDocument(job);
+        } catch (err) {
+          log.warn({ err: (err as Error).message, doc_id }, 'global document not indexed at start; queued for retry');
+          await opts.jobs.send('knowledge.index', job);
+        }
+      }
+    } catch (err) {
+      log.warn({ err: (err as Error).message, doc_type: source.docType }, 'global documents could not be indexed');
+    }
+  }
+  if (!opts.closing?.()) log.info({ documents, ms: Math.round(performance.now() - t0) }, 'global documents indexed');
+  return documents;
+}
+
 export function createKnowledgeService(deps: KnowledgeDeps) {
   const { index, log } = deps;
   let retry: NodeJS.Timeout | undefined;
@@ -143,35 +186,8 @@ export function createKnowledgeService(deps: KnowledgeDeps) {
     }
   };
 
-  /**
-   * Index the global documents after start, in the background (`startBackground`; on a new database this is
-   * ~1.6 s of a start, measured with bench/startup.ts). Unchanged pages cost one lookup each (content hash); removed
-   * pages are dropped. A page that cannot be indexed now (a remote embedder is down) is handed to the durable job
-   * queue, which retries it. `stop` ends the loop between two pages and waits for it, so no indexing runs at shutdown.
-   */
   const syncGlobalDocs = async (): Promise<void> => {
-    const t0 = performance.now();
-    let documents = 0;
-    for (const source of deps.globalDocs) {
-      try {
-        const ids = source.ids();
-        const gone = (await index.documentIds(null, source.docType)).filter((d) => !ids.includes(d));
-        for (const doc_id of [...ids, ...gone]) {
-          if (closing) return;
-          const job: IndexJob = { project_id: null, doc_type: source.docType, doc_id };
-          documents++;
-          try {
-            await index.indexDocument(job);
-          } catch (err) {
-            log.warn({ err: (err as Error).message, doc_id }, 'global document not indexed at start; queued for retry');
-            await deps.jobs.send('knowledge.index', job);
-          }
-        }
-      } catch (err) {
-        log.warn({ err: (err as Error).message, doc_type: source.docType }, 'global documents could not be indexed');
-      }
-    }
-    if (!closing) log.info({ documents, ms: Math.round(performance.now() - t0) }, 'global documents indexed');
+    await indexGlobalDocuments({ index, jobs: deps.jobs, log, sources: deps.globalDocs, closing: () => closing });
   };
 
   return {
