@@ -52,7 +52,8 @@ try {
       const queue = createJobQueue(database, quiet);
       await queue.start();
       try {
-        // The composition root loads every area's modules: imported here, so a failure is reported, not thrown.
+        // The composition root loads every area's modules: imported here, so a failure is reported and the image is
+        // still written without the documents (a first start then indexes them, as on a database made without it).
         const { indexPlatformDocuments } = await import('./services.ts');
         documents = await indexPlatformDocuments({
           database,
@@ -60,6 +61,8 @@ try {
           embedder: createLocalEmbedder(),
           log: silentLogger,
         });
+      } catch (err) {
+        process.stderr.write(`global documents not indexed into the schema image: ${(err as Error).message}\n`);
       } finally {
         await queue.stop();
       }

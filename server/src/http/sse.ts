@@ -24,7 +24,7 @@ export function openSse(
   headers: Readonly<Record<string, string | number | readonly string[] | undefined>> = {},
 ) {
   for (const [name, value] of Object.entries(SSE_HEADERS)) res.setHeader(name, value);
-  for (const [name, value] of Object.entries(headers)) if (value !== undefined) res.setHeader(name, value);
+  applyHeaders(res, headers);
   res.writeHead(200);
   res.flushHeaders?.();
 }
@@ -61,4 +61,16 @@ export async function pipeSse(
     res.off('close', onClose);
     if (!res.writableEnded) res.end();
   }
+}
+
+/**
+ * Set `headers` on a raw answer a route took over (`reply.hijack()`), undefined values skipped: with
+ * `reply.getHeaders()`, the request id and the security headers the app's hooks set on the reply
+ * (http/security-headers.ts) go out with the route's own head.
+ */
+export function applyHeaders(
+  res: ServerResponse,
+  headers: Readonly<Record<string, string | number | readonly string[] | undefined>>,
+): void {
+  for (const [name, value] of Object.entries(headers)) if (value !== undefined) res.setHeader(name, value);
 }

@@ -7,6 +7,7 @@ import { Type } from 'typebox';
 import { requireActor } from '../../http/auth.ts';
 import { AppError } from '../../http/errors.ts';
 import { errors } from '../../http/schemas.ts';
+import { applyHeaders } from '../../http/sse.ts';
 import type { TypedApp } from '../../http/typed-app.ts';
 import type { McpService } from './mcp.service.ts';
 
@@ -38,9 +39,7 @@ export function mcpRoutes(app: TypedApp, { mcp }: { mcp: McpService }): void {
     async (req, reply) => {
       const actor = requireActor(req);
       reply.hijack();
-      // The request id and the security headers the app's hooks set on the reply (http/security-headers.ts).
-      for (const [name, value] of Object.entries(reply.getHeaders()))
-        if (value !== undefined) reply.raw.setHeader(name, value);
+      applyHeaders(reply.raw, reply.getHeaders());
       await mcp.handle(actor, req.raw, reply.raw, req.body);
     },
   );
