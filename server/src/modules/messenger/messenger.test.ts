@@ -75,6 +75,9 @@ describe('a worker bot', () => {
       body: { token: TOKEN_A },
     });
     expect(bind.body).toEqual({ ok: true, started: true, bot_username: 'crew_dev_bot' });
+    // `started` means an instance holds the bot's lease; this instance registers its poller a moment after taking
+    // it (on PostgreSQL the bind's check can see the lease before the reconciliation's own continuation runs).
+    await waitFor(async () => t.services.messenger.localPollers().length === 1, 3000);
     expect(t.services.messenger.localPollers()).toEqual(['510000001']);
 
     // A stranger: one short refusal and nothing else (no run, no model call).
