@@ -23,7 +23,7 @@ export async function startRangeApiStandIn(
       lines.push('0000000000000000000000000000000000A:0', '0123456789ABCDEF0123456789ABCDEF012:3');
       res.writeHead(200, { 'content-type': 'text/plain' }).end(lines.join('\r\n'));
     };
-    if (opts.delayMs) setTimeout(answer, opts.delayMs);
+    if (opts.delayMs) setTimeout(answer, opts.delayMs).unref();
     else answer();
   });
   await new Promise<void>((r) => server.listen(opts.port ?? 0, '127.0.0.1', r));

@@ -242,8 +242,8 @@ describe('the container on the process runtime', () => {
     await term.opened;
     term.ws.send('echo hi\n');
     await term.waitFor(/[\r\n]hi\r?\n/);
+    // Input right after a resize waits for it: the command sees the new size.
     term.ws.send(JSON.stringify({ type: 'resize', cols: 123, rows: 45 }));
-    await new Promise((r) => setTimeout(r, 300));
     term.ws.send(JSON.stringify({ type: 'input', data: 'stty size\n' }));
     await term.waitFor(/45 123/);
     await logs.waitFor((e) => e.line === 'hi');

@@ -23,6 +23,7 @@ import {
   type ContainerRuntime,
   type ExecResult,
   type LiveState,
+  orderedInput,
   RuntimeUnavailable,
   type ShellSession,
   tailOutput,
@@ -410,10 +411,16 @@ export function createDockerRuntime(opts: DockerRuntimeOptions): ContainerRuntim
       const stream = await exec.start({ hijack: true, stdin: true, Tty: true });
       await exec.resize({ w: size.cols, h: size.rows }).catch(() => {});
       return {
-        write: (d) => {
-          if (!stream.destroyed) stream.write(d);
-        },
-        resize: (cols, rows) => void exec.resize({ w: cols, h: rows }).catch(() => {}),
+        ...orderedInput(
+          (d) => {
+            if (!stream.destroyed) stream.write(d);
+          },
+          (cols, rows) =>
+            exec.resize({ w: cols, h: rows }).then(
+              () => {},
+              () => {},
+            ),
+        ),
         onData: (fn) => stream.on('data', fn),
         onExit: (fn) => {
           stream.once('close', () => fn(null));

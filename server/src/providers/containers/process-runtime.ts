@@ -42,6 +42,7 @@ import {
   type ContainerRuntime,
   type ExecResult,
   type LiveState,
+  orderedInput,
   RuntimeUnavailable,
   type ShellSession,
   tailOutput,
@@ -718,16 +719,19 @@ export function createProcessRuntime(opts: ProcessRuntimeOptions): ContainerRunt
         }
       };
       return {
-        write: (d) => {
-          if (child.stdin.writable) child.stdin.write(d);
-        },
-        resize: (c, r) => {
-          const pts = ptyOf();
-          if (!pts) return;
-          const cc = Math.max(1, Math.min(1000, Math.floor(c)));
-          const rr = Math.max(1, Math.min(1000, Math.floor(r)));
-          execFile('stty', ['-F', pts, 'rows', String(rr), 'cols', String(cc)], () => {});
-        },
+        ...orderedInput(
+          (d) => {
+            if (child.stdin.writable) child.stdin.write(d);
+          },
+          (c, r) =>
+            new Promise<void>((resolve) => {
+              const pts = ptyOf();
+              if (!pts) return resolve();
+              const cc = Math.max(1, Math.min(1000, Math.floor(c)));
+              const rr = Math.max(1, Math.min(1000, Math.floor(r)));
+              execFile('stty', ['-F', pts, 'rows', String(rr), 'cols', String(cc)], () => resolve());
+            }),
+        ),
         onData: (fn) => {
           child.stdout.on('data', fn);
           child.stderr.on('data', fn);

@@ -93,6 +93,32 @@ export interface ContainerRuntime {
   homeBytes?(userId: number): Promise<number>;
 }
 
+/**
+ * A shell's input and resizes in the order the client sent them: a resize is asynchronous in both runtimes (a `stty`
+ * child, an Engine API call), so input that follows one waits until it is applied; a command typed right after a
+ * resize then sees the new size. `writeNow` writes at once; `applyResize` resolves when the size is applied (it must
+ * not reject). @returns the session's `write` and `resize`.
+ */
+export function orderedInput(
+  writeNow: (data: string | Buffer) => void,
+  applyResize: (cols: number, rows: number) => Promise<void>,
+): Pick<ShellSession, 'write' | 'resize'> {
+  let resizing: Promise<void> | undefined;
+  return {
+    write(data) {
+      if (resizing) void resizing.then(() => writeNow(data));
+      else writeNow(data);
+    },
+    resize(cols, rows) {
+      const done = (resizing ?? Promise.resolve()).then(() => applyResize(cols, rows));
+      resizing = done;
+      void done.then(() => {
+        if (resizing === done) resizing = undefined;
+      });
+    },
+  };
+}
+
 /** Keep the last `max` bytes of an output. */
 export function tailOutput(s: string, max = 64 * 1024): string {
   return s.length > max ? s.slice(s.length - max) : s;
