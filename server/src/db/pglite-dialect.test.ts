@@ -64,6 +64,41 @@ describe('statements on the embedded database (prepared, one call each)', () => 
     expect((await all())[0].extra2).toBe(6);
   });
 
+  it('answer as PGlite’s own query after a rolled-back transaction prepared them, an index and a setting', async () => {
+    // The sequences of the semantic index beside its background indexing (knowledge.repo.ts): a statement first
+    // prepared inside a transaction that rolls back, an index created beside the dialect, a read under `set local`.
+    await sql`create table k (id serial primary key, doc text, n int)`.execute(db);
+    const near = (q: Kysely<any>) =>
+      q.selectFrom('k').select(['id', 'doc']).where('n', '<=', 9).orderBy('n', 'desc').orderBy('id').limit(3).execute();
+    const plain = async () =>
+      (await pg.query('select "id", "doc" from "k" where "n" <= $1 order by "n" desc, "id" limit $2', [9, 3])).rows;
+    const rolledBack = await db
+      .transaction()
+      .execute(async (trx) => {
+        await trx.insertInto('k').values({ doc: 'rolled back', n: 8 }).execute();
+        expect(await near(trx)).toHaveLength(1);
+        throw new Error('roll back');
+      })
+      .catch((e) => e);
+    expect(rolledBack.message).toBe('roll back');
+    expect(await near(db)).toEqual([]);
+    for (let i = 0; i < 5; i++)
+      await db
+        .insertInto('k')
+        .values({ doc: `d${i}`, n: i })
+        .execute();
+    expect(await near(db)).toEqual(await plain());
+    await pg.exec('create index k_n on k (n)');
+    await db.insertInto('k').values({ doc: 'after the index', n: 7 }).execute();
+    expect(await near(db)).toEqual(await plain());
+    const underSetting = await db.transaction().execute(async (trx) => {
+      await sql`set local enable_indexscan = off`.execute(trx);
+      return near(trx);
+    });
+    expect(underSetting).toEqual(await plain());
+    expect(underSetting[0].doc).toBe('after the index');
+  });
+
   it('are planned for their parameters each time (a partial unique index found by `on conflict … where`)', async () => {
     await sql`create table w (id serial primary key, email text, status text default 'open')`.execute(db);
     await sql`create unique index w_open on w (email) where status = 'open'`.execute(db);
