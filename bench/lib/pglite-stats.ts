@@ -1,10 +1,11 @@
 /**
  * Statement statistics for a bench process on the embedded database (`BENCH_SQL_STATS=1`): wraps PGlite's
- * `query` and `exec` on its prototype (this process only, nothing in server/src), counting and timing every
+ * `query` and `exec` on its prototype and the dialect's prepared statements (this process only, nothing in server/src), counting and timing every
  * statement by its text (whitespace collapsed, parameters apart). `sqlStats.report(runs)` prints the kinds by count
  * with the count per run and the total time.
  */
 import { PGlite } from '@electric-sql/pglite';
+import { Statements } from '../../server/src/db/pglite-dialect.ts';
 
 interface Kind {
   n: number;
@@ -26,22 +27,37 @@ function record(sql: string, ms: number, live: boolean) {
   kinds.set(key, k);
 }
 
+/** Times one statement (`fn`) under its text when counting. */
+async function timed<T>(sql: string, fn: () => Promise<T>): Promise<T> {
+  if (!on) return fn();
+  if (stackOf && stackOf.test(sql) && stacks.size < 20) {
+    const st = (new Error().stack ?? '').split('\n').slice(3, 15).join('\n');
+    stacks.set(st, (stacks.get(st) ?? 0) + 1);
+  }
+  const t = performance.now();
+  try {
+    return await fn();
+  } finally {
+    record(sql, performance.now() - t, true);
+  }
+}
+
+// The dialect's statements and the job queue's run as prepared statements or simple queries (`Statements`), not
+// through `query` (which `Statements.run` still calls for the rest: counted below).
+for (const name of ['prepared', 'simple']) {
+  const proto = Statements.prototype as any;
+  const orig = proto[name];
+  proto[name] = function (this: unknown, sql: string, ...rest: unknown[]) {
+    return timed(sql, () => orig.call(this, sql, ...rest));
+  };
+}
+
 for (let proto: any = PGlite.prototype; proto && proto !== Object.prototype; proto = Object.getPrototypeOf(proto)) {
   for (const name of ['query', 'exec'] as const) {
     if (!Object.prototype.hasOwnProperty.call(proto, name)) continue;
     const orig = proto[name];
-    proto[name] = async function (this: unknown, sql: string, ...rest: unknown[]) {
-      if (!on) return orig.call(this, sql, ...rest);
-      if (stackOf && stackOf.test(sql) && stacks.size < 20) {
-        const st = (new Error().stack ?? '').split('\n').slice(2, 14).join('\n');
-        stacks.set(st, (stacks.get(st) ?? 0) + 1);
-      }
-      const t = performance.now();
-      try {
-        return await orig.call(this, sql, ...rest);
-      } finally {
-        record(sql, performance.now() - t, true);
-      }
+    proto[name] = function (this: unknown, sql: string, ...rest: unknown[]) {
+      return timed(sql, () => orig.call(this, sql, ...rest));
     };
   }
 }

@@ -14,7 +14,7 @@ import type { PGlite as PGliteType } from '@electric-sql/pglite';
 import { lockDataDir } from './data-dir-lock.ts';
 import { schemaKey, seedPath, unpackSeed, writeSeed } from './pglite-seed.ts';
 import { migrations } from './migrations/index.ts';
-import { Lock, PGliteDialect } from './pglite-dialect.ts';
+import { Lock, PGLITE_SESSION_PARAMS, PGliteDialect, Statements } from './pglite-dialect.ts';
 import { assertNoOpenTransaction, GuardedKysely } from './tx-guard.ts';
 
 export interface Database {
@@ -140,7 +140,11 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
       ...(dir ? { dataDir: dir } : {}),
       extensions: { vector },
       ...(loadDataDir ? { loadDataDir } : {}),
-      startParams: [...PGlite.defaultStartParams, ...PGLITE_SETTINGS.flatMap((s) => ['-c', s])],
+      startParams: [
+        ...PGlite.defaultStartParams,
+        ...PGLITE_SETTINGS.flatMap((s) => ['-c', s]),
+        ...PGLITE_SESSION_PARAMS,
+      ],
     });
     await pglite.exec('create extension if not exists vector');
     if (created && !seeded) {
@@ -172,11 +176,13 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
     async executeSql(text, values) {
       assertNoOpenTransaction('A raw SQL statement (job queue)');
       return lock.run(async () => {
-        if (!values || values.length === 0) {
+        if ((!values || values.length === 0) && !Statements.preparable(text)) {
           const results = await pglite.exec(text);
           return { rows: results.flatMap((r) => r.rows ?? []) };
         }
-        const res = await pglite.query(text, values as any[]);
+        // As the dialect runs its statements: the job queue's texts (its fetch has its values written in) stay
+        // prepared (`Statements`).
+        const res = await Statements.of(pglite).run(text, values ?? []);
         return { rows: res.rows as any[] };
       });
     },
@@ -189,6 +195,8 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
       }),
     execScript: (text) =>
       lock.run(async () => {
+        // A script (a restore) may drop and create tables: the prepared statements are prepared again.
+        Statements.of(pglite).forgetAll();
         await pglite.exec(text);
       }),
     async close() {

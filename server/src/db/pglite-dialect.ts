@@ -5,9 +5,10 @@
  * PGlite is one backend session: every statement shares it. The driver therefore hands out a single
  * connection guarded by a FIFO lock, held from `acquireConnection` to `releaseConnection`, so a
  * transaction never interleaves with another caller's statements. `withLock` lets non-Kysely users
- * (the job queue) take the same lock.
+ * (the job queue) take the same lock. Statements run as prepared statements of the session, one call into PGlite
+ * each (`Statements`).
  */
-import type { PGlite } from '@electric-sql/pglite';
+import type { PGlite, Results } from '@electric-sql/pglite';
 import {
   CompiledQuery,
   PostgresAdapter,
@@ -77,24 +78,220 @@ export class Lock {
   }
 }
 
+/**
+ * How many statements stay prepared on the embedded database's one session (least recently used closed first).
+ * A distinct text is a distinct statement: Kysely's `in ($1, …)` lists make one per list length.
+ */
+const PREPARED_MAX = 256;
+/** Statements kept prepared: the ones with a plan (their text is a cache key, their parameters vary). */
+const PREPARABLE = /^\s*(select|insert|update|delete|with)\b/i;
+/**
+ * Transaction control and settings (`set local hnsw.ef_search = …` before a search): neither prepared nor able to
+ * change what a prepared statement answers (each execution is planned under the settings of its moment).
+ */
+const KEEPS_PLANS = /^\s*(begin|start|commit|end|rollback|savepoint|release|set|reset|show)\b/i;
+/**
+ * A prepared statement that can no longer run as prepared: `0A000` "cached plan must not change result type" (a
+ * table of a `select *` changed), `26000` the statement is gone (the session's statements were deallocated).
+ */
+const stale = (err: { code?: string; message?: string }) =>
+  err.code === '26000' || (err.code === '0A000' && /cached plan/.test(err.message ?? ''));
+
+/**
+ * Start parameters the embedded database must run with for `Statements` (PGlite's `startParams`, beside its own).
+ * `plan_cache_mode=force_custom_plan`: a prepared statement is planned for each execution's parameters, as PGlite's
+ * `query` (an unnamed statement) and a PostgreSQL server's `pg` client do; a generic plan, which PostgreSQL may
+ * choose after five executions, would change what some statements do (an `on conflict (…) where status = $1`
+ * no longer finds its partial unique index) and how others are planned. What is kept is the parse, the analysis
+ * and the calls into PGlite.
+ */
+export const PGLITE_SESSION_PARAMS = ['-c', 'plan_cache_mode=force_custom_plan'];
+
+type PGliteLib = typeof import('@electric-sql/pglite');
+let pgliteLib: Promise<PGliteLib> | undefined;
+const statementsOf = new WeakMap<PGlite, Statements>();
+
+/**
+ * How the embedded database runs one statement, in one call into PGlite (PGlite's own `query` makes six: parse,
+ * describe, bind, describe, execute, sync, and PostgreSQL parses, analyzes and plans the text every time):
+ *
+ * - a statement with a plan (select, insert, update, delete, with) runs as a prepared statement of the session,
+ *   named after its text: bind, describe, execute and sync; planned for its parameters each time
+ *   (`PGLITE_SESSION_PARAMS`). A text seen for the first time is parsed under a name
+ *   and described first (its parameters' types choose their serializers, as in `query`). At most `PREPARED_MAX`
+ *   stay prepared. PostgreSQL re-plans a prepared statement when a table under it changes; one whose result type
+ *   changed (a `select *`) is prepared again from its text (at once outside a transaction; inside one its error
+ *   ends the transaction, as any failed statement does). Other statements than these forget every prepared one.
+ * - transaction control and settings without parameters: PGlite's simple query, one call.
+ * - anything else: PGlite's `query`.
+ *
+ * The parameters are serialized and the rows parsed by PGlite's own serializers, parsers and protocol code, so the
+ * results are `query`'s. Callers hold the dialect's lock (`Lock`); the calls also take PGlite's own exclusive-query
+ * lock, as `query` does. One object per PGlite instance (`Statements.of`), shared by the dialect and the raw SQL of
+ * the job queue (db/database.ts, `executeSql`).
+ */
+export class Statements {
+  /** SQL text → the statement's name and its parameters' type OIDs (from the server's description). */
+  private readonly byText = new Map<string, { name: string; types: number[] }>();
+  private seq = 0;
+  /** Names to close at the next statement outside a transaction (evicted or forgotten inside one). */
+  private readonly toClose: string[] = [];
+  private constructor(private readonly pg: PGlite) {}
+
+  /** The statements of `pg` (one object per PGlite instance). */
+  static of(pg: PGlite): Statements {
+    let st = statementsOf.get(pg);
+    if (!st) statementsOf.set(pg, (st = new Statements(pg)));
+    return st;
+  }
+
+  /**
+   * Run one statement (`$1`… parameters) and answer PGlite's result for it.
+   * @throws the database's error (`DatabaseError`, with `query` and `params` set as `query` sets them).
+   */
+  async run<R>(text: string, params: readonly unknown[]): Promise<Results<R>> {
+    if (PREPARABLE.test(text)) return this.prepared<R>(text, params, false);
+    if (!KEEPS_PLANS.test(text)) this.forgetAll();
+    else if (params.length === 0) return this.simple<R>(text);
+    return this.pg.query<R>(text, params as unknown[]);
+  }
+
+  /** Whether `text` is one statement that `run` keeps prepared (else a script: PGlite's `exec`). */
+  static preparable(text: string): boolean {
+    return PREPARABLE.test(text) && !/;\s*\S/.test(text);
+  }
+
+  /** Forget every prepared statement (closed at the next statement outside a transaction). */
+  forgetAll(): void {
+    for (const st of this.byText.values()) this.toClose.push(st.name);
+    this.byText.clear();
+  }
+
+  private async simple<R>(text: string): Promise<Results<R>> {
+    const lib = await (pgliteLib ??= import('@electric-sql/pglite'));
+    const { serialize } = lib.protocol;
+    const pg = this.pg;
+    try {
+      return await pg.runExclusive(async () => {
+        const { messages } = await pg.execProtocol(concat([serialize.query(text), serialize.sync()]), {
+          syncToFs: false,
+        });
+        if (!pg.isInTransaction()) await pg.syncToFs();
+        return lib.parse.parseResults(messages, pg.parsers)[0] as Results<R>;
+      });
+    } catch (err) {
+      if (err && typeof err === 'object') Object.assign(err, { query: text, params: [] });
+      throw err;
+    }
+  }
+
+  private async prepared<R>(text: string, params: readonly unknown[], again: boolean): Promise<Results<R>> {
+    const lib = await (pgliteLib ??= import('@electric-sql/pglite'));
+    const { serialize } = lib.protocol;
+    const pg = this.pg;
+    try {
+      return await pg.runExclusive(async () => {
+        const head: Uint8Array[] = [];
+        if (this.toClose.length && !pg.isInTransaction()) {
+          for (const name of this.toClose.splice(0)) head.push(serialize.close({ type: 'S', name }));
+        }
+        let st = this.byText.get(text);
+        if (st) {
+          // Most recently used last.
+          this.byText.delete(text);
+          this.byText.set(text, st);
+        } else {
+          const name = `k${++this.seq}`;
+          const described = await pg.execProtocol(
+            concat([
+              ...head.splice(0),
+              serialize.parse({ name, text }),
+              serialize.describe({ type: 'S', name }),
+              serialize.sync(),
+            ]),
+            { syncToFs: false },
+          );
+          st = { name, types: lib.parse.parseDescribeStatementResults(described.messages) };
+          this.byText.set(text, st);
+          if (this.byText.size > PREPARED_MAX) {
+            const [oldText, old] = this.byText.entries().next().value!;
+            this.byText.delete(oldText);
+            if (pg.isInTransaction()) this.toClose.push(old.name);
+            else head.push(serialize.close({ type: 'S', name: old.name }));
+          }
+        }
+        const types = st.types;
+        const values = params.map((v, i) => {
+          if (v === null || v === undefined) return null;
+          const ser = pg.serializers[types[i]];
+          return ser ? ser(v) : String(v);
+        });
+        const { messages } = await pg.execProtocol(
+          concat([
+            ...head,
+            serialize.bind({ statement: st.name, values }),
+            serialize.describe({ type: 'P' }),
+            serialize.execute({}),
+            serialize.sync(),
+          ]),
+          { syncToFs: false },
+        );
+        if (!pg.isInTransaction()) await pg.syncToFs();
+        return lib.parse.parseResults(messages, pg.parsers)[0] as Results<R>;
+      });
+    } catch (err) {
+      if (err && typeof err === 'object' && stale(err)) {
+        // Prepared again from its text next time; outside a transaction at once.
+        const st = this.byText.get(text);
+        this.byText.delete(text);
+        if (st) this.toClose.push(st.name);
+        if (!again && !pg.isInTransaction()) return this.prepared<R>(text, params, true);
+      }
+      if (err && typeof err === 'object') Object.assign(err, { query: text, params });
+      throw err;
+    }
+  }
+}
+
 class PGliteConnection implements DatabaseConnection {
-  constructor(private readonly pg: PGlite) {}
+  private readonly statements: Statements;
+  constructor(private readonly pg: PGlite) {
+    this.statements = Statements.of(pg);
+  }
   async executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
     if (compiled.parameters.length === 0 && /;\s*\S/.test(compiled.sql)) {
-      // A multi-statement script (migrations): the simple query protocol.
+      // A multi-statement script (migrations): the simple query protocol. It may change tables: forget the plans.
+      this.statements.forgetAll();
       const all = await this.pg.exec(compiled.sql);
       return { rows: (all[all.length - 1]?.rows ?? []) as R[] };
     }
-    const res = await this.pg.query<R>(compiled.sql, compiled.parameters as unknown[]);
-    const affected = res.affectedRows;
-    return {
-      rows: res.rows,
-      ...(affected !== undefined && affected !== null ? { numAffectedRows: BigInt(affected) } : {}),
-    };
+    return resultOf<R>(await this.statements.run<R>(compiled.sql, compiled.parameters));
   }
   streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
     throw new Error('streaming queries are not supported on the embedded database');
   }
+}
+
+/** Kysely's result of a PGlite result. */
+function resultOf<R>(res: Results<R>): QueryResult<R> {
+  const affected = res.affectedRows;
+  return {
+    rows: res.rows,
+    ...(affected !== undefined && affected !== null ? { numAffectedRows: BigInt(affected) } : {}),
+  };
+}
+
+/** The protocol messages as one buffer (one call into the database). */
+function concat(parts: Uint8Array[]): Uint8Array {
+  let n = 0;
+  for (const b of parts) n += b.length;
+  const out = new Uint8Array(n);
+  let at = 0;
+  for (const b of parts) {
+    out.set(b, at);
+    at += b.length;
+  }
+  return out;
 }
 
 export class PGliteDriver implements Driver {

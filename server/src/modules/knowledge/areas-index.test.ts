@@ -91,7 +91,12 @@ describe('documents of the areas reach the index', () => {
     );
     expect(entries).toHaveLength(2);
     await waitForIndex(t.deps);
-    const hit = (await search(ann.token, annP.name, 'q=quince%20cache%20preloading&doc_types=issue')).body.hits[0];
+    // Words only the log passage holds: it is then the one full-text match and ranks first whatever the vectors say.
+    // The log lines carry the author's e-mail, which has the process id and the time in it, and the local embedder's
+    // hashed n-grams of it moved the passage's distance from run to run: with `quince cache preloading` the
+    // description passage (also matching `quince cache`) came out nearer in ~6% of runs, tied the log passage in the
+    // fused rank (each first in one channel) and won the tie on distance.
+    const hit = (await search(ann.token, annP.name, 'q=preloading%20keys&doc_types=issue')).body.hits[0];
     expect(hit).toMatchObject({ doc_type: 'issue', doc_id: String(issue.body.id) });
     expect(hit.location).toMatchObject({
       heading: 'Log',
