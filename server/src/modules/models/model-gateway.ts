@@ -187,11 +187,14 @@ export function createModelGateway(deps: ModelGatewayDeps) {
 
   /**
    * Resolve a payer's key and budget source (rule 1 of the module header), with the payer's plan for the budgets of
-   * the calls made with it (`Billing.owner`).
+   * the calls made with it (`Billing.owner`). A billing is resolved only for calls about to be made: it starts
+   * loading the vendor's SDK in the background (`LlmProvider.warm`; once per process), so the first call of a burst
+   * (the first runs after a start) does not stall the event loop under every run at once while it loads.
    * @throws 400 `llm_key_required` (no own key and no trial), 503 `llm_unavailable` (the platform key is needed but
    *   not configured).
    */
   async function billing(payer: Payer): Promise<Billing> {
+    llm.warm?.();
     let resolved: Omit<Billing, 'owner'>;
     if (payer.key === 'platform') resolved = { payer, apiKey: (await deps.keys.platform()).key, keySource: 'platform' };
     else if (typeof payer.key === 'object') resolved = { payer, apiKey: payer.key.given, keySource: 'platform' };
