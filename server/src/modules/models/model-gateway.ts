@@ -78,8 +78,9 @@ export interface Billing {
   /** The key to call with. Never logged or answered. */
   readonly apiKey: string;
   /**
-   * The payer's plan and role as the usage area read them when the key was resolved: the budgets of every call made
-   * with this billing (one run, job or stream) use them instead of reading them per call. Read per call when absent.
+   * The payer's plan and role as read when the key was resolved (with the payer's own key, in one statement; else by
+   * the usage area): the budgets of every call made with this billing (one run, job or stream) use them instead of
+   * reading them per call. Read per call when absent.
    */
   readonly owner?: Owner;
 }
@@ -201,7 +202,9 @@ export function createModelGateway(deps: ModelGatewayDeps) {
     else {
       const trial = !!payer.project?.trial_mode;
       const key = await deps.keys.forUser(payer.userId, { allowPlatform: trial });
-      resolved = { payer, apiKey: key.key, keySource: key.source === 'own' ? 'own' : trial ? 'trial' : 'platform' };
+      // The payer's plan was read with their key (one statement).
+      const keySource = key.source === 'own' ? 'own' : trial ? 'trial' : 'platform';
+      return { payer, apiKey: key.key, keySource, owner: key.owner };
     }
     return { ...resolved, owner: await usage.planOf(payer.userId) };
   }
