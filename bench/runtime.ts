@@ -69,13 +69,16 @@ const config = loadConfig({
 const database = await openDatabase({ url: config.databaseUrl, dataDir });
 await migrateToLatest(database.db);
 
-const turns: Array<{ total_ms: number; llm_ms: number }> = [];
+const turns: Array<{ total_ms: number; llm_ms: number; at_ms?: number }> = [];
+/** With BENCH_TURN_PARTS: when each turn started (ms since the first request), by run, to place the slowest turns. */
+let tFirst = 0;
 /** `BENCH_TURN_PARTS=1`: the times of each part of the turns (ms). */
 const parts: Record<string, number[]> = {};
 const inner = createBuiltinEngine();
 const engine: AgentEngine = {
   name: inner.name,
   async run(input, hooks) {
+    const starts: number[] = [];
     if (process.env.BENCH_TURN_PARTS) {
       // Each part of a turn's overhead timed apart: the hooks that write the run row, and the tools.
       const timed =
@@ -88,9 +91,13 @@ const engine: AgentEngine = {
             (parts[part] ??= []).push(performance.now() - t);
           }
         };
+      const beforeTurn = timed('beforeTurn', hooks.beforeTurn.bind(hooks));
       hooks = {
         ...hooks,
-        beforeTurn: timed('beforeTurn', hooks.beforeTurn.bind(hooks)),
+        beforeTurn: (turn) => {
+          starts.push(performance.now() - tFirst);
+          return beforeTurn(turn);
+        },
         ...(hooks.checkpoint ? { checkpoint: timed('checkpoint', hooks.checkpoint.bind(hooks)) } : {}),
       };
       input = {
@@ -100,7 +107,7 @@ const engine: AgentEngine = {
       };
     }
     const r = await inner.run(input, hooks);
-    turns.push(...r.turnTimings);
+    turns.push(...r.turnTimings.map((t, i) => (starts.length ? { ...t, at_ms: starts[i] } : t)));
     return r;
   },
 };
@@ -111,6 +118,26 @@ const deps = createDeps(
   silent,
   { agentEngine: engine },
 );
+// With BENCH_TURN_PARTS: when the provider's SDK was first asked for (a warm-up or the first call) and when it was loaded.
+const sdkLoad: { asked?: number; loaded?: number } = {};
+if (process.env.BENCH_TURN_PARTS) {
+  const llm = deps.llm as { warm?: () => void; complete: (...a: any[]) => Promise<any> };
+  const asked = () => {
+    if (sdkLoad.asked !== undefined) return;
+    sdkLoad.asked = performance.now() - tFirst;
+    void import('@anthropic-ai/sdk').then(() => (sdkLoad.loaded = performance.now() - tFirst));
+  };
+  const { warm, complete } = llm;
+  if (warm)
+    llm.warm = () => {
+      asked();
+      warm();
+    };
+  llm.complete = (...a) => {
+    asked();
+    return complete(...a);
+  };
+}
 const app = await buildApp(deps);
 await app.ready();
 
@@ -171,6 +198,16 @@ const gcObserver = process.env.BENCH_TURN_PARTS
   ? new PerformanceObserver((list) => gcPauses.push(...list.getEntries().map((e) => e.duration)))
   : null;
 loopDelay?.enable();
+/** With BENCH_TURN_PARTS: the event loop's stalls over 100 ms (a 10 ms timer's lateness) and when they ended. */
+const stalls: Array<{ ms: number; at: number }> = [];
+let lastTick = performance.now();
+const stallTimer = process.env.BENCH_TURN_PARTS
+  ? setInterval(() => {
+      const now = performance.now();
+      if (now - lastTick - 10 > 100) stalls.push({ ms: now - lastTick - 10, at: now - tFirst });
+      lastTick = now;
+    }, 10)
+  : null;
 gcObserver?.observe({ entryTypes: ['gc'] });
 const profiler = process.env.BENCH_CPU_PROF || process.env.BENCH_ALLOC_PROF ? new Session() : null;
 if (profiler && process.env.BENCH_ALLOC_PROF) {
@@ -189,6 +226,7 @@ if (profiler && process.env.BENCH_ALLOC_PROF) {
 }
 const cpu0 = process.cpuUsage();
 const t0 = performance.now();
+tFirst = t0;
 const answers = await Promise.all(
   Array.from({ length: N }, (_, i) =>
     app.inject({
@@ -281,6 +319,23 @@ if (process.env.BENCH_HEAP_SNAPSHOT) {
 
 for (const [part, xs] of Object.entries(parts))
   console.log(`  ${part.padEnd(22)} n ${xs.length}, p50 ${q(xs, 50).toFixed(2)} ms, p99 ${q(xs, 99).toFixed(2)} ms`);
+if (process.env.BENCH_TURN_PARTS) {
+  const worst = turns
+    .map((t) => ({ o: t.total_ms - t.llm_ms, at: t.at_ms ?? NaN }))
+    .sort((a, b) => b.o - a.o)
+    .slice(0, 8);
+  clearInterval(stallTimer!);
+  console.log(
+    `  LLM SDK: asked for at ${sdkLoad.asked?.toFixed(0)} ms after the first request, loaded at ${sdkLoad.loaded?.toFixed(0)} ms; ` +
+      `first turn started at ${Math.min(...turns.map((t) => t.at_ms ?? Infinity)).toFixed(0)} ms`,
+  );
+  console.log(
+    `  event loop stalls over 100 ms (ms @ ms after the first request): ${stalls.map((x) => `${x.ms.toFixed(0)} @ ${x.at.toFixed(0)}`).join(', ') || 'none'}`,
+  );
+  console.log(
+    `  slowest turns (overhead ms @ start ms after the first request): ${worst.map((w) => `${w.o.toFixed(0)} @ ${w.at.toFixed(0)}`).join(', ')}`,
+  );
+}
 if (loopDelay) {
   loopDelay.disable();
   gcObserver!.disconnect();

@@ -457,6 +457,18 @@ export function createAccountsRepo(db: Kysely<DB>) {
         .executeTakeFirst(),
 
     /**
+     * A user's sealed LLM key (null when none is stored) with their plan and role, in one read (a model call's
+     * billing needs both); undefined for an unknown user.
+     */
+    keyAndPlanOf: (userId: number) =>
+      db
+        .selectFrom('users')
+        .leftJoin('account_settings as s', 's.user_id', 'users.id')
+        .select(['users.plan', 'users.role', 's.llm_key_enc'])
+        .where('users.id', '=', userId)
+        .executeTakeFirst(),
+
+    /**
      * Save the fields of `patch` (absent fields stay as they are; a first save fills them with the
      * defaults: no key, transcripts not uploaded).
      */

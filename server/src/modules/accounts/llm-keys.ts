@@ -6,6 +6,7 @@
 import { BadRequest, Upstream } from '../../http/errors.ts';
 import type { SecretStore } from '../../secrets/secret-store.ts';
 import type { SettingsService } from './settings.service.ts';
+import type { Owner } from '../usage/usage.rules.ts';
 
 export interface ResolvedKey {
   key: string;
@@ -17,17 +18,21 @@ export interface LlmKeys {
   platform(): Promise<ResolvedKey>;
   /**
    * The key for a call made for `userId`: their own key when set; otherwise the platform key when
-   * `allowPlatform` (trial-mode owners). @throws BadRequest `llm_key_required` when neither applies;
+   * `allowPlatform` (trial-mode owners); with the user's plan and role (`owner`, a free user when unknown), read
+   * with their key in one statement. @throws BadRequest `llm_key_required` when neither applies;
    * Upstream 503 `llm_unavailable` when the platform key is needed but missing.
    */
-  forUser(userId: number, opts?: { allowPlatform?: boolean }): Promise<ResolvedKey>;
+  forUser(userId: number, opts?: { allowPlatform?: boolean }): Promise<ResolvedKey & { owner: Owner }>;
 }
 
 /**
  * The key resolver over the caller's own key (account settings) and the platform key (secret store
  * `PLATFORM_LLM_KEY`).
  */
-export function createLlmKeys(deps: { settings: Pick<SettingsService, 'llmKey'>; secrets: SecretStore }): LlmKeys {
+export function createLlmKeys(deps: {
+  settings: Pick<SettingsService, 'llmKeyAndPlan'>;
+  secrets: SecretStore;
+}): LlmKeys {
   const platform = async (): Promise<ResolvedKey> => {
     const key = await deps.secrets.get('PLATFORM_LLM_KEY');
     if (!key)
@@ -41,9 +46,9 @@ export function createLlmKeys(deps: { settings: Pick<SettingsService, 'llmKey'>;
   return {
     platform,
     async forUser(userId, opts = {}) {
-      const own = await deps.settings.llmKey(userId);
-      if (own) return { key: own, source: 'own' };
-      if (opts.allowPlatform) return platform();
+      const { key: own, owner } = await deps.settings.llmKeyAndPlan(userId);
+      if (own) return { key: own, source: 'own', owner };
+      if (opts.allowPlatform) return { ...(await platform()), owner };
       throw new BadRequest('llm_key_required', 'Add your own LLM key in account settings to use this feature.');
     },
   };

@@ -7,19 +7,30 @@ import type { Actor } from '../../http/auth.ts';
 import { BadRequest } from '../../http/errors.ts';
 import { maskSecret, type Sealer } from '../../secrets/crypto.ts';
 import type { AccountsRepo } from './accounts.repo.ts';
+import type { Owner } from '../usage/usage.rules.ts';
 import type * as S from './accounts.schemas.ts';
 
 /** The settings as `GET /account/settings` shows them: the key masked, never in plain text. */
 export type SettingsView = Static<typeof S.Settings>;
 
 export interface SettingsDeps {
-  repo: Pick<AccountsRepo, 'settingsOf' | 'upsertSettings'>;
+  repo: Pick<AccountsRepo, 'settingsOf' | 'upsertSettings' | 'keyAndPlanOf'>;
   /** Seals and opens the stored LLM key (AES-256-GCM). */
   sealer: Sealer;
 }
 
 export function createSettingsService(deps: SettingsDeps) {
   const { repo, sealer } = deps;
+
+  /** A stored key opened, or undefined when none is stored or it cannot be opened (another encryption key). */
+  const openKey = (sealed: string | null | undefined): string | undefined => {
+    if (!sealed) return undefined;
+    try {
+      return sealer.open(sealed);
+    } catch {
+      return undefined;
+    }
+  };
 
   async function view(userId: number): Promise<SettingsView> {
     const row = await repo.settingsOf(userId);
@@ -61,13 +72,20 @@ export function createSettingsService(deps: SettingsDeps) {
 
     /** The caller's own LLM key in plain text (for provider calls only; never answered). */
     async llmKey(userId: number): Promise<string | undefined> {
-      const row = await repo.settingsOf(userId);
-      if (!row?.llm_key_enc) return undefined;
-      try {
-        return sealer.open(row.llm_key_enc);
-      } catch {
-        return undefined;
-      }
+      return openKey((await repo.settingsOf(userId))?.llm_key_enc);
+    },
+
+    /**
+     * The user's own LLM key in plain text (undefined when none is stored or it cannot be opened) with their plan and
+     * role (an unknown user reads as a free user, as `AccountsRepo.planOf`), in one read: a model call's billing.
+     * The key is for provider calls only; never answered.
+     */
+    async llmKeyAndPlan(userId: number): Promise<{ key: string | undefined; owner: Owner }> {
+      const row = await repo.keyAndPlanOf(userId);
+      return {
+        key: openKey(row?.llm_key_enc),
+        owner: row ? { plan: row.plan, role: row.role } : { plan: 'free', role: 'user' },
+      };
     },
   };
 }

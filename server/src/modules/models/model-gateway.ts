@@ -78,8 +78,9 @@ export interface Billing {
   /** The key to call with. Never logged or answered. */
   readonly apiKey: string;
   /**
-   * The payer's plan and role as the usage area read them when the key was resolved: the budgets of every call made
-   * with this billing (one run, job or stream) use them instead of reading them per call. Read per call when absent.
+   * The payer's plan and role as read when the key was resolved (with the payer's own key, in one statement; else by
+   * the usage area): the budgets of every call made with this billing (one run, job or stream) use them instead of
+   * reading them per call. Read per call when absent.
    */
   readonly owner?: Owner;
 }
@@ -187,18 +188,23 @@ export function createModelGateway(deps: ModelGatewayDeps) {
 
   /**
    * Resolve a payer's key and budget source (rule 1 of the module header), with the payer's plan for the budgets of
-   * the calls made with it (`Billing.owner`).
+   * the calls made with it (`Billing.owner`). A billing is resolved only for calls about to be made: it starts
+   * loading the vendor's SDK in the background (`LlmProvider.warm`; once per process), so the first call of a burst
+   * (the first runs after a start) does not stall the event loop under every run at once while it loads.
    * @throws 400 `llm_key_required` (no own key and no trial), 503 `llm_unavailable` (the platform key is needed but
    *   not configured).
    */
   async function billing(payer: Payer): Promise<Billing> {
+    llm.warm?.();
     let resolved: Omit<Billing, 'owner'>;
     if (payer.key === 'platform') resolved = { payer, apiKey: (await deps.keys.platform()).key, keySource: 'platform' };
     else if (typeof payer.key === 'object') resolved = { payer, apiKey: payer.key.given, keySource: 'platform' };
     else {
       const trial = !!payer.project?.trial_mode;
       const key = await deps.keys.forUser(payer.userId, { allowPlatform: trial });
-      resolved = { payer, apiKey: key.key, keySource: key.source === 'own' ? 'own' : trial ? 'trial' : 'platform' };
+      // The payer's plan was read with their key (one statement).
+      const keySource = key.source === 'own' ? 'own' : trial ? 'trial' : 'platform';
+      return { payer, apiKey: key.key, keySource, owner: key.owner };
     }
     return { ...resolved, owner: await usage.planOf(payer.userId) };
   }

@@ -511,6 +511,15 @@ export function createRunExecution(deps: RunExecutionDeps) {
        * it is stored on its own. Nothing runs in between, so a crash finds the same state as with two writes.
        */
       let unsaved: RunJournal | undefined;
+      /**
+       * The first turn of a run without a journal follows its claim by the few reads of `prepare`: the claim beat its
+       * heartbeat and found it queued (a queued run is cancelled in its row, never claimed), and a cancel asked since
+       * reaches `ac` (`local`, set right after the claim). So that turn writes nothing before its model call: its
+       * patch (the model plan) goes with the run row's next write, the answer's journal or the end. One statement
+       * fewer on every run's first turn, for the price of a cancel flag set in that moment and whose `run.cancel` was
+       * lost being seen one turn later (at the next turn's write, as every flag is).
+       */
+      let claimedJustNow = !resume;
       /** Store `journal` under this run's claim; a claim taken back stops the run. */
       const store = async (journal: RunJournal) => {
         if (!(await repo.saveJournal(runId, claim, journal, takePatch()))) {
@@ -556,6 +565,10 @@ export function createRunExecution(deps: RunExecutionDeps) {
                   throw new RunStop('cancelled', 'The run was taken back by another instance.');
                 }
                 if (row.cancel_requested) throw new RunStop('cancelled', 'The run was cancelled.');
+                return;
+              }
+              if (claimedJustNow) {
+                claimedJustNow = false;
                 return;
               }
               const row = await repo.beginTurn(runId, turn - 1, takePatch());

@@ -87,11 +87,15 @@ export function createAnthropicProvider(opts: {
   maxRetries?: number;
 }): LlmProvider {
   // The SDK is loaded on the first model call, not at start (its ~360 modules took ~0.2 s and ~12 MiB).
+  // `warm` starts that load earlier, when a call is known to come (the model gateway's `billing`).
   let sdk: Promise<typeof Anthropic> | undefined;
   const loadSdk = () => (sdk ??= import('@anthropic-ai/sdk').then((m) => m.default));
   let client: ((apiKey: string) => Anthropic) | undefined;
   return {
     vendor: 'anthropic',
+    warm() {
+      loadSdk().catch(() => {});
+    },
     async complete(req, onEvent) {
       const params = toParams(req);
       const Sdk = await loadSdk();

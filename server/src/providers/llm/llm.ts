@@ -78,6 +78,11 @@ export interface LlmProvider {
    * @throws LlmError with its kind; never includes the key in the message.
    */
   complete(req: LlmRequest, onEvent?: (e: LlmStreamEvent) => void): Promise<LlmResponse>;
+  /**
+   * Start loading the vendor's SDK in the background when it is not loaded yet, so the first call does not wait
+   * for it (a call is about to be made). Returns at once; never throws (a failed load fails the call as before).
+   */
+  warm?(): void;
 }
 
 /** Join the text blocks of an answer. */

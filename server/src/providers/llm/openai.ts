@@ -86,11 +86,15 @@ function toError(Sdk: typeof OpenAI, err: unknown, signal?: AbortSignal): LlmErr
 
 export function createOpenAiProvider(opts: { baseUrl: string; timeoutMs?: number; maxRetries?: number }): LlmProvider {
   // The SDK is loaded on the first model call, not at start.
+  // `warm` starts that load earlier, when a call is known to come (the model gateway's `billing`).
   let sdk: Promise<typeof OpenAI> | undefined;
   const loadSdk = () => (sdk ??= import('openai').then((m) => m.default));
   let client: ((apiKey: string) => OpenAI) | undefined;
   return {
     vendor: 'openai',
+    warm() {
+      loadSdk().catch(() => {});
+    },
     async complete(req, onEvent) {
       const Sdk = await loadSdk();
       client ??= clientCache(
