@@ -14,7 +14,7 @@
  */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult, ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { grantAllows, type Actor } from '../../http/auth.ts';
 import { AppError, BadRequest, Forbidden } from '../../http/errors.ts';
 import type { Logger } from '../../lib/logger.ts';
@@ -63,79 +63,86 @@ export interface McpServerDeps {
   log: Pick<Logger, 'error'>;
 }
 
-const Project = z
-  .string()
-  .min(1)
-  .max(40)
-  .optional()
-  .describe("the project's technical name; may be omitted when the token is bound to one project");
-const IssueId = z.number().int().min(1).describe('the issue number (per project)');
-const _Status = z.enum(['open', 'in_progress', 'blocked', 'deferred', 'closed']);
+/**
+ * One shape per tool, made with zod `z` (imported at first use: loaded at start it cost ~0.2 s and ~19 MiB of every
+ * start; bench/README.md, "Start-up"). Made once; every request's server reuses them.
+ */
+function makeShapes(z: typeof import('zod').z) {
+  const Project = z
+    .string()
+    .min(1)
+    .max(40)
+    .optional()
+    .describe("the project's technical name; may be omitted when the token is bound to one project");
+  const IssueId = z.number().int().min(1).describe('the issue number (per project)');
+  const _Status = z.enum(['open', 'in_progress', 'blocked', 'deferred', 'closed']);
 
-/** One shape per tool (built once; every request's server reuses them). */
-const SHAPES = {
-  issues_list: {
-    project: Project,
-    status: z
-      .string()
-      .regex(/^(open|in_progress|blocked|deferred|closed)(,(open|in_progress|blocked|deferred|closed))*$/)
-      .optional()
-      .describe('one status or a comma list (open, in_progress, blocked, deferred, closed)'),
-    assignee: z.string().max(200).optional().describe('exact assignee; "none" for unassigned'),
-    limit: z.number().int().min(1).max(500).optional().describe('issues at most (default 50)'),
-    offset: z.number().int().min(0).optional(),
-  },
-  issue_create: {
-    project: Project,
-    title: z.string().min(1).max(500),
-    description: z.string().max(100_000).optional(),
-    priority: z.enum(['P0', 'P1', 'P2', 'P3']).optional().describe('P0 most urgent; default P2'),
-    assignee: z.string().max(200).optional(),
-  },
-  issue_take: {
-    project: Project,
-    id: IssueId,
-    assignee: z.string().min(1).max(200).optional().describe('who takes it (default: you)'),
-  },
-  issue_log: { project: Project, id: IssueId, message: z.string().min(1).max(20_000) },
-  issue_close: {
-    project: Project,
-    id: IssueId,
-    message: z.string().min(1).max(20_000).optional().describe('a closing note, logged first'),
-  },
-  wiki_read: {
-    project: Project,
-    path: z.string().min(1).max(500).optional().describe('a page path (e.g. guides/setup.md); omit for the tree'),
-  },
-  wiki_write: {
-    project: Project,
-    path: z.string().min(1).max(500),
-    content: z.string().max(1_000_000).describe('the whole page (Markdown); replaces it'),
-  },
-  search: {
-    project: Project,
-    query: z.string().min(1).max(2000),
-    k: z.number().int().min(1).max(25).optional().describe('hits (default 6)'),
-    doc_types: z
-      .string()
-      .max(200)
-      .optional()
-      .describe('comma list of document types to search (issue, wiki, skill, memory, note_source, …)'),
-  },
-  note_ask: {
-    project: Project,
-    note_id: z.number().int().min(1).describe('the research note'),
-    question: z.string().min(1).max(8000),
-    source_ids: z.array(z.number().int().min(1)).max(500).optional().describe('ground in these sources only'),
-  },
-  skills_list: { project: Project },
-  skill_get: {
-    project: Project,
-    name: z.string().min(1).max(200).optional(),
-    id: z.number().int().min(1).optional(),
-  },
-  pins_list: { project: Project },
-} satisfies Record<ToolName, z.ZodRawShape>;
+  return {
+    issues_list: {
+      project: Project,
+      status: z
+        .string()
+        .regex(/^(open|in_progress|blocked|deferred|closed)(,(open|in_progress|blocked|deferred|closed))*$/)
+        .optional()
+        .describe('one status or a comma list (open, in_progress, blocked, deferred, closed)'),
+      assignee: z.string().max(200).optional().describe('exact assignee; "none" for unassigned'),
+      limit: z.number().int().min(1).max(500).optional().describe('issues at most (default 50)'),
+      offset: z.number().int().min(0).optional(),
+    },
+    issue_create: {
+      project: Project,
+      title: z.string().min(1).max(500),
+      description: z.string().max(100_000).optional(),
+      priority: z.enum(['P0', 'P1', 'P2', 'P3']).optional().describe('P0 most urgent; default P2'),
+      assignee: z.string().max(200).optional(),
+    },
+    issue_take: {
+      project: Project,
+      id: IssueId,
+      assignee: z.string().min(1).max(200).optional().describe('who takes it (default: you)'),
+    },
+    issue_log: { project: Project, id: IssueId, message: z.string().min(1).max(20_000) },
+    issue_close: {
+      project: Project,
+      id: IssueId,
+      message: z.string().min(1).max(20_000).optional().describe('a closing note, logged first'),
+    },
+    wiki_read: {
+      project: Project,
+      path: z.string().min(1).max(500).optional().describe('a page path (e.g. guides/setup.md); omit for the tree'),
+    },
+    wiki_write: {
+      project: Project,
+      path: z.string().min(1).max(500),
+      content: z.string().max(1_000_000).describe('the whole page (Markdown); replaces it'),
+    },
+    search: {
+      project: Project,
+      query: z.string().min(1).max(2000),
+      k: z.number().int().min(1).max(25).optional().describe('hits (default 6)'),
+      doc_types: z
+        .string()
+        .max(200)
+        .optional()
+        .describe('comma list of document types to search (issue, wiki, skill, memory, note_source, …)'),
+    },
+    note_ask: {
+      project: Project,
+      note_id: z.number().int().min(1).describe('the research note'),
+      question: z.string().min(1).max(8000),
+      source_ids: z.array(z.number().int().min(1)).max(500).optional().describe('ground in these sources only'),
+    },
+    skills_list: { project: Project },
+    skill_get: {
+      project: Project,
+      name: z.string().min(1).max(200).optional(),
+      id: z.number().int().min(1).optional(),
+    },
+    pins_list: { project: Project },
+  } satisfies Record<ToolName, z.ZodRawShape>;
+}
+type Shapes = ReturnType<typeof makeShapes>;
+let shapesMade: Shapes | undefined;
 
 const DESCRIPTIONS: Record<ToolName, string> = {
   issues_list: "List the project's issues, newest first, filtered by status and assignee.",
@@ -190,6 +197,7 @@ async function drainNoteChat(events: AsyncIterable<{ event?: string; data: unkno
  */
 export async function createMcpServer(deps: McpServerDeps, actor: Actor): Promise<McpServer> {
   const { McpServer, ResourceTemplate } = await import('@modelcontextprotocol/sdk/server/mcp.js');
+  const SHAPES = (shapesMade ??= makeShapes((await import('zod')).z));
   const server = new McpServer(
     { name: 'crm-service', version: deps.version },
     {
@@ -213,7 +221,7 @@ export async function createMcpServer(deps: McpServerDeps, actor: Actor): Promis
   /** Register a tool whose handler runs only within its scope; service errors become tool errors. */
   function tool<N extends ToolName>(
     name: N,
-    run: (args: z.infer<z.ZodObject<(typeof SHAPES)[N]>>, signal: AbortSignal) => Promise<unknown>,
+    run: (args: z.infer<z.ZodObject<Shapes[N]>>, signal: AbortSignal) => Promise<unknown>,
   ): void {
     const scope = TOOL_SCOPES[name];
     server.registerTool(
@@ -223,7 +231,7 @@ export async function createMcpServer(deps: McpServerDeps, actor: Actor): Promis
         inputSchema: SHAPES[name],
         annotations: { readOnlyHint: scope === 'read' },
       },
-      (async (args: z.infer<z.ZodObject<(typeof SHAPES)[N]>>, extra: { signal: AbortSignal }) => {
+      (async (args: z.infer<z.ZodObject<Shapes[N]>>, extra: { signal: AbortSignal }) => {
         if (!allowed(scope))
           return toolError('insufficient_scope', `This token lacks the ${scope} scope, which ${name} needs.`);
         try {
