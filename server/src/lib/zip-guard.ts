@@ -6,7 +6,7 @@
  * and not by what the archive claims. yauzl also refuses entries whose inflated size differs from the size
  * they declare, so a header that lies about its size is refused as well.
  */
-import yauzl from 'yauzl';
+import type { Entry } from 'yauzl';
 
 /** The archive expands beyond the limit (or holds too many entries). */
 export class ZipTooLarge extends Error {
@@ -30,8 +30,13 @@ export class ZipUnreadable extends Error {
  * @returns the total inflated size in bytes.
  * @throws ZipTooLarge over either limit (found without inflating past it); ZipUnreadable for anything else.
  */
-export function checkZipExpansion(file: string, opts: { maxBytes: number; maxEntries?: number }): Promise<number> {
+export async function checkZipExpansion(
+  file: string,
+  opts: { maxBytes: number; maxEntries?: number },
+): Promise<number> {
   const maxEntries = opts.maxEntries ?? 10_000;
+  // yauzl at the first archive checked, not at every start.
+  const { default: yauzl } = await import('yauzl');
   return new Promise((resolve, reject) => {
     yauzl.open(file, { lazyEntries: true, autoClose: true }, (err, zip) => {
       if (err || !zip) return reject(new ZipUnreadable(err?.message ?? 'no archive'));
@@ -50,7 +55,7 @@ export function checkZipExpansion(file: string, opts: { maxBytes: number; maxEnt
         settled = true;
         resolve(total);
       });
-      zip.on('entry', (entry: yauzl.Entry) => {
+      zip.on('entry', (entry: Entry) => {
         if (++entries > maxEntries) return fail(new ZipTooLarge(opts.maxBytes));
         // Declared sizes are checked first (cheap), then the real ones while inflating.
         if (total + entry.uncompressedSize > opts.maxBytes) return fail(new ZipTooLarge(opts.maxBytes));

@@ -14,7 +14,7 @@
  * (lib/oauth-flow.ts); a callback whose client was rotated since its start is refused with 400 `oidc_flow_stale`,
  * and the user simply starts again.
  */
-import * as client from 'openid-client';
+import type * as client from 'openid-client';
 import { AppError, BadRequest, Conflict, Upstream } from '../../http/errors.ts';
 import type { Actor } from '../../http/auth.ts';
 import type { Logger } from '../../lib/logger.ts';
@@ -23,6 +23,13 @@ import type { SecretStore } from '../../secrets/secret-store.ts';
 import { normalizeEmail } from './accounts.rules.ts';
 import type { AccountsRepo } from './accounts.repo.ts';
 import type { AccountsService, RequestMeta } from './accounts.service.ts';
+
+/**
+ * openid-client, imported at the first sign-in through the provider (most services configure none; loaded at
+ * start it cost ~5 MiB of every start: bench/README.md, "Start-up").
+ */
+let openidLoaded: Promise<typeof import('openid-client')> | undefined;
+const openid = () => (openidLoaded ??= import('openid-client'));
 
 /** The callback's path; its full address (`oidcRedirectUri`) is registered at the provider. */
 export const OIDC_CALLBACK_PATH = '/api/auth/oidc/callback';
@@ -93,6 +100,7 @@ export function createOidcService(deps: OidcDeps) {
     const hit = cache.get(c.fp);
     if (hit && Date.now() - hit.at < DISCOVERY_TTL_MS) return hit.config;
     const config = (async () => {
+      const client = await openid();
       const issuer = new URL(deps.issuer);
       // Discovery first, to choose the client authentication the provider supports (the standard's default is
       // HTTP Basic; `client_secret_post` only when Basic is not offered).
@@ -126,6 +134,7 @@ export function createOidcService(deps: OidcDeps) {
     const c = await currentClient();
     if (!c) throw unavailable();
     const config = await configuration(c);
+    const client = await openid();
     const flow: Flow = {
       state: client.randomState(),
       nonce: client.randomNonce(),
@@ -149,6 +158,7 @@ export function createOidcService(deps: OidcDeps) {
   async function exchange(flow: Flow, callbackQuery: string) {
     const c = await currentClient();
     if (!c) throw unavailable();
+    const client = await openid();
     if (c.fp !== flow.fp)
       throw new BadRequest(
         'oidc_flow_stale',

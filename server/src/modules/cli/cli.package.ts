@@ -6,7 +6,6 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { create as createTar } from 'tar';
 import { Upstream } from '../../http/errors.ts';
 import { CHECKOUT_ROOT } from '../../lib/checkout.ts';
 
@@ -49,6 +48,8 @@ export function createCliPackage(dir: string = DEFAULT_CLI_DIR): CliPackage {
     const { version, files } = read();
     const entries = ['package.json', ...files.filter((f) => fs.existsSync(path.join(dir, f)))];
     const chunks: Buffer[] = [];
+    // node-tar at the first package built, not at every start.
+    const { create: createTar } = await import('tar');
     const stream = createTar(
       {
         cwd: dir,

@@ -12,7 +12,6 @@
  */
 import { Readable } from 'node:stream';
 import path from 'node:path';
-import { ZipFile } from 'yazl';
 import type { Actor } from '../../http/auth.ts';
 import type { Access } from '../../access/access.ts';
 import type { StorageQuota } from '../usage/usage.storage.ts';
@@ -134,6 +133,8 @@ export function createWikiService(deps: WikiDeps) {
      */
     async download(actor: Actor, name: string): Promise<{ filename: string; stream: NodeJS.ReadableStream }> {
       const project = await deps.access.project(actor, name);
+      // yazl at the first download, not at every start.
+      const { ZipFile } = await import('yazl');
       const zip = new ZipFile();
       const out = zip.outputStream as Readable;
       let closed = false;

@@ -18,7 +18,6 @@ import http from 'node:http';
 import https from 'node:https';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
-import { Header } from 'tar';
 import {
   type ContainerRuntime,
   type ExecResult,
@@ -114,8 +113,9 @@ export function pingEngine(host: string | undefined, timeoutMs: number): Promise
   });
 }
 
-/** A tar archive of one folder, `home/user/`, owned by uid and gid 1000 (mode 0755). */
-function homeArchive(): Buffer {
+/** A tar archive of one folder, `home/user/`, owned by uid and gid 1000 (mode 0755); node-tar imported at first use. */
+async function homeArchive(): Promise<Buffer> {
+  const { Header } = await import('tar');
   const block = Buffer.alloc(512);
   new Header({
     path: 'home/user/',
@@ -320,7 +320,7 @@ export function createDockerRuntime(opts: DockerRuntimeOptions): ContainerRuntim
         });
         // The home of user 1000, before the start (the image need not have one, and user 1000 cannot make it
         // under a root-owned /home): the engine unpacks it with the owner the archive names. A bound home is one.
-        if (!home) await c.putArchive(homeArchive(), { path: '/' });
+        if (!home) await c.putArchive(await homeArchive(), { path: '/' });
         await c.start();
         return { containerId: c.id, serverIp: '127.0.0.1', port: null, internalPort: null };
       } catch (err) {
