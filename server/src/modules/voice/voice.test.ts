@@ -97,13 +97,15 @@ describe('voice dictation', () => {
     expect(over.body).toMatchObject({ limit_seconds: 3600, used_seconds: 3599 });
 
     const v = await createUser(t);
-    speech.respond(() => ({ text: 'slow', delayMs: 1500 }));
+    speech.respond(() => ({ text: 'slow', delayMs: 3000 }));
     try {
-      const [a, b, c] = await Promise.all([
-        send(v.token, ok()),
-        send(v.token, ok()),
-        new Promise<Awaited<ReturnType<typeof send>>>((r) => setTimeout(() => r(send(v.token, ok())), 700)),
-      ]);
+      // The third is sent once both others are at the speech server (in flight), however slow the machine.
+      const at = speech.requests.length;
+      const third = async () => {
+        while (speech.requests.length < at + 2) await new Promise((r) => setTimeout(r, 20));
+        return send(v.token, ok());
+      };
+      const [a, b, c] = await Promise.all([send(v.token, ok()), send(v.token, ok()), third()]);
       expect([a.status, b.status]).toEqual([200, 200]);
       expect([c.status, c.body.error]).toEqual([429, 'voice_busy']);
     } finally {
