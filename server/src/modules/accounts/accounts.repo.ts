@@ -15,6 +15,9 @@ import type { Owner } from '../usage/usage.rules.ts';
 
 export type Executor = Kysely<DB> | Transaction<DB>;
 
+/** The plan and role an unknown user reads as (a deleted account's late call): a free user. */
+const UNKNOWN_OWNER: Owner = { plan: 'free', role: 'user' };
+
 /** The user columns the accounts area reads: those of the auth hook (never the password hash). */
 export const USER_COLS = [
   'id',
@@ -49,7 +52,7 @@ export function createAccountsRepo(db: Kysely<DB>) {
     /** A user's plan and role; an unknown user reads as a free user. */
     async planOf(userId: number): Promise<Owner> {
       const u = await db.selectFrom('users').select(['plan', 'role']).where('id', '=', userId).executeTakeFirst();
-      return u ?? { plan: 'free', role: 'user' };
+      return u ?? UNKNOWN_OWNER;
     },
 
     /** The user with this (normalized) e-mail, or undefined. */
@@ -457,16 +460,20 @@ export function createAccountsRepo(db: Kysely<DB>) {
         .executeTakeFirst(),
 
     /**
-     * A user's sealed LLM key (null when none is stored) with their plan and role, in one read (a model call's
-     * billing needs both); undefined for an unknown user.
+     * A user's sealed LLM key (null when none is stored) with their plan and role (`owner`; an unknown user reads as
+     * a free user, as in `planOf`), in one read: a model call's billing needs both.
      */
-    keyAndPlanOf: (userId: number) =>
-      db
+    async keyAndPlanOf(userId: number): Promise<{ llm_key_enc: string | null; owner: Owner }> {
+      const row = await db
         .selectFrom('users')
         .leftJoin('account_settings as s', 's.user_id', 'users.id')
         .select(['users.plan', 'users.role', 's.llm_key_enc'])
         .where('users.id', '=', userId)
-        .executeTakeFirst(),
+        .executeTakeFirst();
+      return row
+        ? { llm_key_enc: row.llm_key_enc, owner: { plan: row.plan, role: row.role } }
+        : { llm_key_enc: null, owner: UNKNOWN_OWNER };
+    },
 
     /**
      * Save the fields of `patch` (absent fields stay as they are; a first save fills them with the

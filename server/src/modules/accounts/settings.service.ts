@@ -81,11 +81,8 @@ export function createSettingsService(deps: SettingsDeps) {
      * The key is for provider calls only; never answered.
      */
     async llmKeyAndPlan(userId: number): Promise<{ key: string | undefined; owner: Owner }> {
-      const row = await repo.keyAndPlanOf(userId);
-      return {
-        key: openKey(row?.llm_key_enc),
-        owner: row ? { plan: row.plan, role: row.role } : { plan: 'free', role: 'user' },
-      };
+      const { llm_key_enc, owner } = await repo.keyAndPlanOf(userId);
+      return { key: openKey(llm_key_enc), owner };
     },
   };
 }
