@@ -92,11 +92,29 @@ function sourceKey() {
  */
 const BUNDLED_PACKAGES = ['kysely', 'typebox', 'jose'];
 
+/**
+ * Built-in modules the bundle takes as CommonJS (`process.getBuiltinModule`) instead of importing them as ES
+ * modules. Importing a built-in as an ES module makes Node read every one of its exports for the module's facade,
+ * and `node:http`'s include the getters `WebSocket`, `CloseEvent` and `MessageEvent`, which load Node's own copy of
+ * undici: ~70 ms of a start (Node 22 and 24), for classes the service never takes from there. esbuild reads the
+ * named imports from the CommonJS object when they are used, so no getter runs at load.
+ */
+const CJS_BUILTINS = ['http', 'https'];
+
 /** Every other package (and Node's built-ins) stays external: loaded from node_modules as usual. */
 const externalPackages = {
   name: 'external-packages',
   /** @param {import('esbuild').PluginBuild} build */
   setup(build) {
+    const builtins = new RegExp(`^(node:)?(${CJS_BUILTINS.join('|')})$`);
+    build.onResolve({ filter: builtins }, (args) => ({
+      path: `node:${args.path.replace(/^node:/, '')}`,
+      namespace: 'builtin-cjs',
+    }));
+    build.onLoad({ filter: /.*/, namespace: 'builtin-cjs' }, (args) => ({
+      contents: `module.exports = process.getBuiltinModule(${JSON.stringify(args.path)});`,
+      loader: 'js',
+    }));
     build.onResolve({ filter: /^[^./]/ }, (args) =>
       BUNDLED_PACKAGES.some((p) => args.path === p || args.path.startsWith(`${p}/`))
         ? undefined

@@ -9,6 +9,14 @@ export const DateTime = (opts: { description?: string } = {}) =>
   Type.Unsafe<Date | string>({ type: 'string', format: 'date-time', ...opts });
 export const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
 
+/**
+ * A string that is one of `values`, written as JSON Schema's `enum` (typed as the union of the values). A union of
+ * literals (`anyOf` of `const`s) means the same to clients, but in an answer fast-json-stringify picks the branch with
+ * an Ajv check it compiles on the route's first answer (~30 ms: `/readyz`'s first answer, on the path to ready).
+ */
+export const StringEnum = <const T extends string>(values: readonly T[], opts: { description?: string } = {}) =>
+  Type.Unsafe<T>({ type: 'string', enum: [...values], ...opts });
+
 /** Id of the shared error schema (`components.schemas.Error` in the OpenAPI document). */
 export const ERROR_SCHEMA_ID = 'Error';
 

@@ -313,6 +313,9 @@ export function createJobQueue<C extends object = JobCatalog>(
             await b.start();
           });
         else await b.start();
+        // The queues that exist already, in one statement rather than one per queue (ensureQueue creates the others).
+        const names = [...new Set([...defs.keys(), ...declared, ...schedules.keys()])];
+        if (names.length) for (const q of await b.getQueues(names, { limit: names.length })) created.add(q.name);
         for (const [name, def] of defs) {
           await ensureQueue(b, name);
           const ids: string[] = [];

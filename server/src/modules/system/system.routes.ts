@@ -3,23 +3,16 @@
  * Metrics (`/metrics`): the bearer `METRICS_TOKEN` (docs/operations.md, Metrics).
  */
 import { Type } from 'typebox';
-import { errors } from '../../http/schemas.ts';
+import { errors, StringEnum } from '../../http/schemas.ts';
 import { SERVICE_VERSION } from '../../lib/version.ts';
 import type { TypedApp } from '../../http/typed-app.ts';
 import type { SystemService } from './system.service.ts';
 
 const CapabilitySchema = Type.Object({
-  name: Type.Union([
-    Type.Literal('ffmpeg'),
-    Type.Literal('ffprobe'),
-    Type.Literal('bubblewrap'),
-    Type.Literal('git'),
-    Type.Literal('yt-dlp'),
-    Type.Literal('docker'),
-  ]),
+  name: StringEnum(['ffmpeg', 'ffprobe', 'bubblewrap', 'git', 'yt-dlp', 'docker']),
   present: Type.Boolean(),
   source: Type.Optional(
-    Type.Union([Type.Literal('configured'), Type.Literal('system'), Type.Literal('npm')], {
+    StringEnum(['configured', 'system', 'npm'], {
       description: 'configured (FFMPEG_PATH …), the system, or the copy npm install brought',
     }),
   ),
@@ -61,7 +54,7 @@ export function systemRoutes(app: TypedApp, { system }: { system: SystemService 
             vector_search: Type.String(),
             checks: Type.Object(
               {
-                breach: Type.Union([Type.Literal('ok'), Type.Literal('degraded'), Type.Literal('off')], {
+                breach: StringEnum(['ok', 'degraded', 'off'], {
                   description:
                     'Breached-password range API: degraded while it cannot be reached (new passwords are accepted unchecked), off when BREACH_CHECK_URL=off',
                 }),
