@@ -10,7 +10,8 @@
  * The stand-in's log of requests is emptied as they come (it would hold every request body of the 400 calls).
  * Also prints the CPU time per run and the heap used; opt-in evidence (bench/README.md, "Runtime, second round"):
  * BENCH_SQL_STATS, BENCH_SQL_STACK, BENCH_LOCK_STATS, BENCH_CPU_PROF, BENCH_ALLOC_PROF, BENCH_TURN_PARTS,
- * BENCH_HEAP_SNAPSHOT.
+ * BENCH_HEAP_SNAPSHOT, BENCH_TURN_WAITS (each turn's overhead split into lock wait, own statements and the rest,
+ * and whose statements it waited behind: lib/turn-waits.ts).
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -27,11 +28,17 @@ import { createBuiltinEngine, type AgentEngine } from '../server/src/modules/run
 import { startLlmStandIn } from '../server/test/standins/llm.ts';
 import { benchLine } from './lib/util.ts';
 import { sqlStats, watchLockHolds } from './lib/pglite-stats.ts';
+import { als, reportTurnWaits, stopTurnWaits, watchTurnWaits, type Ctx, type TurnRec } from './lib/turn-waits.ts';
 
 const N = Number(process.argv[2] ?? 200);
 const WORKERS = 20;
+/** Resolved by the knowledge area's "global documents indexed" line (the indexing the service does after start). */
+let globalDocsIndexed!: () => void;
+const globalDocs = new Promise<void>((r) => (globalDocsIndexed = r));
 const silent: any = {
-  info() {},
+  info(_o: unknown, m?: string) {
+    if (m === 'global documents indexed') globalDocsIndexed();
+  },
   warn() {},
   error() {},
   debug() {},
@@ -75,10 +82,61 @@ let tFirst = 0;
 /** `BENCH_TURN_PARTS=1`: the times of each part of the turns (ms). */
 const parts: Record<string, number[]> = {};
 const inner = createBuiltinEngine();
+const WAITS = !!process.env.BENCH_TURN_WAITS;
+/** With BENCH_TURN_WAITS: each turn's lock waits and holds, with its overhead once known. */
+const turnWaits: Array<{ rec: TurnRec; overhead: number }> = [];
+/** Per run (its id): when its first model call started and when its engine returned (ms, performance.now()). */
+const firstCallAt = new Map<number, number>();
+const engineDoneAt = new Map<number, number>();
 const engine: AgentEngine = {
   name: inner.name,
   async run(input, hooks) {
     const starts: number[] = [];
+    const runId = input.toolContext.runId;
+    const call0 = input.call;
+    input = {
+      ...input,
+      call: (req, onText) => {
+        if (!firstCallAt.has(runId)) firstCallAt.set(runId, performance.now());
+        return call0(req, onText);
+      },
+    };
+    try {
+      return await runEngine(input, hooks, starts);
+    } finally {
+      engineDoneAt.set(runId, performance.now());
+    }
+  },
+};
+async function runEngine(
+  input: Parameters<AgentEngine['run']>[0],
+  hooks: Parameters<AgentEngine['run']>[1],
+  starts: number[],
+): ReturnType<AgentEngine['run']> {
+  {
+    if (WAITS) {
+      // The run's turns under the tag `turn` (their own writes and tools), the model call under `metering`, the
+      // finish after the engine under `run end` (the job handler's store, set below).
+      const outer = als.getStore();
+      const ctx: Ctx = { tag: 'turn' };
+      const recs: TurnRec[] = [];
+      const beforeTurn = hooks.beforeTurn.bind(hooks);
+      hooks = {
+        ...hooks,
+        beforeTurn: (turn) => {
+          ctx.turn = { start: performance.now(), wait: 0, hold: 0, waits: [], statements: 0 };
+          recs.push(ctx.turn);
+          return beforeTurn(turn);
+        },
+      };
+      const call = input.call;
+      input = { ...input, call: (req, onText) => als.run({ tag: 'metering' }, () => call(req, onText)) };
+      const r = await als.run(ctx, () => inner.run(input, hooks));
+      if (outer) outer.tag = 'run end';
+      r.turnTimings.forEach((t, i) => recs[i] && turnWaits.push({ rec: recs[i], overhead: t.total_ms - t.llm_ms }));
+      turns.push(...r.turnTimings.map((t, i) => ({ ...t, at_ms: recs[i] ? recs[i].start - tFirst : NaN })));
+      return r;
+    }
     if (process.env.BENCH_TURN_PARTS) {
       // Each part of a turn's overhead timed apart: the hooks that write the run row, and the tools.
       const timed =
@@ -109,8 +167,8 @@ const engine: AgentEngine = {
     const r = await inner.run(input, hooks);
     turns.push(...r.turnTimings.map((t, i) => (starts.length ? { ...t, at_ms: starts[i] } : t)));
     return r;
-  },
-};
+  }
+}
 const deps = createDeps(
   config,
   database,
@@ -138,7 +196,21 @@ if (process.env.BENCH_TURN_PARTS) {
     return complete(...a);
   };
 }
+if (WAITS) {
+  // The run's job before its engine under `run start`; the job queue's own statements (fetch, complete) under `jobs`.
+  const define = deps.jobs.define.bind(deps.jobs);
+  deps.jobs.define = ((name: string, handler: (d: any, c: any) => Promise<void>, opts?: object) =>
+    define(
+      name as any,
+      name === 'runtime.run' ? (d: any, c: any) => als.run({ tag: 'run start' }, () => handler(d, c)) : handler,
+      opts,
+    )) as typeof deps.jobs.define;
+  const executeSql = database.executeSql.bind(database);
+  database.executeSql = (text, values) => als.run({ tag: 'jobs' }, () => executeSql(text, values));
+}
 const app = await buildApp(deps);
+// With BENCH_TURN_WAITS: the requests' statements under `route`.
+if (WAITS) app.addHook('onRequest', async () => als.enterWith({ tag: 'route' }));
 await app.ready();
 
 const user = await database.db
@@ -183,11 +255,18 @@ for (let i = 0; i < WORKERS; i++) {
 }
 const token = await deps.tokens.sign({ sub: user.id, role: 'user', pv: 0, chat_id: String(user.id) });
 
+// Measured after the service settled, as the auth-me bench is: an in-memory database indexes the global documents
+// after start (a server's seed image holds them), and that indexing (one transaction of a document's chunks
+// holding the one connection up to ~40 ms) would fall among the first turns. At most 60 s.
+const settleStart = performance.now();
+await Promise.race([globalDocs, new Promise((r) => setTimeout(r, 60_000))]);
+console.log(`settled:            ${(performance.now() - settleStart).toFixed(0)} ms after app ready (global documents indexed)`);
 const maxRssBefore = process.resourceUsage().maxRSS * 1024;
 const heapBefore = process.memoryUsage().heapUsed;
 peakRss = process.memoryUsage().rss;
 sampling = true;
 if (process.env.BENCH_SQL_STATS) sqlStats.start();
+if (WAITS) watchTurnWaits();
 const lockReport = process.env.BENCH_LOCK_STATS ? await watchLockHolds(Number(process.env.BENCH_LOCK_STATS)) : null;
 // `BENCH_CPU_PROF=file.cpuprofile`: a CPU profile (500 µs sampling) of the runs only, from the first request to the last
 // run finished (not the database's initdb nor the app's start).
@@ -227,25 +306,43 @@ if (profiler && process.env.BENCH_ALLOC_PROF) {
 const cpu0 = process.cpuUsage();
 const t0 = performance.now();
 tFirst = t0;
+/** Per run (its id): when its message was answered 202 (ms, performance.now()). */
+const acceptedAt = new Map<number, number>();
 const answers = await Promise.all(
   Array.from({ length: N }, (_, i) =>
-    app.inject({
-      method: 'POST',
-      url: '/api/crm/projects/bench/message',
-      headers: { authorization: `Bearer ${token}` },
-      payload: { worker_id: workerIds[i % WORKERS], text: `message ${i}` },
-    }),
+    app
+      .inject({
+        method: 'POST',
+        url: '/api/crm/projects/bench/message',
+        headers: { authorization: `Bearer ${token}` },
+        payload: { worker_id: workerIds[i % WORKERS], text: `message ${i}` },
+      })
+      .then((a) => {
+        const t = performance.now();
+        if (a.statusCode === 202) for (const id of (a.json() as { run_ids: number[] }).run_ids) acceptedAt.set(id, t);
+        return a;
+      }),
   ),
 );
 const accepted = performance.now();
+let lastDbPoll = accepted;
 const bad = answers.filter((a) => a.statusCode !== 202);
 if (bad.length) throw new Error(`${bad.length} messages refused: ${bad[0].body}`);
 for (;;) {
-  const row = await database.db
-    .selectFrom('agent_runs')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('status', 'in', ['queued', 'running'])
-    .executeTakeFirstOrThrow();
+  // The runs' state is read from the database once every run's engine returned (before, every 1 s): the bench's own
+  // statements stay out of the runs' way.
+  if (engineDoneAt.size < N && performance.now() - lastDbPoll < 1000) {
+    await new Promise((r) => setTimeout(r, 20));
+    continue;
+  }
+  lastDbPoll = performance.now();
+  const row = await als.run({ tag: 'bench' }, () =>
+    database.db
+      .selectFrom('agent_runs')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('status', 'in', ['queued', 'running'])
+      .executeTakeFirstOrThrow(),
+  );
   if (Number(row.n) === 0) break;
   await new Promise((r) => setTimeout(r, 20));
 }
@@ -255,6 +352,7 @@ const finished = performance.now();
 const cpuRuns = process.cpuUsage(cpu0);
 const cpuMsPerRun = (cpuRuns.user + cpuRuns.system) / 1000 / N;
 sqlStats.stop();
+stopTurnWaits();
 if (profiler && process.env.BENCH_ALLOC_PROF) {
   const { profile } = await profiler.post('HeapProfiler.stopSampling');
   fs.writeFileSync(process.env.BENCH_ALLOC_PROF, JSON.stringify(profile));
@@ -304,6 +402,14 @@ console.log(
   `engine overhead/turn (turn time − model call): p50 ${q(overhead, 50).toFixed(2)} ms, p99 ${q(overhead, 99).toFixed(2)} ms`,
 );
 console.log(`model call (stand-in, incl. SDK): p50 ${q(llm, 50).toFixed(2)} ms, p99 ${q(llm, 99).toFixed(2)} ms`);
+const sinceAccepted = (at: Map<number, number>) =>
+  [...acceptedAt].filter(([id]) => at.has(id)).map(([id, t]) => at.get(id)! - t);
+const toFirstCall = sinceAccepted(firstCallAt);
+const toDone = sinceAccepted(engineDoneAt);
+console.log(
+  `accepted → first model call: p50 ${q(toFirstCall, 50).toFixed(0)} ms, p99 ${q(toFirstCall, 99).toFixed(0)} ms; ` +
+    `accepted → engine done: p50 ${q(toDone, 50).toFixed(0)} ms, p99 ${q(toDone, 99).toFixed(0)} ms (n ${toDone.length})`,
+);
 console.log(`CPU per run:        ${cpuMsPerRun.toFixed(1)} ms (user + system over the runs, divided by ${N})`);
 console.log(`peak RSS (runs):    ${(peakRss / 1024 / 1024).toFixed(0)} MiB`);
 console.log(
@@ -312,6 +418,7 @@ console.log(
 
 if (process.env.BENCH_SQL_STATS) sqlStats.report(N);
 lockReport?.();
+if (WAITS) reportTurnWaits(turnWaits, tFirst);
 if (process.env.BENCH_HEAP_SNAPSHOT) {
   // After the runs (and the full GC above with `node --expose-gc`), before anything is closed: what the heap holds.
   console.log(`heap snapshot: ${v8.writeHeapSnapshot(process.env.BENCH_HEAP_SNAPSHOT)}`);
@@ -358,6 +465,10 @@ benchLine('runtime', {
   runs_per_s: +((N / (finished - t0)) * 1000).toFixed(1),
   cpu_ms_per_run: +cpuMsPerRun.toFixed(1),
   peak_rss_mib: Math.round(peakRss / 1024 / 1024),
+  first_call_p50_ms: Math.round(q(toFirstCall, 50)),
+  first_call_p99_ms: Math.round(q(toFirstCall, 99)),
+  done_p50_ms: Math.round(q(toDone, 50)),
+  done_p99_ms: Math.round(q(toDone, 99)),
   max_rss_before_runs_mib: Math.round(maxRssBefore / 1024 / 1024),
   baseline: 'model call time subtracted per turn (stand-in LLM)',
   aim: 'overhead p99 < 15 ms, peak RSS < 450 MiB',
