@@ -56,7 +56,7 @@ export interface RunExecutionDeps {
   /** The project a run acts in. */
   projects: Pick<ProjectsRepo, 'record'>;
   /** The workers runs are for, and their runtime state (working, idle, current skill). */
-  workers: Pick<WorkersRepo, 'full' | 'markWorking' | 'setCurrentSkill' | 'lockWorking' | 'setIdle'>;
+  workers: Pick<WorkersRepo, 'startWorking' | 'setCurrentSkill' | 'lockWorking' | 'setIdle'>;
   access: Pick<Access, 'projectDir'>;
   activity: ActivityLog;
   /** The metered model call, key resolution and budget checks. */
@@ -295,11 +295,12 @@ export function createRunExecution(deps: RunExecutionDeps) {
 
   /**
    * The project, worker, message and earlier conversation of a claimed run as they are now; undefined when one is
-   * gone. Read once per run and passed down (the run's own reads during its turns are its row's).
+   * gone. Read once per run and passed down (the run's own reads during its turns are its row's). The worker is
+   * marked working by the same statement that reads it (`startWorking`).
    */
   async function prepare(claimed: RunRow) {
+    const w = await deps.workers.startWorking(claimed.project_id, claimed.worker_id);
     const p = await deps.projects.record(claimed.project_id);
-    const w = await deps.workers.full(claimed.project_id, claimed.worker_id);
     const { content, history: rows } = await repo.messageWithConversation(
       claimed.project_id,
       claimed.worker_id,
@@ -385,7 +386,6 @@ export function createRunExecution(deps: RunExecutionDeps) {
     }, HEARTBEAT_MS);
     beat.unref();
     try {
-      await deps.workers.markWorking(claimed.worker_id);
       const prepared = await prepare(claimed);
       if (!prepared) return await fail('worker_not_found', 'The worker or its message no longer exists.');
       const { project, worker, content, conversation } = prepared;

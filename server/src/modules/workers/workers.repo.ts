@@ -504,17 +504,22 @@ export function createWorkersRepo(db: Kysely<DB>) {
         .execute();
     },
 
-    /** The worker is working (an agent run claimed): `status_started_at` kept when it already was. */
-    async markWorking(id: number): Promise<void> {
-      await db
+    /**
+     * Worker `id` of project `projectId` is working (an agent run claimed; `status_started_at` kept when it already
+     * was). One statement. @returns every column of it (an agent run's worker, as `full`), or undefined when there
+     * is no such worker (nothing changed then).
+     */
+    startWorking: (projectId: number, id: number) =>
+      db
         .updateTable('workers')
         .set({
           status: 'working',
           status_started_at: sql`case when status = 'working' and status_started_at is not null then status_started_at else now() end`,
         })
         .where('id', '=', id)
-        .execute();
-    },
+        .where('project_id', '=', projectId)
+        .returningAll()
+        .executeTakeFirst(),
 
     /** Set or clear the worker's `current_skill`. */
     async setCurrentSkill(id: number, skill: string | null): Promise<void> {
