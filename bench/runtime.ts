@@ -262,7 +262,9 @@ const token = await deps.tokens.sign({ sub: user.id, role: 'user', pv: 0, chat_i
 // holding the one connection up to ~40 ms) would fall among the first turns. At most 60 s.
 const settleStart = performance.now();
 await Promise.race([globalDocs, new Promise((r) => setTimeout(r, 60_000))]);
-console.log(`settled:            ${(performance.now() - settleStart).toFixed(0)} ms after app ready (global documents indexed)`);
+console.log(
+  `settled:            ${(performance.now() - settleStart).toFixed(0)} ms after app ready (global documents indexed)`,
+);
 const maxRssBefore = process.resourceUsage().maxRSS * 1024;
 const heapBefore = process.memoryUsage().heapUsed;
 peakRss = process.memoryUsage().rss;

@@ -105,7 +105,9 @@ export function reportTurnWaits(turns: Array<{ rec: TurnRec; overhead: number }>
     for (const t of set) for (const [k, v] of Object.entries(behind(t.rec.waits))) by[k] = (by[k] ?? 0) + v / n;
     console.log(
       `  ${label.padEnd(18)} n ${String(n).padStart(3)}: overhead ${ov.toFixed(1)} ms = lock wait ${wait.toFixed(1)} + own holds ${hold.toFixed(1)} (${st.toFixed(1)} statements) + rest ${(ov - wait - hold).toFixed(1)}; ` +
-        `started ${(sum((t) => t.rec.start) - t0).toFixed(0)} ms after the first request on average; waited behind: ${Object.entries(by)
+        `started ${(sum((t) => t.rec.start) - t0).toFixed(0)} ms after the first request on average; waited behind: ${Object.entries(
+          by,
+        )
           .sort((a, b) => b[1] - a[1])
           .map(([k, v]) => `${k} ${v.toFixed(1)}`)
           .join(', ')}`,
@@ -126,7 +128,8 @@ export function reportTurnWaits(turns: Array<{ rec: TurnRec; overhead: number }>
   if (process.env.BENCH_TURN_WAITS === 'timeline') {
     const allWaits = turns.flatMap((t) => t.rec.waits);
     const cnt: Record<string, number> = {};
-    for (const h of holds) if (allWaits.some(([a, b]) => overlap(a, b, h.from, h.to) > 0)) cnt[h.tag] = (cnt[h.tag] ?? 0) + 1;
+    for (const h of holds)
+      if (allWaits.some(([a, b]) => overlap(a, b, h.from, h.to) > 0)) cnt[h.tag] = (cnt[h.tag] ?? 0) + 1;
     console.log(`    holds overlapping some turn's wait, by tag: ${JSON.stringify(cnt)}`);
     // Lock time by tag per second, and the turns' mean overhead per second of their start.
     const secs = new Map<number, Record<string, number>>();
