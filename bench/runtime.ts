@@ -28,7 +28,15 @@ import { createBuiltinEngine, type AgentEngine } from '../server/src/modules/run
 import { startLlmStandIn } from '../server/test/standins/llm.ts';
 import { benchLine } from './lib/util.ts';
 import { sqlStats, watchLockHolds } from './lib/pglite-stats.ts';
-import { als, reportTurnWaits, stopTurnWaits, watchTurnWaits, type Ctx, type TurnRec } from './lib/turn-waits.ts';
+import {
+  als,
+  reportGapProfile,
+  reportTurnWaits,
+  stopTurnWaits,
+  watchTurnWaits,
+  type Ctx,
+  type TurnRec,
+} from './lib/turn-waits.ts';
 
 const N = Number(process.argv[2] ?? 200);
 const WORKERS = 20;
@@ -292,6 +300,8 @@ const stallTimer = process.env.BENCH_TURN_PARTS
     }, 10)
   : null;
 gcObserver?.observe({ entryTypes: ['gc'] });
+/** With BENCH_CPU_PROF: the profile, for BENCH_TURN_WAITS's gaps. */
+let cpuProfile: any;
 const profiler = process.env.BENCH_CPU_PROF || process.env.BENCH_ALLOC_PROF ? new Session() : null;
 if (profiler && process.env.BENCH_ALLOC_PROF) {
   // `BENCH_ALLOC_PROF=file.heapprofile`: V8's sampling heap profiler over the runs (what allocates the garbage).
@@ -363,6 +373,7 @@ if (profiler && process.env.BENCH_ALLOC_PROF) {
   profiler.disconnect();
 } else if (profiler) {
   const { profile } = await profiler.post('Profiler.stop');
+  cpuProfile = profile;
   fs.writeFileSync(process.env.BENCH_CPU_PROF!, JSON.stringify(profile));
   profiler.disconnect();
 }
@@ -423,6 +434,7 @@ console.log(
 if (process.env.BENCH_SQL_STATS) sqlStats.report(N);
 lockReport?.();
 if (WAITS) reportTurnWaits(turnWaits, tFirst);
+if (WAITS && cpuProfile) reportGapProfile(turnWaits, cpuProfile);
 if (process.env.BENCH_HEAP_SNAPSHOT) {
   // After the runs (and the full GC above with `node --expose-gc`), before anything is closed: what the heap holds.
   console.log(`heap snapshot: ${v8.writeHeapSnapshot(process.env.BENCH_HEAP_SNAPSHOT)}`);

@@ -70,6 +70,80 @@ export function stopTurnWaits(): void {
   gcObserver.disconnect();
 }
 
+/** What a CPU profile's frame is, by its script (the categories of bench/README.md's profiles). */
+function category(url: string, fn: string): string {
+  if (fn === '(garbage collector)') return 'GC';
+  if (fn === '(idle)') return 'idle';
+  if (fn === '(program)') return 'V8 (program)';
+  if (/standins/.test(url)) return 'LLM stand-in';
+  if (/pglite/.test(url) || url.startsWith('wasm')) return 'PGlite';
+  if (/anthropic|undici/.test(url)) return 'SDK + undici';
+  if (/kysely/.test(url)) return 'Kysely';
+  if (/pg-boss/.test(url)) return 'pg-boss';
+  if (/fastify|light-my-request|avvio|find-my-way/.test(url)) return 'Fastify';
+  if (/server\/src/.test(url)) return 'server/src';
+  if (/bench\//.test(url)) return 'bench';
+  if (url.startsWith('node:') || url === '') return 'Node internals';
+  return 'other';
+}
+
+/**
+ * With a CPU profile of the same runs (`BENCH_CPU_PROF`): what the process ran while the slowest 5 % of the turns
+ * waited for a lock no one held (the gaps), by category. The profile's times are the monotonic clock's (µs), as
+ * `process.hrtime`'s: mapped onto performance.now() through one reading of both.
+ */
+export function reportGapProfile(
+  turns: Array<{ rec: TurnRec; overhead: number }>,
+  profile: { nodes: any[]; samples: number[]; timeDeltas: number[]; startTime: number },
+): void {
+  const windows: Array<[number, number]> = [];
+  for (const t of [...turns].sort((x, y) => y.overhead - x.overhead).slice(0, Math.ceil(turns.length * 0.05)))
+    for (const [a, b] of t.rec.waits) {
+      // The parts of [a, b] no hold covers.
+      let at = a;
+      for (const h of holds) {
+        if (h.from >= b) break;
+        if (h.to <= at) continue;
+        if (h.from > at) windows.push([at, Math.min(h.from, b)]);
+        at = Math.max(at, h.to);
+      }
+      if (at < b) windows.push([at, b]);
+    }
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const by: Record<string, number> = {};
+  const fns: Record<string, number> = {};
+  let n = 0;
+  const nowMs = performance.now();
+  const hrUs = Number(process.hrtime.bigint() / 1000n);
+  let us = profile.startTime;
+  profile.samples.forEach((id, i) => {
+    us += profile.timeDeltas[i];
+    const ts = nowMs + (us - hrUs) / 1000;
+    if (!windows.some(([a, b]) => ts >= a && ts < b)) return;
+    const f = byId.get(id).callFrame;
+    const k = category(f.url, f.functionName);
+    by[k] = (by[k] ?? 0) + 1;
+    const fk = `${f.functionName || '(anonymous)'} ${String(f.url).replace(/.*node_modules\//, '')}`;
+    fns[fk] = (fns[fk] ?? 0) + 1;
+    n++;
+  });
+  console.log(
+    `  the slowest 5 % of turns' gaps (${windows.reduce((s, [a, b]) => s + b - a, 0).toFixed(0)} ms, ${n} samples): ${Object.entries(
+      by,
+    )
+      .sort((a, b) => b[1] - a[1])
+      .map(([k, v]) => `${k} ${((100 * v) / Math.max(1, n)).toFixed(0)} %`)
+      .join(', ')}`,
+  );
+  console.log(
+    `    functions: ${Object.entries(fns)
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 12)
+      .map(([k, v]) => `${k} ${((100 * v) / Math.max(1, n)).toFixed(0)} %`)
+      .join('; ')}`,
+  );
+}
+
 /** Print the split of the turns' overhead (see the module comment). `turns`: each turn's record and overhead (ms). */
 export function reportTurnWaits(turns: Array<{ rec: TurnRec; overhead: number }>, t0: number): void {
   holds.sort((a, b) => a.from - b.from);
