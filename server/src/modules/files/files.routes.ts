@@ -5,6 +5,7 @@
 import { Type } from 'typebox';
 import { requireActor } from '../../http/auth.ts';
 import { DateTime, errors, FilePart, ProjectParam } from '../../http/schemas.ts';
+import { multipartRoutes } from '../../http/multipart.ts';
 import type { TypedApp } from '../../http/typed-app.ts';
 import type { FilesService } from './files.service.ts';
 
@@ -198,21 +199,23 @@ export function filesRoutes(app: TypedApp, { files }: { files: FilesService }): 
           ),
         ),
   );
-  app.post(
-    `${p}/clone`,
-    {
-      schema: {
-        tags,
-        summary: 'git clone an http(s):// repository (60 s limit)',
-        description:
-          'Only http and https; the host must resolve to public addresses (400 url_not_allowed otherwise, unless ' +
-          'OUTBOUND_ALLOW_PRIVATE names it), git connects to the checked address and follows no redirect. A clone ' +
-          'that fails answers 502 clone_failed with one generic message.',
-        params: ProjectParam,
-        body: CloneBody,
-        response: { 201: PathOk, ...errors(400, 401, 403, 404, 409, 413, 502, 504, 507) },
+  multipartRoutes(app, (scope) =>
+    scope.post(
+      `${p}/clone`,
+      {
+        schema: {
+          tags,
+          summary: 'git clone an http(s):// repository (60 s limit)',
+          description:
+            'Only http and https; the host must resolve to public addresses (400 url_not_allowed otherwise, unless ' +
+            'OUTBOUND_ALLOW_PRIVATE names it), git connects to the checked address and follows no redirect. A clone ' +
+            'that fails answers 502 clone_failed with one generic message.',
+          params: ProjectParam,
+          body: CloneBody,
+          response: { 201: PathOk, ...errors(400, 401, 403, 404, 409, 413, 502, 504, 507) },
+        },
       },
-    },
-    async (req, reply) => reply.status(201).send(await files.clone(requireActor(req), req.params.name, req.body)),
+      async (req, reply) => reply.status(201).send(await files.clone(requireActor(req), req.params.name, req.body)),
+    ),
   );
 }
