@@ -166,56 +166,56 @@ export function filesRoutes(app: TypedApp, { files }: { files: FilesService }): 
     },
     async (req) => files.remove(requireActor(req), req.params.name, req.query.path),
   );
-  app.post(
-    `${p}/upload`,
-    {
-      schema: {
-        tags,
-        summary: 'Upload files (multipart `file`, optional field `path`: the folder), up to 100 MB each',
-        params: ProjectParam,
-        consumes: ['multipart/form-data'],
-        multipart: Type.Object({
-          file: Type.Array(FilePart('a file, kept under its own name (a part per file)'), {
-            minItems: 1,
-            description: 'the files, each at most FILES_UPLOAD_LIMIT_BYTES (100 MB by default)',
-          }),
-          path: Type.Optional(
-            Type.String({
-              description: 'the folder to put them in, relative to the project directory (default: its root)',
-            }),
-          ),
-        }),
-        response: { 201: Uploaded, ...errors(400, 401, 403, 404, 413, 507) },
-      },
-    },
-    async (req, reply) =>
-      reply
-        .status(201)
-        .send(
-          await files.upload(
-            requireActor(req),
-            req.params.name,
-            req.parts({ limits: { fileSize: files.uploadLimitBytes } }),
-          ),
-        ),
-  );
   multipartRoutes(app, (scope) =>
     scope.post(
-      `${p}/clone`,
+      `${p}/upload`,
       {
         schema: {
           tags,
-          summary: 'git clone an http(s):// repository (60 s limit)',
-          description:
-            'Only http and https; the host must resolve to public addresses (400 url_not_allowed otherwise, unless ' +
-            'OUTBOUND_ALLOW_PRIVATE names it), git connects to the checked address and follows no redirect. A clone ' +
-            'that fails answers 502 clone_failed with one generic message.',
+          summary: 'Upload files (multipart `file`, optional field `path`: the folder), up to 100 MB each',
           params: ProjectParam,
-          body: CloneBody,
-          response: { 201: PathOk, ...errors(400, 401, 403, 404, 409, 413, 502, 504, 507) },
+          consumes: ['multipart/form-data'],
+          multipart: Type.Object({
+            file: Type.Array(FilePart('a file, kept under its own name (a part per file)'), {
+              minItems: 1,
+              description: 'the files, each at most FILES_UPLOAD_LIMIT_BYTES (100 MB by default)',
+            }),
+            path: Type.Optional(
+              Type.String({
+                description: 'the folder to put them in, relative to the project directory (default: its root)',
+              }),
+            ),
+          }),
+          response: { 201: Uploaded, ...errors(400, 401, 403, 404, 413, 507) },
         },
       },
-      async (req, reply) => reply.status(201).send(await files.clone(requireActor(req), req.params.name, req.body)),
+      async (req, reply) =>
+        reply
+          .status(201)
+          .send(
+            await files.upload(
+              requireActor(req),
+              req.params.name,
+              req.parts({ limits: { fileSize: files.uploadLimitBytes } }),
+            ),
+          ),
     ),
+  );
+  app.post(
+    `${p}/clone`,
+    {
+      schema: {
+        tags,
+        summary: 'git clone an http(s):// repository (60 s limit)',
+        description:
+          'Only http and https; the host must resolve to public addresses (400 url_not_allowed otherwise, unless ' +
+          'OUTBOUND_ALLOW_PRIVATE names it), git connects to the checked address and follows no redirect. A clone ' +
+          'that fails answers 502 clone_failed with one generic message.',
+        params: ProjectParam,
+        body: CloneBody,
+        response: { 201: PathOk, ...errors(400, 401, 403, 404, 409, 413, 502, 504, 507) },
+      },
+    },
+    async (req, reply) => reply.status(201).send(await files.clone(requireActor(req), req.params.name, req.body)),
   );
 }
