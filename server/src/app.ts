@@ -7,7 +7,6 @@ import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import multipart from '@fastify/multipart';
 import crypto from 'node:crypto';
 import { SerializerSelector, type Options as SerializerOptions } from '@fastify/fast-json-stringify-compiler';
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from './http/errors.ts';
@@ -126,9 +125,7 @@ export async function buildApp(
     if (route.url.startsWith('/api/reference')) route.config = { ...(route.config as object), auth: 'public' };
   });
   await app.register(swaggerUi, { routePrefix: '/api/reference', uiConfig: { docExpansion: 'list' } });
-  await app.register(multipart, {
-    limits: { fileSize: 100 * 1024 * 1024, files: 50, fields: 50, fieldSize: 1024 * 1024 },
-  });
+  // @fastify/multipart is registered only in the scopes of the upload routes (http/multipart.ts).
   installAuth(app, {
     db: deps.db,
     tokens: deps.tokens,

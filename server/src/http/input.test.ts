@@ -178,6 +178,14 @@ describe("Fastify's own answers, in the envelope and without the input", () => {
     });
     expect(xml.status).toBe(415);
     expect(xml.body).toEqual({ error: 'unsupported_media_type', message: expect.any(String) });
+    // Multipart bodies are read by the upload routes alone (http/multipart.ts): elsewhere like any other type.
+    const boundary = '----x';
+    const multipart = await api(t.app, 'POST', '/api/auth/login', {
+      payload: `--${boundary}\r\nContent-Disposition: form-data; name="email"\r\n\r\nleak-me@x.y\r\n--${boundary}--\r\n`,
+      headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
+    });
+    expect(multipart.status).toBe(415);
+    expect(multipart.body).toEqual({ error: 'unsupported_media_type', message: expect.any(String) });
     const broken = await api(t.app, 'POST', '/api/auth/login', {
       payload: '{"email": "leak-me@x.y", oops',
       headers: { 'content-type': 'application/json' },

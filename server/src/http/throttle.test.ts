@@ -1,18 +1,26 @@
 /**
  * Throttling through the HTTP API, with small limits: sign-in per account and per address with backoff (429 and
  * `Retry-After`, no password hashed meanwhile), a successful login clearing its account's count, password resets
- * per address, exports per user; and, on PostgreSQL, one limit held across two instances.
+ * per address, exports and uploads per user; and, on PostgreSQL, one limit held across two instances.
  */
 import { inject } from 'vitest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseRateLimit } from '../config.ts';
-import { buildTestApp, buildTestCluster, createUser, type TestApp } from '../../test/helpers.ts';
+import {
+  buildTestApp,
+  buildTestCluster,
+  createProject,
+  createUser,
+  multipartBody,
+  type TestApp,
+} from '../../test/helpers.ts';
 
 const env = {
   RATE_LIMIT_LOGIN_ACCOUNT: '3/1m',
   RATE_LIMIT_LOGIN_ADDRESS: '6/1m',
   RATE_LIMIT_PASSWORD_RESET_ADDRESS: '2/1h',
   RATE_LIMIT_EXPORTS: '1/1h',
+  RATE_LIMIT_UPLOADS: '1/1h',
 };
 let t: TestApp;
 beforeAll(async () => {
@@ -104,6 +112,26 @@ describe('rate limits', () => {
     expect(second.status).toBe(429);
     expect(second.body.error).toBe('rate_limited');
     expect((await req('GET', '/api/auth/export', undefined, b.token)).status).not.toBe(429);
+  });
+
+  it('throttles uploads per user on an upload route (declared in its multipart scope, http/multipart.ts)', async () => {
+    const a = await createUser(t);
+    const project = await createProject(t, a.id);
+    const upload = async () => {
+      const m = multipartBody([{ name: 'file', value: 'text', filename: 'a.txt', contentType: 'text/plain' }]);
+      const res = await t.app.inject({
+        method: 'POST',
+        url: `/api/crm/projects/${project.name}/files/upload`,
+        remoteAddress: `10.4.0.${++n}`,
+        headers: { ...m.headers, authorization: `Bearer ${a.token}` },
+        payload: m.payload,
+      });
+      return { status: res.statusCode, body: res.json() };
+    };
+    expect((await upload()).status).toBe(201);
+    const second = await upload();
+    expect(second.status).toBe(429);
+    expect(second.body.error).toBe('rate_limited');
   });
 
   it('holds a limit across instances (PostgreSQL)', async (ctx) => {

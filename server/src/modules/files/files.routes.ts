@@ -5,6 +5,7 @@
 import { Type } from 'typebox';
 import { requireActor } from '../../http/auth.ts';
 import { DateTime, errors, FilePart, ProjectParam } from '../../http/schemas.ts';
+import { multipartRoutes } from '../../http/multipart.ts';
 import type { TypedApp } from '../../http/typed-app.ts';
 import type { FilesService } from './files.service.ts';
 
@@ -165,38 +166,40 @@ export function filesRoutes(app: TypedApp, { files }: { files: FilesService }): 
     },
     async (req) => files.remove(requireActor(req), req.params.name, req.query.path),
   );
-  app.post(
-    `${p}/upload`,
-    {
-      schema: {
-        tags,
-        summary: 'Upload files (multipart `file`, optional field `path`: the folder), up to 100 MB each',
-        params: ProjectParam,
-        consumes: ['multipart/form-data'],
-        multipart: Type.Object({
-          file: Type.Array(FilePart('a file, kept under its own name (a part per file)'), {
-            minItems: 1,
-            description: 'the files, each at most FILES_UPLOAD_LIMIT_BYTES (100 MB by default)',
-          }),
-          path: Type.Optional(
-            Type.String({
-              description: 'the folder to put them in, relative to the project directory (default: its root)',
+  multipartRoutes(app, (scope) =>
+    scope.post(
+      `${p}/upload`,
+      {
+        schema: {
+          tags,
+          summary: 'Upload files (multipart `file`, optional field `path`: the folder), up to 100 MB each',
+          params: ProjectParam,
+          consumes: ['multipart/form-data'],
+          multipart: Type.Object({
+            file: Type.Array(FilePart('a file, kept under its own name (a part per file)'), {
+              minItems: 1,
+              description: 'the files, each at most FILES_UPLOAD_LIMIT_BYTES (100 MB by default)',
             }),
-          ),
-        }),
-        response: { 201: Uploaded, ...errors(400, 401, 403, 404, 413, 507) },
+            path: Type.Optional(
+              Type.String({
+                description: 'the folder to put them in, relative to the project directory (default: its root)',
+              }),
+            ),
+          }),
+          response: { 201: Uploaded, ...errors(400, 401, 403, 404, 413, 507) },
+        },
       },
-    },
-    async (req, reply) =>
-      reply
-        .status(201)
-        .send(
-          await files.upload(
-            requireActor(req),
-            req.params.name,
-            req.parts({ limits: { fileSize: files.uploadLimitBytes } }),
+      async (req, reply) =>
+        reply
+          .status(201)
+          .send(
+            await files.upload(
+              requireActor(req),
+              req.params.name,
+              req.parts({ limits: { fileSize: files.uploadLimitBytes } }),
+            ),
           ),
-        ),
+    ),
   );
   app.post(
     `${p}/clone`,

@@ -8,6 +8,7 @@ import { Type } from 'typebox';
 import { requireActor } from '../../http/auth.ts';
 import { AppError, BadRequest } from '../../http/errors.ts';
 import { errors, Ok } from '../../http/schemas.ts';
+import { multipartRoutes } from '../../http/multipart.ts';
 import type { TypedApp } from '../../http/typed-app.ts';
 import { openSse, pipeSse } from '../../http/sse.ts';
 import { byteRange, CHUNK_SIZE, DIRECT_UPLOAD_LIMIT } from './notes.rules.ts';
@@ -72,33 +73,35 @@ export function notesRoutes(app: TypedApp, { notes, noteChat }: { notes: NotesSe
     async (req) => notes.remove(requireActor(req), req.params.name, req.params.id),
   );
 
-  app.post(
-    `${base}/:id/sources`,
-    {
-      schema: {
-        tags,
-        summary: 'Add a source: a file (multipart), a web page or YouTube video (JSON url), or a project file',
-        description: `Multipart: field \`file\` (+ optional \`title\`). JSON: \`{source_type:'youtube'|'web', url, title?}\` (http or https; private, loopback and link-local addresses are refused when fetched), or \`{file_path, title?}\` naming a file in the project's working directory (copied into the note; 403 outside it). Accepted files: video (mp4, mov, mkv, webm, avi, m4v), audio (mp3, wav, m4a, ogg, oga, opus, flac, aac), PDF, DOCX, TXT, Markdown (md), images (png, jpg, gif, webp). ${LIMITS} Processing is asynchronous: follow it on the progress stream.`,
-        params: S.NoteParams,
-        consumes: ['application/json', 'multipart/form-data'],
-        body: S.SourceBody,
-        multipart: S.SourceMultipart,
-        response: { 201: S.Queued, ...errors(400, 401, 403, 404, 413, 507) },
+  multipartRoutes(app, (scope) =>
+    scope.post(
+      `${base}/:id/sources`,
+      {
+        schema: {
+          tags,
+          summary: 'Add a source: a file (multipart), a web page or YouTube video (JSON url), or a project file',
+          description: `Multipart: field \`file\` (+ optional \`title\`). JSON: \`{source_type:'youtube'|'web', url, title?}\` (http or https; private, loopback and link-local addresses are refused when fetched), or \`{file_path, title?}\` naming a file in the project's working directory (copied into the note; 403 outside it). Accepted files: video (mp4, mov, mkv, webm, avi, m4v), audio (mp3, wav, m4a, ogg, oga, opus, flac, aac), PDF, DOCX, TXT, Markdown (md), images (png, jpg, gif, webp). ${LIMITS} Processing is asynchronous: follow it on the progress stream.`,
+          params: S.NoteParams,
+          consumes: ['application/json', 'multipart/form-data'],
+          body: S.SourceBody,
+          multipart: S.SourceMultipart,
+          response: { 201: S.Queued, ...errors(400, 401, 403, 404, 413, 507) },
+        },
       },
-    },
-    async (req, reply) => {
-      const actor = requireActor(req);
-      const { name, id } = req.params;
-      let out;
-      if (req.isMultipart())
-        out = await notes.addFile(actor, name, id, () =>
-          req.parts({ limits: { fileSize: DIRECT_UPLOAD_LIMIT, files: 1, fields: 5 } }),
-        );
-      else if (req.body && 'file_path' in req.body) out = await notes.addPath(actor, name, id, req.body);
-      else if (req.body && 'url' in req.body) out = await notes.addUrl(actor, name, id, req.body);
-      else throw new BadRequest('invalid_request', 'Send a multipart file, {source_type, url} or {file_path}.');
-      return reply.status(201).send(out);
-    },
+      async (req, reply) => {
+        const actor = requireActor(req);
+        const { name, id } = req.params;
+        let out;
+        if (req.isMultipart())
+          out = await notes.addFile(actor, name, id, () =>
+            req.parts({ limits: { fileSize: DIRECT_UPLOAD_LIMIT, files: 1, fields: 5 } }),
+          );
+        else if (req.body && 'file_path' in req.body) out = await notes.addPath(actor, name, id, req.body);
+        else if (req.body && 'url' in req.body) out = await notes.addUrl(actor, name, id, req.body);
+        else throw new BadRequest('invalid_request', 'Send a multipart file, {source_type, url} or {file_path}.');
+        return reply.status(201).send(out);
+      },
+    ),
   );
   app.post(
     `${base}/:id/sources/chunk-init`,

@@ -2,6 +2,7 @@
 import { Type } from 'typebox';
 import { requireActor } from '../../http/auth.ts';
 import { errors, FilePart, Nullable } from '../../http/schemas.ts';
+import { multipartRoutes } from '../../http/multipart.ts';
 import type { TypedApp } from '../../http/typed-app.ts';
 import { Project } from '../projects/projects.schemas.ts';
 import { Worker } from '../workers/workers.schemas.ts';
@@ -12,40 +13,42 @@ import { readSetupUpload } from './setup-upload.ts';
 export function onboardingRoutes(app: TypedApp, { onboarding }: { onboarding: OnboardingService }): void {
   const tags = ['onboarding'];
 
-  app.post(
-    '/api/crm/onboarding/setup',
-    {
-      schema: {
-        tags,
-        summary:
-          'Create the first project and its workers (multipart `config` JSON + `files`); trial without an LLM key',
-        consumes: ['multipart/form-data'],
-        multipart: Type.Object({
-          config: Type.String({
-            contentMediaType: 'application/json',
-            contentSchema: SetupConfig,
-            description:
-              'JSON {displayName, projectName, niche?, teamPreset?, llmKey?, workers?}; without llmKey a verified user gets the trial',
-          }),
-          files: Type.Optional(
-            Type.Array(FilePart('a file for the project directory (a part per file)'), {
-              description: 'files copied into the new project directory under safe names',
+  multipartRoutes(app, (scope) =>
+    scope.post(
+      '/api/crm/onboarding/setup',
+      {
+        schema: {
+          tags,
+          summary:
+            'Create the first project and its workers (multipart `config` JSON + `files`); trial without an LLM key',
+          consumes: ['multipart/form-data'],
+          multipart: Type.Object({
+            config: Type.String({
+              contentMediaType: 'application/json',
+              contentSchema: SetupConfig,
+              description:
+                'JSON {displayName, projectName, niche?, teamPreset?, llmKey?, workers?}; without llmKey a verified user gets the trial',
             }),
-          ),
-        }),
-        response: {
-          200: Type.Object({
-            ok: Type.Boolean(),
-            project: Project,
-            trial_activated: Type.Boolean(),
-            workers: Type.Array(Worker),
-            files: Type.Array(Type.String()),
+            files: Type.Optional(
+              Type.Array(FilePart('a file for the project directory (a part per file)'), {
+                description: 'files copied into the new project directory under safe names',
+              }),
+            ),
           }),
-          ...errors(400, 401, 402, 409, 413),
+          response: {
+            200: Type.Object({
+              ok: Type.Boolean(),
+              project: Project,
+              trial_activated: Type.Boolean(),
+              workers: Type.Array(Worker),
+              files: Type.Array(Type.String()),
+            }),
+            ...errors(400, 401, 402, 409, 413),
+          },
         },
       },
-    },
-    async (req) => onboarding.setup(requireActor(req), (tmpRoot) => readSetupUpload(req, tmpRoot)),
+      async (req) => onboarding.setup(requireActor(req), (tmpRoot) => readSetupUpload(req, tmpRoot)),
+    ),
   );
   app.get(
     '/api/crm/account/trial-status',

@@ -3,6 +3,7 @@
  * translates HTTP to one service call.
  */
 import { Type } from 'typebox';
+import { multipartRoutes } from '../../http/multipart.ts';
 import type { TypedApp } from '../../http/typed-app.ts';
 import { requireActor } from '../../http/auth.ts';
 import { errors, ImageUploadBody } from '../../http/schemas.ts';
@@ -156,23 +157,25 @@ export function projectsRoutes(app: TypedApp, { projects }: { projects: Projects
     },
     async (req) => projects.metrics(requireActor(req), req.params.name, req.query),
   );
-  app.post(
-    `${B}/:name/upload-icon`,
-    {
-      schema: {
-        tags,
-        summary: 'Upload the project icon (multipart `file`, PNG or GIF, 2 MB)',
-        params: S.NameParam,
-        consumes: ['multipart/form-data'],
-        multipart: ImageUploadBody(['png', 'gif'], ICON_MAX_BYTES),
-        response: { 200: S.UploadAnswer, ...errors(400, 401, 403, 404, 413) },
+  multipartRoutes(app, (scope) =>
+    scope.post(
+      `${B}/:name/upload-icon`,
+      {
+        schema: {
+          tags,
+          summary: 'Upload the project icon (multipart `file`, PNG or GIF, 2 MB)',
+          params: S.NameParam,
+          consumes: ['multipart/form-data'],
+          multipart: ImageUploadBody(['png', 'gif'], ICON_MAX_BYTES),
+          response: { 200: S.UploadAnswer, ...errors(400, 401, 403, 404, 413) },
+        },
       },
-    },
-    async (req) => {
-      return projects.setIcon(requireActor(req), req.params.name, () =>
-        readImageUpload(req, ICON_MAX_BYTES, ['png', 'gif']),
-      );
-    },
+      async (req) => {
+        return projects.setIcon(requireActor(req), req.params.name, () =>
+          readImageUpload(req, ICON_MAX_BYTES, ['png', 'gif']),
+        );
+      },
+    ),
   );
   app.get(
     `${B}/:name/icon`,

@@ -2,6 +2,7 @@
 import { Type } from 'typebox';
 import { requireActor } from '../../http/auth.ts';
 import { errors, projectIdParams, ProjectParam } from '../../http/schemas.ts';
+import { multipartRoutes } from '../../http/multipart.ts';
 import type { TypedApp } from '../../http/typed-app.ts';
 import { openSse, pipeSse } from '../../http/sse.ts';
 import {
@@ -20,26 +21,28 @@ export function transcriptsRoutes(app: TypedApp, { transcripts }: { transcripts:
   const tags = ['transcripts'];
   const p = '/api/crm/projects/:name/transcripts';
 
-  app.post(
-    `${p}/upload`,
-    {
-      schema: {
-        tags,
-        summary: 'Upload a meeting recording for transcription, summary and embedding',
-        description:
-          'Multipart `file` (audio mp3, wav, m4a, aac, ogg, opus, flac; video mp4, mov, webm, mkv; up to 1 GB, streamed to disk), `filename` (required; its extension must match the type) and `embed_to_rag` (true or false, default true). The pipeline runs as a durable job, one transcript at a time: follow it with the progress stream.',
-        params: ProjectParam,
-        consumes: ['multipart/form-data'],
-        multipart: UploadMultipart,
-        response: { 202: Queued, ...errors(400, 401, 403, 404, 413, 500, 503, 507) },
+  multipartRoutes(app, (scope) =>
+    scope.post(
+      `${p}/upload`,
+      {
+        schema: {
+          tags,
+          summary: 'Upload a meeting recording for transcription, summary and embedding',
+          description:
+            'Multipart `file` (audio mp3, wav, m4a, aac, ogg, opus, flac; video mp4, mov, webm, mkv; up to 1 GB, streamed to disk), `filename` (required; its extension must match the type) and `embed_to_rag` (true or false, default true). The pipeline runs as a durable job, one transcript at a time: follow it with the progress stream.',
+          params: ProjectParam,
+          consumes: ['multipart/form-data'],
+          multipart: UploadMultipart,
+          response: { 202: Queued, ...errors(400, 401, 403, 404, 413, 500, 503, 507) },
+        },
       },
-    },
-    async (req, reply) => {
-      const out = await transcripts.upload(requireActor(req), req.params.name, () =>
-        req.parts({ limits: { fileSize: transcripts.uploadLimitBytes, files: 1 } }),
-      );
-      return reply.status(202).send(out);
-    },
+      async (req, reply) => {
+        const out = await transcripts.upload(requireActor(req), req.params.name, () =>
+          req.parts({ limits: { fileSize: transcripts.uploadLimitBytes, files: 1 } }),
+        );
+        return reply.status(202).send(out);
+      },
+    ),
   );
   app.get(
     p,

@@ -3,6 +3,7 @@
  * translates HTTP to one service call.
  */
 import { Type } from 'typebox';
+import { multipartRoutes } from '../../http/multipart.ts';
 import type { TypedApp } from '../../http/typed-app.ts';
 import { requireActor } from '../../http/auth.ts';
 import { errors, idParam, ImageUploadBody, Nullable, Ok } from '../../http/schemas.ts';
@@ -170,23 +171,25 @@ export function workersRoutes(app: TypedApp, { workers }: { workers: WorkersServ
 
   for (const which of ['icon', 'avatar'] as const) {
     const allowed = which === 'icon' ? (['png', 'gif'] as const) : (['jpeg', 'png', 'webp'] as const);
-    app.post(
-      `${W}/:id/${which === 'icon' ? 'upload-icon' : 'avatar'}`,
-      {
-        schema: {
-          tags,
-          summary: `Upload the worker ${which} (multipart \`file\`, ${allowed.join('/').toUpperCase()}, 2 MB, checked by content)`,
-          params: P,
-          consumes: ['multipart/form-data'],
-          multipart: ImageUploadBody(allowed, IMAGE_MAX_BYTES),
-          response: { 200: UploadAnswer, ...errors(400, 401, 403, 404, 413) },
+    multipartRoutes(app, (scope) =>
+      scope.post(
+        `${W}/:id/${which === 'icon' ? 'upload-icon' : 'avatar'}`,
+        {
+          schema: {
+            tags,
+            summary: `Upload the worker ${which} (multipart \`file\`, ${allowed.join('/').toUpperCase()}, 2 MB, checked by content)`,
+            params: P,
+            consumes: ['multipart/form-data'],
+            multipart: ImageUploadBody(allowed, IMAGE_MAX_BYTES),
+            response: { 200: UploadAnswer, ...errors(400, 401, 403, 404, 413) },
+          },
         },
-      },
-      async (req) => {
-        return workers.setImage(requireActor(req), req.params.name, req.params.id, which, () =>
-          readImageUpload(req, IMAGE_MAX_BYTES, [...allowed]),
-        );
-      },
+        async (req) => {
+          return workers.setImage(requireActor(req), req.params.name, req.params.id, which, () =>
+            readImageUpload(req, IMAGE_MAX_BYTES, [...allowed]),
+          );
+        },
+      ),
     );
     app.get(
       `${W}/:id/${which}`,
