@@ -25,7 +25,7 @@ import { migrateToLatest } from '../server/src/db/migrate.ts';
 import { buildApp } from '../server/src/app.ts';
 import { createDeps } from '../server/src/deps.ts';
 import { createBuiltinEngine, type AgentEngine } from '../server/src/modules/runtime/engine.ts';
-import { startLlmStandIn } from '../server/test/standins/llm.ts';
+import { startRuntimeLlm } from './lib/runtime-llm.ts';
 import { benchLine } from './lib/util.ts';
 import { sqlStats, watchLockHolds } from './lib/pglite-stats.ts';
 import {
@@ -64,16 +64,9 @@ const sampler = setInterval(() => {
   if (sampling) peakRss = Math.max(peakRss, process.memoryUsage.rss());
 }, 20);
 
-const s = await startLlmStandIn({
-  responder: (req) => {
-    s.requests.length = 0;
-    const last = req.body.messages?.at(-1);
-    const afterTool = Array.isArray(last?.content) && last.content.some((b: any) => b.type === 'tool_result');
-    return afterTool
-      ? { content: [{ type: 'text', text: 'Here is what I found.' }] }
-      : { content: [{ type: 'tool_use', name: 'list_files', input: {} }] };
-  },
-});
+// The LLM stand-in in a child process (a provider is another machine); BENCH_LLM_IN_PROCESS=1: in this process.
+const LLM_IN_PROCESS = !!process.env.BENCH_LLM_IN_PROCESS;
+const s = await startRuntimeLlm(LLM_IN_PROCESS);
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-runtime-'));
 const config = loadConfig({
   DATA_DIR: dataDir,
@@ -403,7 +396,7 @@ const llm = turns.map((t) => t.llm_ms);
 clearInterval(sampler);
 
 console.log(
-  `worker runtime benchmark — ${N} concurrent messages, ${WORKERS} workers, embedded database (PGlite), stand-in LLM (tool call, then text)`,
+  `worker runtime benchmark — ${N} concurrent messages, ${WORKERS} workers, embedded database (PGlite), stand-in LLM (tool call, then text) ${LLM_IN_PROCESS ? 'in this process' : 'in a child process'}`,
 );
 console.log(
   `runs:               ${statuses.map((x) => `${x.status} ${x.n}`).join(', ')}; token_usage rows ${usageRows.n}`,
@@ -487,6 +480,7 @@ benchLine('runtime', {
   done_p99_ms: Math.round(q(toDone, 99)),
   max_rss_before_runs_mib: Math.round(maxRssBefore / 1024 / 1024),
   baseline: 'model call time subtracted per turn (stand-in LLM)',
+  llm_stand_in: LLM_IN_PROCESS ? 'in process' : 'child process',
   aim: 'overhead p99 < 15 ms, peak RSS < 450 MiB',
 });
 await app.close();
