@@ -1,7 +1,7 @@
 import { PGlite } from '@electric-sql/pglite';
 import { Kysely, sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Lock, PGLITE_SESSION_PARAMS, PGliteDialect } from './pglite-dialect.ts';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { Lock, PGLITE_SESSION_PARAMS, PGliteDialect, plannerSetting } from './pglite-dialect.ts';
 
 // The dialect of the embedded database: this file always opens PGlite.
 let pg: PGlite;
@@ -99,7 +99,7 @@ describe('statements on the embedded database (prepared, one call each)', () => 
     expect(underSetting[0].doc).toBe('after the index');
   });
 
-  it('are planned for their parameters each time (a partial unique index found by `on conflict … where`)', async () => {
+  it('find a partial unique index by `on conflict … where` past the five executions of custom plans', async () => {
     await sql`create table w (id serial primary key, email text, status text default 'open')`.execute(db);
     await sql`create unique index w_open on w (email) where status = 'open'`.execute(db);
     // Past the five executions after which PostgreSQL may switch a prepared statement to a generic plan.
@@ -111,6 +111,82 @@ describe('statements on the embedded database (prepared, one call each)', () => 
         .execute();
     }
     expect((await db.selectFrom('w').select('id').execute()).length).toBe(2);
+  });
+
+  it('keep a generic plan after five executions, and are prepared again after a minute (plans follow the tables)', async () => {
+    const text = 'select "id" from "t" where "id" = $1';
+    const prepared = async () =>
+      (
+        await pg.query<{ name: string; generic_plans: number; custom_plans: number }>(
+          'select name, generic_plans::int, custom_plans::int from pg_prepared_statements where statement = $1',
+          [text],
+        )
+      ).rows;
+    vi.useFakeTimers({ toFake: ['performance'] });
+    try {
+      for (let i = 0; i < 8; i++) await db.selectFrom('t').select('id').where('id', '=', 1).execute();
+      const [first] = await prepared();
+      expect(first.custom_plans).toBe(5);
+      expect(first.generic_plans).toBe(3);
+      vi.advanceTimersByTime(61_000);
+      await db.selectFrom('t').select('id').where('id', '=', 1).execute();
+      const again = await prepared();
+      // The old statement closed, a new one planned for its parameters again.
+      expect(again).toHaveLength(1);
+      expect(again[0].name).not.toBe(first.name);
+      expect(again[0]).toMatchObject({ custom_plans: 1, generic_plans: 0 });
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('are planned with their parameters after a setting the planner reads, until the transaction ends', async () => {
+    const text = 'select "id" from "t" where "id" > $1 order by "id" limit $2';
+    const plans = async () =>
+      (
+        await pg.query<{ generic_plans: number; custom_plans: number }>(
+          'select generic_plans::int, custom_plans::int from pg_prepared_statements where statement = $1',
+          [text],
+        )
+      ).rows[0];
+    const read = (q: Kysely<any>) =>
+      q.selectFrom('t').select('id').where('id', '>', 0).orderBy('id').limit(2).execute();
+    for (let i = 0; i < 7; i++) await read(db);
+    const before = await plans();
+    expect(before.generic_plans).toBeGreaterThan(0);
+    // A generic plan made with index scans on would not see them turned off.
+    await db.transaction().execute(async (trx) => {
+      await sql`set local enable_indexscan = off`.execute(trx);
+      await read(trx);
+      await sql`select set_config('enable_sort', 'off', true)`.execute(trx);
+      await read(trx);
+    });
+    expect(await plans()).toEqual({ ...before, custom_plans: before.custom_plans + 2 });
+    // After the transaction, the generic plan again; a setting that does not change plans keeps it.
+    await db.transaction().execute(async (trx) => {
+      await sql`set local hnsw.ef_search = 100`.execute(trx);
+      await read(trx);
+    });
+    await read(db);
+    expect(await plans()).toEqual({
+      ...before,
+      generic_plans: before.generic_plans + 2,
+      custom_plans: before.custom_plans + 2,
+    });
+  });
+
+  it('tell the settings the planner reads from those it does not', () => {
+    expect(plannerSetting('set local enable_indexscan = off', [])).toBe('transaction');
+    expect(plannerSetting('SET enable_seqscan TO off', [])).toBe('session');
+    expect(plannerSetting('set session random_page_cost = 1', [])).toBe('session');
+    expect(plannerSetting('set local hnsw.ef_search = 200', [])).toBeNull();
+    expect(
+      plannerSetting("select set_config('enable_bitmapscan', 'off', true), set_config('enable_sort', 'off', true)", []),
+    ).toBe('transaction');
+    expect(plannerSetting("select set_config('work_mem', '64MB', false)", [])).toBe('session');
+    expect(plannerSetting('select set_config($1, $2::text, true)', ['statement_timeout', '1000'])).toBeNull();
+    expect(plannerSetting('select set_config($1, $2::text, $3)', ['enable_sort', 'off', true])).toBe('transaction');
+    expect(plannerSetting('select 1', [])).toBeNull();
   });
 
   it('keep a bounded number of statements prepared', async () => {

@@ -83,13 +83,53 @@ export class Lock {
  * A distinct text is a distinct statement: Kysely's `in ($1, …)` lists make one per list length.
  */
 const PREPARED_MAX = 256;
+/**
+ * How long a statement stays prepared before it is parsed again (ms), and after how many executions at most.
+ * PostgreSQL may give a prepared statement a generic plan after five executions and then keeps it; the embedded
+ * database has no autovacuum whose statistics would invalidate it, so a plan made while a table was small (a
+ * sequential scan of one page) would stay as the table grows. Preparing again lets the next plans see the table as it
+ * is now: one parse and describe per statement per minute.
+ */
+const PREPARED_TTL_MS = 60_000;
+const PREPARED_USES_MAX = 10_000;
 /** Statements kept prepared: the ones with a plan (their text is a cache key, their parameters vary). */
 const PREPARABLE = /^\s*(select|insert|update|delete|with)\b/i;
 /**
- * Transaction control and settings (`set local hnsw.ef_search = …` before a search): neither prepared nor able to
- * change what a prepared statement answers (each execution is planned under the settings of its moment).
+ * Transaction control and settings (`set local hnsw.ef_search = …` before a search): not prepared, and they leave
+ * the prepared statements in place. A setting the planner reads is handled by `plannerSetting`.
  */
 const KEEPS_PLANS = /^\s*(begin|start|commit|end|rollback|savepoint|release|set|reset|show)\b/i;
+/** Settings the planner does not read: a plan made before one of them changed still does what it should. */
+const PLAN_FREE =
+  /^(hnsw\.|ivfflat\.|statement_timeout$|lock_timeout$|idle_in_transaction_session_timeout$|transaction_timeout$|maintenance_work_mem$|application_name$)/i;
+
+/**
+ * Whether statement `text` changes a setting the planner reads (`set local enable_indexscan = off`, `select
+ * set_config('enable_sort', 'off', true)`, a name given as a parameter included): `transaction` for a setting that
+ * ends with the transaction, `session` for one that stays, else null. A generic plan kept from before would not see it.
+ */
+export function plannerSetting(text: string, params: readonly unknown[]): 'transaction' | 'session' | null {
+  const set = /^\s*set\s+(local\s+|session\s+)?([\w."]+)/i.exec(text);
+  if (set) {
+    if (PLAN_FREE.test(set[2].replaceAll('"', ''))) return null;
+    return set[1]?.trim().toLowerCase() === 'local' ? 'transaction' : 'session';
+  }
+  let found: 'transaction' | 'session' | null = null;
+  for (const m of text.matchAll(/set_config\s*\(\s*(?:'([^']+)'|\$(\d+))[^,]*,[^,]*,\s*(\w+|\$\d+)/gi)) {
+    const name = m[1] ?? String(params[Number(m[2]) - 1]);
+    if (PLAN_FREE.test(name)) continue;
+    const local = /^\$\d+$/.test(m[3]) ? params[Number(m[3].slice(1)) - 1] : m[3].toLowerCase();
+    if (local === true || local === 'true') found ??= 'transaction';
+    else found = 'session';
+  }
+  return found;
+}
+/**
+ * `insert … on conflict (…) where …`: the arbiter is a partial unique index, which PostgreSQL infers from the
+ * statement's predicate when it plans it. A generic plan cannot (its `$1` has no value), so these run as an unnamed
+ * statement, planned with their parameters every time.
+ */
+const PARTIAL_ARBITER = /\bon\s+conflict\s*\([^)]*\)\s*where\b/i;
 /**
  * A prepared statement that can no longer run as prepared: `0A000` "cached plan must not change result type" (a
  * table of a `select *` changed), `26000` the statement is gone (the session's statements were deallocated).
@@ -98,14 +138,15 @@ const stale = (err: { code?: string; message?: string }) =>
   err.code === '26000' || (err.code === '0A000' && /cached plan/.test(err.message ?? ''));
 
 /**
- * Start parameters the embedded database must run with for `Statements` (PGlite's `startParams`, beside its own).
- * `plan_cache_mode=force_custom_plan`: a prepared statement is planned for each execution's parameters, as PGlite's
- * `query` (an unnamed statement) and a PostgreSQL server's `pg` client do; a generic plan, which PostgreSQL may
- * choose after five executions, would change what some statements do (an `on conflict (…) where status = $1`
- * no longer finds its partial unique index) and how others are planned. What is kept is the parse, the analysis
- * and the calls into PGlite.
+ * Start parameters the embedded database runs with for `Statements` (PGlite's `startParams`, beside its own).
+ * `plan_cache_mode=auto`, PostgreSQL's default, said outright: a prepared statement is planned for its parameters
+ * for its first five executions, then keeps a generic plan when that plan costs no more than theirs did on average
+ * (bench/README.md, "Runtime, sixth round": ~0.1 ms less per statement, a quarter of a chat run's CPU). What a
+ * generic plan cannot do is handled apart: an `on conflict (…) where …` runs unnamed (`PARTIAL_ARBITER`), a
+ * statement is prepared again after `PREPARED_TTL_MS` so its plan follows the tables' growth, and after a setting the
+ * planner reads (`plannerSetting`) the rest of the transaction is planned with its parameters.
  */
-export const PGLITE_SESSION_PARAMS = ['-c', 'plan_cache_mode=force_custom_plan'];
+export const PGLITE_SESSION_PARAMS = ['-c', 'plan_cache_mode=auto'];
 
 type PGliteLib = typeof import('@electric-sql/pglite');
 let pgliteLib: Promise<PGliteLib> | undefined;
@@ -116,10 +157,14 @@ const statementsOf = new WeakMap<PGlite, Statements>();
  * describe, bind, describe, execute, sync, and PostgreSQL parses, analyzes and plans the text every time):
  *
  * - a statement with a plan (select, insert, update, delete, with) runs as a prepared statement of the session,
- *   named after its text: bind, describe, execute and sync; planned for its parameters each time
- *   (`PGLITE_SESSION_PARAMS`). A text seen for the first time is parsed under a name
+ *   named after its text: bind, describe, execute and sync; after five executions PostgreSQL may keep a generic
+ *   plan (`PGLITE_SESSION_PARAMS`). A text seen for the first time is parsed under a name
  *   and described first (its parameters' types choose their serializers, as in `query`). At most `PREPARED_MAX`
- *   stay prepared. PostgreSQL re-plans a prepared statement when a table under it changes; one whose result type
+ *   stay prepared, each for at most `PREPARED_TTL_MS` or `PREPARED_USES_MAX` executions (then parsed again, so a
+ *   generic plan follows the tables' growth). An `insert … on conflict (…) where …` runs as PGlite's `query`
+ *   (`PARTIAL_ARBITER`). After a `set local` of a setting the planner reads (`plannerSetting`), the statements of
+ *   the rest of the transaction are planned with their parameters (`plan_cache_mode` set for it); after such a
+ *   setting for the session, every prepared statement is forgotten. PostgreSQL re-plans a prepared statement when a table under it changes; one whose result type
  *   changed (a `select *`) is prepared again from its text (at once outside a transaction; inside one its error
  *   ends the transaction, as any failed statement does). Other statements than these forget every prepared one.
  * - transaction control and settings without parameters: PGlite's simple query, one call.
@@ -132,7 +177,7 @@ const statementsOf = new WeakMap<PGlite, Statements>();
  */
 export class Statements {
   /** SQL text → the statement's name and its parameters' type OIDs (from the server's description). */
-  private readonly byText = new Map<string, { name: string; types: number[] }>();
+  private readonly byText = new Map<string, { name: string; types: number[]; until: number; uses: number }>();
   private seq = 0;
   /** Names to close at the next statement outside a transaction (evicted or forgotten inside one). */
   private readonly toClose: string[] = [];
@@ -150,6 +195,17 @@ export class Statements {
    * @throws the database's error (`DatabaseError`, with `query` and `params` set as `query` sets them).
    */
   async run<R>(text: string, params: readonly unknown[]): Promise<Results<R>> {
+    const setting = plannerSetting(text, params);
+    if (setting === 'session') this.forgetAll();
+    const result = await this.runOne<R>(text, params);
+    // Planned with their parameters until the transaction ends, so they see the setting (a generic plan would not).
+    if (setting === 'transaction' && this.pg.isInTransaction())
+      await this.simple('set local plan_cache_mode = force_custom_plan');
+    return result;
+  }
+
+  private runOne<R>(text: string, params: readonly unknown[]): Promise<Results<R>> {
+    if (PARTIAL_ARBITER.test(text)) return this.pg.query<R>(text, params as unknown[]);
     if (PREPARABLE.test(text)) return this.prepared<R>(text, params, false);
     if (!KEEPS_PLANS.test(text)) this.forgetAll();
     else if (params.length === 0) return this.simple<R>(text);
@@ -196,9 +252,15 @@ export class Statements {
           for (const name of this.toClose.splice(0)) head.push(serialize.close({ type: 'S', name }));
         }
         let st = this.byText.get(text);
+        if (st) this.byText.delete(text);
+        if (st && (++st.uses > PREPARED_USES_MAX || performance.now() > st.until)) {
+          // Parsed again below, so its next plans see the tables as they are now.
+          if (pg.isInTransaction()) this.toClose.push(st.name);
+          else head.push(serialize.close({ type: 'S', name: st.name }));
+          st = undefined;
+        }
         if (st) {
           // Most recently used last.
-          this.byText.delete(text);
           this.byText.set(text, st);
         } else {
           const name = `k${++this.seq}`;
@@ -211,7 +273,12 @@ export class Statements {
             ]),
             { syncToFs: false },
           );
-          st = { name, types: lib.parse.parseDescribeStatementResults(described.messages) };
+          st = {
+            name,
+            types: lib.parse.parseDescribeStatementResults(described.messages),
+            until: performance.now() + PREPARED_TTL_MS,
+            uses: 1,
+          };
           this.byText.set(text, st);
           if (this.byText.size > PREPARED_MAX) {
             const [oldText, old] = this.byText.entries().next().value!;
