@@ -3,7 +3,8 @@
  * embedded database, default logging) against a bare Fastify route answering the same JSON, both real
  * listening servers on 127.0.0.1 in their own processes, driven by autocannon in this process.
  *
- *   npx tsx bench/auth-me.ts          (BENCH_DURATION seconds per run, default 10; BENCH_CONNECTIONS, default 50;
+ *   npx tsx bench/auth-me.ts          (BENCH_DURATION seconds per run, default 5, in BENCH_ROUNDS alternating
+ *                                      rounds of bare and real, default 3; BENCH_CONNECTIONS, default 50;
  *                                      BENCH_LOG_LEVEL for the real server, default info as in production;
  *                                      DATABASE_URL: the real server uses this PostgreSQL database instead;
  *                                      LOG_FLUSH_MS: the real server's, e.g. 0 to write every log line at once)
@@ -11,7 +12,7 @@
 import autocannon from 'autocannon';
 import { benchLine, compareWithBare, startNode, startServiceAsAdmin, stop } from './lib/util.ts';
 
-const duration = Number(process.env.BENCH_DURATION ?? 10);
+const duration = Number(process.env.BENCH_DURATION ?? 5);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const logLevel = process.env.BENCH_LOG_LEVEL ?? 'info';
 const { real, token, close } = await startServiceAsAdmin('auth-me', logLevel);
@@ -32,7 +33,7 @@ try {
     return r;
   };
   const r = await compareWithBare({
-    title: `GET /api/auth/me, ${connections} connections, ${duration} s each, ${process.env.DATABASE_URL ? 'PostgreSQL' : 'embedded'} database, real server LOG_LEVEL=${logLevel}${process.env.LOG_FLUSH_MS ? ` LOG_FLUSH_MS=${process.env.LOG_FLUSH_MS}` : ''}`,
+    title: `GET /api/auth/me, ${connections} connections, ${duration} s per run, ${process.env.DATABASE_URL ? 'PostgreSQL' : 'embedded'} database, real server LOG_LEVEL=${logLevel}${process.env.LOG_FLUSH_MS ? ` LOG_FLUSH_MS=${process.env.LOG_FLUSH_MS}` : ''}`,
     realLabel: 'CRM /api/auth/me (JWT + user row)',
     realUrl: `${real.url}/api/auth/me`,
     bareUrl: `${bare.url}/api/auth/me`,

@@ -6,14 +6,15 @@
  * own processes, driven by autocannon in this process. The ratio is then what the service adds over its SQL (JWT,
  * user row, hooks, schema, logging). Each request refreshes one of 50 known devices of one user.
  *
- *   npx tsx bench/cli-heartbeat.ts    (BENCH_DURATION seconds per run, default 10; BENCH_CONNECTIONS, default 50;
+ *   npx tsx bench/cli-heartbeat.ts    (BENCH_DURATION seconds per run, default 5, in BENCH_ROUNDS alternating
+ *                                      rounds of bare and real, default 3; BENCH_CONNECTIONS, default 50;
  *                                      DATABASE_URL: the real server uses this PostgreSQL database instead)
  */
 import autocannon from 'autocannon';
 import fs from 'node:fs';
 import { benchLine, compareWithBare, startNode, startServiceAsAdmin, stop, tempDir } from './lib/util.ts';
 
-const duration = Number(process.env.BENCH_DURATION ?? 10);
+const duration = Number(process.env.BENCH_DURATION ?? 5);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const { real, token, close } = await startServiceAsAdmin('cli-heartbeat', process.env.BENCH_LOG_LEVEL ?? 'info');
 let bare: Awaited<ReturnType<typeof startNode>> | undefined;
@@ -52,7 +53,7 @@ try {
     return r;
   };
   const r = await compareWithBare({
-    title: `POST /api/cli/heartbeat, ${connections} connections, ${duration} s each, ${process.env.DATABASE_URL ? 'PostgreSQL' : 'embedded'} database`,
+    title: `POST /api/cli/heartbeat, ${connections} connections, ${duration} s per run, ${process.env.DATABASE_URL ? 'PostgreSQL' : 'embedded'} database`,
     realLabel: 'CRM heartbeat (JWT, user row, update)',
     bareLabel: 'bare route, same UPDATE',
     realUrl: `${real.url}/api/cli/heartbeat`,

@@ -177,9 +177,12 @@ export interface Comparison {
 }
 
 /**
- * The real server against its bare baseline in one run: each warmed up for 2 s (JIT, connection pools), then
- * measured for `duration` seconds with `run`; prints `title`, the table and both ratios.
- * @returns both sides' figures and the ratios real/bare.
+ * The real server against its bare baseline in one run: each warmed up for 2 s (JIT, connection pools), then measured
+ * in `rounds` alternating rounds (bare, real, bare, real, …) of `duration` seconds each with `run`, so a change of the
+ * machine's speed during the run falls on both sides; prints `title`, each round and both ratios.
+ * @param rounds default `BENCH_ROUNDS` or 3
+ * @returns both sides' median figures over the rounds, the median of the rounds' throughput ratios (real/bare, each
+ *   round's two runs back-to-back) and the p99 ratio of the medians.
  */
 export async function compareWithBare(o: {
   title: string;
@@ -189,12 +192,18 @@ export async function compareWithBare(o: {
   realUrl: string;
   bareUrl: string;
   duration: number;
+  rounds?: number;
   run: (url: string, seconds: number) => Promise<LoadResult>;
 }): Promise<Comparison> {
+  const rounds = Math.max(1, o.rounds ?? Number(process.env.BENCH_ROUNDS ?? 3));
   await o.run(o.bareUrl, 2);
   await o.run(o.realUrl, 2);
-  const b = await o.run(o.bareUrl, o.duration);
-  const r = await o.run(o.realUrl, o.duration);
+  const bs: LoadResult[] = [];
+  const rs: LoadResult[] = [];
+  for (let i = 0; i < rounds; i++) {
+    bs.push(await o.run(o.bareUrl, o.duration));
+    rs.push(await o.run(o.realUrl, o.duration));
+  }
   const row = (label: string, x: LoadResult) => [
     label,
     x.requests.average.toFixed(0),
@@ -202,19 +211,31 @@ export async function compareWithBare(o: {
     x.latency.p99,
     x.requests.total,
   ];
-  console.log(`\n${o.title}\n`);
+  console.log(`\n${o.title}, ${rounds} alternating rounds\n`);
   console.log(
     table(
-      ['server', 'req/s (avg)', 'p50 ms', 'p99 ms', 'requests'],
-      [row(o.bareLabel ?? 'bare Fastify route', b), row(o.realLabel, r)],
+      ['round', 'server', 'req/s (avg)', 'p50 ms', 'p99 ms', 'requests'],
+      bs.flatMap((b, i) => [
+        [i + 1, ...row(o.bareLabel ?? 'bare Fastify route', b)],
+        [i + 1, ...row(o.realLabel, rs[i])],
+      ]),
     ),
   );
-  const ratio = r.requests.average / b.requests.average;
-  const p99Ratio = r.latency.p99 / Math.max(b.latency.p99, 1);
-  console.log(`\nthroughput ratio real/bare: ${ratio.toFixed(2)}`);
-  console.log(`p99 latency ratio real/bare: ${p99Ratio.toFixed(2)}`);
-  const figures = (x: LoadResult) => ({ rps: Math.round(x.requests.average), p50: x.latency.p50, p99: x.latency.p99 });
-  return { real: figures(r), bare: figures(b), ratio: round2(ratio), p99_ratio: round2(p99Ratio) };
+  const ratios = bs.map((b, i) => rs[i].requests.average / b.requests.average);
+  const ratio = median(ratios);
+  const figures = (xs: LoadResult[]) => ({
+    rps: Math.round(median(xs.map((x) => x.requests.average))),
+    p50: median(xs.map((x) => x.latency.p50)),
+    p99: median(xs.map((x) => x.latency.p99)),
+  });
+  const real = figures(rs);
+  const bare = figures(bs);
+  const p99Ratio = real.p99 / Math.max(bare.p99, 1);
+  console.log(
+    `\nthroughput ratio real/bare: ${ratio.toFixed(2)} (median of the rounds: ${ratios.map((x) => x.toFixed(2)).join(', ')})`,
+  );
+  console.log(`p99 latency ratio real/bare: ${p99Ratio.toFixed(2)} (medians)`);
+  return { real, bare, ratio: round2(ratio), p99_ratio: round2(p99Ratio) };
 }
 
 const round2 = (x: number) => Math.round(x * 100) / 100;
