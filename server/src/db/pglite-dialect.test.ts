@@ -180,6 +180,9 @@ describe('statements on the embedded database (prepared, one call each)', () => 
     expect(plannerSetting('SET enable_seqscan TO off', [])).toBe('session');
     expect(plannerSetting('set session random_page_cost = 1', [])).toBe('session');
     expect(plannerSetting('set local hnsw.ef_search = 200', [])).toBeNull();
+    expect(plannerSetting("SET pgboss.test_clock = 'on'", [])).toBeNull();
+    expect(plannerSetting('set transaction isolation level serializable', [])).toBeNull();
+    expect(plannerSetting('reset enable_seqscan', [])).toBe('session');
     expect(
       plannerSetting("select set_config('enable_bitmapscan', 'off', true), set_config('enable_sort', 'off', true)", []),
     ).toBe('transaction');

@@ -99,9 +99,12 @@ const PREPARABLE = /^\s*(select|insert|update|delete|with)\b/i;
  * the prepared statements in place. A setting the planner reads is handled by `plannerSetting`.
  */
 const KEEPS_PLANS = /^\s*(begin|start|commit|end|rollback|savepoint|release|set|reset|show)\b/i;
-/** Settings the planner does not read: a plan made before one of them changed still does what it should. */
+/**
+ * Settings the planner does not read: a plan made before one of them changed still does what it should. A name with a
+ * dot is an extension's or a custom one (`hnsw.ef_search`, `pgboss.test_clock`), read when the statement runs.
+ */
 const PLAN_FREE =
-  /^(hnsw\.|ivfflat\.|statement_timeout$|lock_timeout$|idle_in_transaction_session_timeout$|transaction_timeout$|maintenance_work_mem$|application_name$)/i;
+  /^(\w+\.[\w.]+|transaction|statement_timeout|lock_timeout|idle_in_transaction_session_timeout|transaction_timeout|maintenance_work_mem|application_name|client_min_messages|timezone|time)$/i;
 
 /**
  * Whether statement `text` changes a setting the planner reads (`set local enable_indexscan = off`, `select
@@ -109,11 +112,12 @@ const PLAN_FREE =
  * ends with the transaction, `session` for one that stays, else null. A generic plan kept from before would not see it.
  */
 export function plannerSetting(text: string, params: readonly unknown[]): 'transaction' | 'session' | null {
-  const set = /^\s*set\s+(local\s+|session\s+)?([\w."]+)/i.exec(text);
+  const set = /^\s*(?:set\s+(local\s+|session\s+)?|reset\s+)([\w."]+)/i.exec(text);
   if (set) {
     if (PLAN_FREE.test(set[2].replaceAll('"', ''))) return null;
     return set[1]?.trim().toLowerCase() === 'local' ? 'transaction' : 'session';
   }
+  if (!/set_config/i.test(text)) return null;
   let found: 'transaction' | 'session' | null = null;
   for (const m of text.matchAll(/set_config\s*\(\s*(?:'([^']+)'|\$(\d+))[^,]*,[^,]*,\s*(\w+|\$\d+)/gi)) {
     const name = m[1] ?? String(params[Number(m[2]) - 1]);
@@ -164,9 +168,10 @@ const statementsOf = new WeakMap<PGlite, Statements>();
  *   generic plan follows the tables' growth). An `insert … on conflict (…) where …` runs as PGlite's `query`
  *   (`PARTIAL_ARBITER`). After a `set local` of a setting the planner reads (`plannerSetting`), the statements of
  *   the rest of the transaction are planned with their parameters (`plan_cache_mode` set for it); after such a
- *   setting for the session, every prepared statement is forgotten. PostgreSQL re-plans a prepared statement when a table under it changes; one whose result type
- *   changed (a `select *`) is prepared again from its text (at once outside a transaction; inside one its error
- *   ends the transaction, as any failed statement does). Other statements than these forget every prepared one.
+ *   setting for the session, every prepared statement is forgotten. PostgreSQL re-plans a prepared statement when
+ *   a table under it changes; one whose result type changed (a `select *`) is prepared again from its text (at once
+ *   outside a transaction; inside one its error ends the transaction, as any failed statement does). Other
+ *   statements than these forget every prepared one.
  * - transaction control and settings without parameters: PGlite's simple query, one call.
  * - anything else: PGlite's `query`.
  *
