@@ -1,13 +1,13 @@
 /**
  * Worker-runtime benchmark (`npx tsx bench/runtime.ts [messages]`): N (default 200) concurrent
  * messages through `POST /projects/:name/message` on the embedded database, against the local LLM
- * stand-in answering at once with one tool call (list_files) and then text (two model calls per run).
+ * stand-in answering at once with one tool call (list_files) and then text (two model calls per run); the stand-in
+ * runs in a child process (`lib/runtime-llm.ts`; `BENCH_LLM_IN_PROCESS=1` in this one).
  * Prints runs per second (first request → last run finished), the engine's own overhead per turn
  * (turn wall time minus the time inside the model call: tool execution, metering rows, heartbeat and
  * cancel checks; p50 and p99) and the peak resident memory while the runs execute (sampled every 20 ms from the
  * first request to the last run finished), beside the process's high-water mark before them (opening the in-memory
  * database runs PGlite's initdb, ~1.2 GiB for a moment, which a server never does: it starts from the seed image).
- * The stand-in's log of requests is emptied as they come (it would hold every request body of the 400 calls).
  * Also prints the CPU time per run and the heap used; opt-in evidence (bench/README.md, "Runtime, second round"):
  * BENCH_SQL_STATS, BENCH_SQL_STACK, BENCH_LOCK_STATS, BENCH_CPU_PROF, BENCH_ALLOC_PROF, BENCH_TURN_PARTS,
  * BENCH_HEAP_SNAPSHOT, BENCH_TURN_WAITS (each turn's overhead split into lock wait, own statements and the rest,
