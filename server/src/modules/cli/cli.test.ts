@@ -99,6 +99,9 @@ describe('devices and CLI status', () => {
   it('lists at most 20 devices, newest first, only the caller’s', async () => {
     const u = await createUser(t);
     for (let i = 0; i < 22; i++) await beat(u.token, `d${i}`);
+    // The embedded database's clock counts milliseconds: two beats in the same one are equally new (then ordered by
+    // device id), so the newest beat comes once the clock has moved on.
+    await new Promise((r) => setTimeout(r, 5));
     await beat(u.token, 'd3');
     const list = (await api(t.app, 'GET', '/api/crm/cli/devices', { token: u.token })).body.devices;
     expect(list).toHaveLength(20);
