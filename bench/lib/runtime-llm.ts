@@ -24,12 +24,7 @@ export const runtimeResponder: Responder = (req) => {
  */
 export async function startRuntimeLlm(inProcess: boolean): Promise<{ anthropicUrl: string; close(): Promise<void> }> {
   if (inProcess) {
-    const s = await startLlmStandIn({
-      responder: (req) => {
-        s.requests.length = 0;
-        return runtimeResponder(req);
-      },
-    });
+    const s = await startHere();
     return { anthropicUrl: s.anthropicUrl, close: () => s.close() };
   }
   const child = fork(fileURLToPath(import.meta.url), ['--child'], {
@@ -50,13 +45,19 @@ export async function startRuntimeLlm(inProcess: boolean): Promise<{ anthropicUr
   };
 }
 
-if (process.argv.includes('--child')) {
+/** The stand-in in this process, its request log emptied as requests come. */
+async function startHere() {
   const s = await startLlmStandIn({
     responder: (req) => {
       s.requests.length = 0;
       return runtimeResponder(req);
     },
   });
+  return s;
+}
+
+if (process.argv.includes('--child')) {
+  const s = await startHere();
   process.send!({ anthropicUrl: s.anthropicUrl });
   process.on('disconnect', () => process.exit(0));
 }
